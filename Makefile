@@ -1,0 +1,39 @@
+# One entry point for newcomers and CI: `make demo`, `make test`, `make bench`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint unit bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Re-install whenever the project's metadata changes.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/ai-context report --issues-dir examples --now 2026-05-27T09:00:00Z
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy --strict src
+	@if [ -f Dockerfile ]; then $(BIN)/hadolint Dockerfile; fi
+	@if [ -d .github/workflows ]; then \
+		$(BIN)/zizmor --offline .github/workflows && \
+		$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml; \
+	fi
+
+unit: $(VENV)/.installed
+	$(BIN)/python -m pytest
+
+test: lint unit
+
+bench: $(VENV)/.installed
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

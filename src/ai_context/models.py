@@ -1,0 +1,47 @@
+"""Plain models the adapters hand back, so the pure core never sees a PyGithub object."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Issue(BaseModel):
+    """An issue as every job sees it, whether it came from GitHub or from a directory."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    title: str
+    body: str = ""
+    state: Literal["open", "closed"] = "open"
+    state_reason: str | None = None
+    labels: tuple[str, ...] = ()
+    assignees: tuple[str, ...] = ()
+    author: str | None = None
+    updated_at: datetime | None = None
+    closed_at: datetime | None = None
+    html_url: str = ""
+    repository: str = ""
+
+
+class Comment(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    body: str
+    author: str
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    html_url: str = ""
+
+
+class IssueRef(BaseModel):
+    """Which issue, in which repository: enough to address it without fetching it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repository: str
+    number: int = Field(gt=0)
