@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, cast
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field, field_validator, model_validator
 
@@ -26,6 +26,7 @@ END_MARKER = "<!-- ai-context:end -->"
 
 StepStatus = Literal["done", "in progress", "pending", "blocked", "skipped"]
 STEP_STATUSES: tuple[StepStatus, ...] = ("done", "in progress", "pending", "blocked", "skipped")
+_STATUS_BY_NAME: dict[str, StepStatus] = {s: s for s in STEP_STATUSES}
 EMPTY_WORDS = frozenset({"none", "n/a", "na", "-", "—", "nothing", "(none)", "no", "nil"})
 
 # Canonical label of each known field, in canonical order, and the spellings agents use.
@@ -68,6 +69,10 @@ _PLAIN_LABEL_RE = re.compile(r"[A-Za-z][A-Za-z0-9 _/'-]{0,40}")
 _MARKER_ATTR_RE = re.compile(r"([a-z0-9]+)=([A-Za-z0-9]+)")
 
 
+def _is_placeholder(item: str) -> bool:
+    return item.lower() in EMPTY_WORDS or not item.replace("-", "").replace(" ", "")
+
+
 def _one_line(value: str) -> str:
     return " ".join(value.replace("\r", "\n").split("\n")).strip()
 
@@ -86,9 +91,7 @@ def split_status(text: str) -> tuple[str, str | None]:
 
 def normalise_status(word: str) -> StepStatus | None:
     canon = " ".join(word.lower().replace("-", " ").replace("_", " ").split())
-    if canon in STEP_STATUSES:
-        return cast(StepStatus, canon)
-    return None
+    return _STATUS_BY_NAME.get(canon)
 
 
 class PlanStep(BaseModel):
@@ -148,7 +151,7 @@ class Block(BaseModel):
     def _actor(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        value = value.strip()
+        value = value.strip().strip("`")  # agents often write the id as code
         if not value or any(ch.isspace() for ch in value):
             raise ValueError("the actor id is one word, e.g. cc-ariel-laptop")
         return value
@@ -164,7 +167,9 @@ class Block(BaseModel):
     @field_validator("decisions", "blockers")
     @classmethod
     def _items(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(item for item in (_one_line(v) for v in value) if item)
+        # "none" (or a dash placeholder, which Markdown would read as a rule) is no item.
+        items = (_one_line(v) for v in value)
+        return tuple(item for item in items if item and not _is_placeholder(item))
 
     @field_validator("chunk")
     @classmethod
@@ -382,9 +387,18 @@ def _collect(lines: list[Line], index: int, level: int) -> tuple[Region, int]:
         begin = lines[j]
     content: list[Line] = []
     end_marker = None
+    after_blank = False
     k = index + 1
     while k < len(lines):
         text = lines[k].text
+        if not text.strip():
+            after_blank = True
+            content.append(lines[k])
+            k += 1
+            continue
+        if after_blank and _indent(text) < 2 and content and not _is_field_line(text):
+            break  # a new top-level paragraph: human text after the block, not part of it
+        after_blank = False
         if text.strip() == END_MARKER:
             end_marker = lines[k]
             k += 1
@@ -454,6 +468,13 @@ def split_label(content: str) -> tuple[str, str] | None:
     if not _PLAIN_LABEL_RE.fullmatch(label):
         return None
     return label, rest.strip()
+
+
+def _is_field_line(text: str) -> bool:
+    stripped = text.strip()
+    bullet = _BULLET_RE.match(stripped)
+    pair = split_label(stripped[bullet.end() :] if bullet else stripped)
+    return pair is not None and (bullet is not None or _canon_label(pair[0]) in ALIASES)
 
 
 def _indent(text: str) -> int:
@@ -527,10 +548,11 @@ def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
         stripped = text.strip()
         bullet = _BULLET_RE.match(stripped)
         if indent < 2:
-            content = stripped[bullet.end() :] if bullet else stripped
-            pair = split_label(content)
-            if pair is not None and (bullet or _canon_label(pair[0]) in ALIASES):
-                label, value = pair
+            if _is_field_line(stripped):
+                label, value = split_label(stripped[bullet.end() :] if bullet else stripped) or (
+                    "",
+                    "",
+                )
                 current = _RawField(label, ALIASES.get(_canon_label(label)), value, line.number)
                 fields.append(current)
                 continue
@@ -577,13 +599,13 @@ def _strip_item(text: str) -> str:
 
 def _list_items(raw: _RawField) -> list[str]:
     items: list[str] = []
-    if raw.value and raw.value.lower() not in EMPTY_WORDS:
+    if raw.value and not _is_placeholder(raw.value):
         items.append(raw.value)
     for child in raw.children:
         stripped = child.text.strip()
         if _BULLET_RE.match(stripped) or _NUMBERED_RE.match(stripped) or not items:
             item = _strip_item(stripped)
-            if item and item.lower() not in EMPTY_WORDS:
+            if item and not _is_placeholder(item):
                 items.append(item)
         else:
             items[-1] = items[-1] + " " + stripped
@@ -618,12 +640,13 @@ def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
             continue
         else:
             number, text = 1, stripped
-        _add_step(steps, findings, line.number, number, text, box)
+        _add_step(steps, findings=findings, line=line.number, number=number, text=text, box=box)
     return steps
 
 
 def _add_step(
     steps: list[PlanStep],
+    *,
     findings: list[Finding],
     line: int,
     number: int,
@@ -716,8 +739,8 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
 def _set_known(raw: _RawField, values: dict[str, object], findings: list[Finding]) -> None:
     key = raw.key
     if key == "actor":
-        text = _joined(raw).strip("`")
-        if text:
+        text = _joined(raw)
+        if text.strip("`"):
             word, _, rest = text.partition(" ")
             rest = rest.strip()
             if rest.startswith("(") and rest.endswith(")"):
@@ -818,9 +841,7 @@ def format_timestamp(stamp: datetime | None) -> str:
     if stamp is None:
         return ""
     s = stamp.astimezone(UTC)
-    return (
-        f"{s.year:04d}-{s.month:02d}-{s.day:02d}T{s.hour:02d}:{s.minute:02d}:{s.second:02d}Z"
-    )
+    return f"{s.year:04d}-{s.month:02d}-{s.day:02d}T{s.hour:02d}:{s.minute:02d}:{s.second:02d}Z"
 
 
 def render(block: Block, *, markers: bool = False, newline: str = "\n") -> str:

@@ -1,0 +1,41 @@
+"""Human durations such as `90m`, `24h`, `3d` (settings like stale-after use them)."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_DURATION_RE = re.compile(r"(\d{1,6})\s*([smhdw])")
+
+
+def parse_duration(text: str) -> timedelta:
+    """`90m`, `24h`, `3d`, `1d12h`; a bare number is hours. Raises ValueError saying why."""
+    raw = text.strip().lower()
+    if raw.isdigit():
+        return timedelta(hours=int(raw))
+    pos, seconds = 0, 0
+    while pos < len(raw):
+        match = _DURATION_RE.match(raw, pos)
+        if not match:
+            raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
+        seconds += int(match.group(1)) * _UNITS[match.group(2)]
+        pos = match.end()
+        while pos < len(raw) and raw[pos] == " ":
+            pos += 1
+    if not raw or seconds <= 0:
+        raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
+    return timedelta(seconds=seconds)
+
+
+def format_duration(delta: timedelta) -> str:
+    """The largest units first, two at most: `3d 4h`, `45m`, `0m`."""
+    total = int(delta.total_seconds())
+    sign = "-" if total < 0 else ""
+    total = abs(total)
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if total >= size:
+            parts.append(f"{total // size}{unit}")
+            total %= size
+    return sign + (" ".join(parts[:2]) or "0m")

@@ -1,0 +1,140 @@
+"""`ai-context validate`: output lines, the stable JSON shape, exit codes, usage errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ai_context.cli import main
+from tests.conftest import EXAMPLES, SEED_BLOCK
+
+
+def run(
+    argv: list[str], stdin: str = "", monkeypatch: pytest.MonkeyPatch | None = None
+) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdout, sys.stderr, sys.stdin
+    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_clean_file_exits_0(tmp_path: Path) -> None:
+    path = tmp_path / "ok.md"
+    path.write_text(SEED_BLOCK, encoding="utf-8")
+    assert run(["validate", str(path), "--now", "2026-05-26T15:00:00Z"]) == (0, "", "")
+
+
+def test_errors_exit_1_with_path_line_code(tmp_path: Path) -> None:
+    path = tmp_path / "bad.md"
+    path.write_text("## AI Context\n- **Phase:** x\n", encoding="utf-8")
+    code, out, _ = run(["validate", str(path)])
+    assert code == 1
+    assert f"{path}:1: AIC201 error required field 'Active actor' is missing or empty" in out
+
+
+def test_stdin(tmp_path: Path) -> None:
+    code, out, _ = run(["validate", "-"], stdin="nothing here")
+    assert code == 1 and out == "<stdin>:1: AIC101 error no AI Context block found\n"
+
+
+def test_warnings_only_exit_0() -> None:
+    code, out, _ = run(["validate", "-", "--now", "2026-06-30T00:00:00Z"], stdin=SEED_BLOCK)
+    assert code == 0 and "AIC304 warning" in out
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "latin1"])
+def test_usage_problems_exit_2(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "x.md"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "latin1":
+        path.write_bytes("caf\xe9".encode("latin-1"))
+    code, out, err = run(["validate", str(path)])
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and str(path) in err
+    assert {"missing": "no such file", "directory": "is a directory", "latin1": "not UTF-8"}[
+        kind
+    ] in err
+
+
+def test_bad_now_is_usage() -> None:
+    code, _, err = run(["validate", "-", "--now", "tuesday"])
+    assert code == 2 and "ISO 8601" in err
+
+
+def test_json_shape_is_stable(tmp_path: Path) -> None:
+    path = tmp_path / "ok.md"
+    path.write_text(SEED_BLOCK, encoding="utf-8")
+    code, out, _ = run(["validate", str(path), "-", "--format", "json"], stdin="no block")
+    assert code == 1
+    data = json.loads(out)
+    assert [d["path"] for d in data] == [str(path), "<stdin>"]
+    first = data[0]
+    assert set(first) >= {"path", "complete", "block", "findings"}
+    assert first["complete"] is True
+    block = first["block"]
+    assert set(block) >= {
+        "actor",
+        "actor_description",
+        "phase",
+        "chunk",
+        "last_updated",
+        "plan",
+        "files_touched",
+        "paths",
+        "decisions",
+        "blockers",
+        "next_step",
+        "extra",
+    }
+    assert block["chunk"] == [3, 5]
+    assert block["last_updated"] == "2026-05-26T14:32:00Z"
+    assert block["plan"][2] == {
+        "number": 3,
+        "text": "Add unit tests for repository",
+        "status": "in progress",
+    }
+    assert block["blockers"] == [] and block["extra"] == {}
+    assert data[1]["block"] is None
+    assert data[1]["findings"] == [
+        {
+            "code": "AIC101",
+            "severity": "error",
+            "line": None,
+            "message": "no AI Context block found",
+            "hint": "Add a '## AI Context' heading with the fields at the top of the issue body.",
+        }
+    ]
+
+
+def test_report_over_examples() -> None:
+    code, out, _ = run(["report", "--issues-dir", str(EXAMPLES), "--now", "2026-05-27T09:00:00Z"])
+    assert code == 0
+    assert "7 issues, 6 complete, 2 errors, 2 warnings" in out
+
+
+def test_module_entrypoint_runs_as_a_process(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ai_context", "validate", "-"],
+        input=SEED_BLOCK,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_no_command_is_usage() -> None:
+    assert run([])[0] == 2
