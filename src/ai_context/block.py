@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -288,39 +289,24 @@ def expand_paths(files_touched: str) -> tuple[str, ...]:
 # --- locating blocks --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Line:
     number: int  # 1-based
     start: int  # offset of the first character
     text: str  # without the line terminator
 
 
-def split_lines(body: str) -> list[Line]:
-    """Lines split on LF only (CR of CRLF dropped), with offsets into the original body."""
-    lines: list[Line] = []
-    start = 0
-    number = 1
-    while True:
-        end = body.find("\n", start)
-        raw = body[start:] if end < 0 else body[start:end]
-        if raw.endswith("\r"):
-            raw = raw[:-1]
-        lines.append(Line(number, start, raw))
-        if end < 0:
-            return lines
-        start = end + 1
-        number += 1
-
-
 def _is_rule(text: str) -> bool:
     stripped = text.strip()
-    if len(text) - len(text.lstrip(" ")) > 3 or not stripped:
+    if not stripped or stripped[0] not in "-*_" or len(text) - len(text.lstrip(" ")) > 3:
         return False
     compact = stripped.replace(" ", "").replace("\t", "")
-    return len(compact) >= 3 and compact[0] in "-*_" and compact == compact[0] * len(compact)
+    return len(compact) >= 3 and compact.count(compact[0]) == len(compact)
 
 
 def _heading_level(text: str) -> int:
+    if "#" not in text[:4]:
+        return 0
     match = _ANY_HEADING_RE.match(text)
     return len(match.group(1)) if match else 0
 
@@ -336,6 +322,7 @@ class Region:
     end: int
     begin_marker: Line | None = None
     end_marker: Line | None = None
+    resume: int = 0  # where scanning for further blocks goes on
 
     @property
     def first_line(self) -> int:
@@ -350,71 +337,108 @@ def _fence_closes(text: str, fence: str) -> bool:
     return run >= len(fence) and not stripped[run:].strip()
 
 
+# Only lines that open or close a fence or could start a block matter to `find`; one C-level
+# scan finds them, so the human text around a block costs almost nothing.
+_CANDIDATE_RE = re.compile(
+    r"^ {0,3}(?:`{3,}|~{3,}|#{2,4}[ \t]+ai context(?![A-Za-z0-9]))", re.IGNORECASE | re.MULTILINE
+)
+
+
+def _line_at(body: str, start: int, number: int) -> Line:
+    end = body.find("\n", start)
+    raw = body[start:] if end < 0 else body[start:end]
+    return Line(number, start, raw[:-1] if raw.endswith("\r") else raw)
+
+
+def _lines_from(body: str, start: int, number: int) -> Iterator[Line]:
+    while start <= len(body):
+        line = _line_at(body, start, number)
+        yield line
+        start = body.find("\n", start)
+        if start < 0:
+            return
+        start += 1
+        number += 1
+
+
 def find(body: str) -> list[Region]:
     """Every AI Context block outside code fences, in order."""
-    lines = split_lines(body)
     regions: list[Region] = []
     fence: str | None = None
-    i = 0
-    while i < len(lines):
-        text = lines[i].text
-        if fence is not None:
-            if _fence_closes(text, fence):
-                fence = None
-            i += 1
+    skip_to = 0
+    line_no, counted_to = 1, 0
+    for match in _CANDIDATE_RE.finditer(body):
+        pos = match.start()
+        if pos < skip_to:
             continue
-        opened = _FENCE_RE.match(text)
+        line_no += body.count("\n", counted_to, pos)
+        counted_to = pos
+        line = _line_at(body, pos, line_no)
+        if fence is not None:
+            if _fence_closes(line.text, fence):
+                fence = None
+            continue
+        opened = _FENCE_RE.match(line.text)
         if opened:
             fence = opened.group(1)
-            i += 1
             continue
-        heading = _HEADING_RE.match(text)
-        if not heading:
-            i += 1
-            continue
-        region, i = _collect(lines, i, len(heading.group(1)))
-        regions.append(region)
+        heading = _HEADING_RE.match(line.text)
+        if heading:
+            region = _collect(body, line, len(heading.group(1)))
+            regions.append(region)
+            skip_to = region.resume
     return regions
 
 
-def _collect(lines: list[Line], index: int, level: int) -> tuple[Region, int]:
-    heading = lines[index]
-    begin = None
-    j = index - 1
-    while j >= 0 and not lines[j].text.strip():
-        j -= 1
-    if j >= 0 and lines[j].text.strip().startswith(BEGIN_MARKER):
-        begin = lines[j]
+def _previous_nonblank(body: str, start: int, number: int) -> Line | None:
+    end = start - 1  # the newline ending the previous line
+    while end >= 0:
+        begin = body.rfind("\n", 0, end) + 1
+        number -= 1
+        text = body[begin:end].rstrip("\r")
+        if text.strip():
+            return Line(number, begin, text)
+        end = begin - 1
+    return None
+
+
+def _collect(body: str, heading: Line, level: int) -> Region:
+    before = _previous_nonblank(body, heading.start, heading.number)
+    begin = before if before and before.text.strip().startswith(BEGIN_MARKER) else None
     content: list[Line] = []
     end_marker = None
     after_blank = False
-    k = index + 1
-    while k < len(lines):
-        text = lines[k].text
-        if not text.strip():
-            after_blank = True
-            content.append(lines[k])
-            k += 1
+    resume = len(body) + 1
+    for line in _lines_from(body, heading.start, heading.number):
+        if line.number == heading.number:
             continue
-        if after_blank and _indent(text) < 2 and content and not _is_field_line(text):
-            break  # a new top-level paragraph: human text after the block, not part of it
-        after_blank = False
-        if text.strip() == END_MARKER:
-            end_marker = lines[k]
-            k += 1
+        text = line.text
+        stripped = text.strip()
+        if not stripped:
+            after_blank = True
+            content.append(line)
+            continue
+        if stripped == END_MARKER:
+            end_marker = line
+            resume = line.start + len(line.text)
             break
         level_here = _heading_level(text)
-        if (level_here and level_here <= level) or _is_rule(text):
+        if (
+            (level_here and level_here <= level)
+            or _is_rule(text)
+            or stripped.startswith(BEGIN_MARKER)
+            or _FENCE_RE.match(text)
+            # a new top-level paragraph after a blank line is human text, not the block's
+            or (after_blank and _indent(text) < 2 and not _is_field_line(text))
+        ):
+            resume = line.start
             break
-        if text.strip().startswith(BEGIN_MARKER):
-            break
-        content.append(lines[k])
-        k += 1
+        after_blank = False
+        content.append(line)
     last = end_marker or next((ln for ln in reversed(content) if ln.text.strip()), heading)
     start = (begin or heading).start
     end = last.start + len(last.text)
-    region = Region(heading, level, content, start, end, begin, end_marker)
-    return region, k
+    return Region(heading, level, content, start, end, begin, end_marker, resume)
 
 
 # --- parsing ----------------------------------------------------------------------------

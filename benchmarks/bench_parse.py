@@ -1,0 +1,82 @@
+"""Parse throughput: find + parse + check on realistic 1-4 KiB issue bodies, beside
+markdown-it-py's full parse of the same bodies (the reference), and the linearity ratio of a
+65,536-character body to a 1 KiB body. Run: `make bench` or `python benchmarks/bench_parse.py`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from markdown_it import MarkdownIt
+
+from ai_context.checks import check_body
+
+NOW = datetime(2026, 5, 27, 9, tzinfo=UTC)
+BLOCK = """## AI Context (updated by Claude — do not edit manually)
+
+- **Active actor:** cc-ariel-laptop (Claude Code on Ariel's laptop)
+- **Phase:** implementing (chunk 3 of 5)
+- **Last updated:** 2026-05-26T14:32:00Z
+- **Plan:**
+{plan}
+- **Files touched:** apps/api/src/booking/{{repository,service}}.ts, plus 4 test files
+- **Decisions:**
+  - Chose Mongo over Aurora for booking history (volume + write patterns)
+- **Blockers:** none
+- **Next step:** Finish unit tests in booking.repository.spec.ts
+"""
+PROSE = (
+    "The booking service must keep every change a user makes, with who and when. "
+    "See `apps/api/src/booking` and the [design doc](https://example.com/doc). "
+)
+
+
+def body(size: int, rng: random.Random) -> str:
+    steps = "\n".join(
+        f"  {i}. Step number {i} of the plan ({rng.choice(['done', 'pending', 'in progress'])})"
+        for i in range(1, rng.randint(3, 8))
+    )
+    text = BLOCK.format(plan=steps) + "\n## Description\n\n"
+    while len(text) < size:
+        text += PROSE + ("\n\n- a bullet\n- another\n\n" if rng.random() < 0.3 else "")
+    return text[:size]
+
+
+def per_call(fn: Callable[[str], object], bodies: list[str], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for b in bodies:
+            fn(b)
+        best = min(best, time.perf_counter() - start)
+    return best / len(bodies)
+
+
+def main() -> None:
+    rng = random.Random(7)
+    bodies = [body(rng.randint(1024, 4096), rng) for _ in range(200)]
+    md = MarkdownIt("commonmark")
+    ours = per_call(lambda b: check_body(b, now=NOW), bodies, 5)
+    reference = per_call(md.parse, bodies, 5)
+    kib = sum(len(b) for b in bodies) / len(bodies) / 1024
+    print(f"bodies: {len(bodies)}, mean {kib:.1f} KiB")
+    print(f"find+parse+check: {ours * 1e6:8.1f} us/body  ({1 / ours:8.0f} bodies/s)")
+    print(f"markdown-it-py:   {reference * 1e6:8.1f} us/body  ({1 / reference:8.0f} bodies/s)")
+    print(f"speed-up vs a full markdown parse: {reference / ours:.1f}x (goal >= 10x)")
+
+    small = [body(1024, random.Random(i)) for i in range(20)]
+    large = [body(65_536, random.Random(i)) for i in range(20)]
+    t_small = per_call(lambda b: check_body(b, now=NOW), small, 5)
+    t_large = per_call(lambda b: check_body(b, now=NOW), large, 5)
+    print(f"1 KiB body: {t_small * 1e6:.1f} us; 65,536-char body: {t_large * 1e6:.1f} us")
+    print(f"ratio 64 KiB / 1 KiB: {t_large / t_small:.1f} (size ratio 64; goal <= ~64, linear)")
+    hostile = "## AI Context\n" + "- **Plan:**\n" + "  1. (" * 20_000
+    t_hostile = per_call(lambda b: check_body(b, now=NOW), [hostile[:65_536]], 3)
+    print(f"hostile 65,536-char body (nested parens, one huge plan): {t_hostile * 1e3:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
