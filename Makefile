@@ -21,11 +21,10 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy --strict src
-	@if [ -f Dockerfile ]; then $(BIN)/hadolint Dockerfile; fi
-	@if [ -d .github/workflows ]; then \
-		$(BIN)/zizmor --offline .github/workflows && \
-		$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml; \
-	fi
+	$(BIN)/hadolint Dockerfile
+	$(BIN)/zizmor --offline .github/workflows action.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
 
 unit: $(VENV)/.installed
 	$(BIN)/python -m pytest

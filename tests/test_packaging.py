@@ -29,7 +29,7 @@ ACTION = ROOT / "action.yml"
 DOCS = ROOT / "docs" / "action.md"
 WORKFLOW = ROOT / ".github" / "workflows" / "ai-context.yml"
 
-# Every input of the action and its default (issue 3, item 1).
+# Every input of the action and its effective default (issue 3, item 1).
 INPUTS = {
     "github-token": "${{ github.token }}",
     "config": ".github/ai-context.yml",
@@ -45,6 +45,9 @@ INPUTS = {
     "templates": "",
     "bot-login": "github-actions[bot]",
 }
+# Inputs the config file may also set: action.yml leaves them empty, because GitHub always
+# passes a declared default and it would shadow the file; the code applies the default.
+OVERRIDABLE = ("jobs", "dry-run", "fail-on", "stale-after", "clickup-api-url", "bot-login")
 OUTPUTS = ("findings", "errors", "stale", "mirrored", "digest-url", "api-calls")
 
 
@@ -318,7 +321,23 @@ def test_action_is_a_docker_action_built_from_the_dockerfile() -> None:
 def test_input_is_declared_with_its_default(name: str, default: str) -> None:
     spec = load(ACTION)["inputs"].get(name)
     assert spec is not None, f"input {name!r} is not declared"
-    assert spec.get("default") == default
+    assert spec.get("default") == ("" if name in OVERRIDABLE else default)
+
+
+@pytest.mark.parametrize(("name", "default"), INPUTS.items())
+def test_effective_default_is_the_codes(name: str, default: str) -> None:
+    from ai_context.config import load_settings
+
+    settings, _ = load_settings({"INPUT_CONFIG": "/nonexistent.yml"})
+    value = getattr(settings, name.replace("-", "_"))
+    if name in ("github-token", "config"):
+        return  # supplied by GitHub / a path, not a code default
+    shown = {True: "true", False: "false", None: ""}.get(value, value)  # type: ignore[call-overload]
+    if name == "jobs":
+        shown = ",".join(value)
+    if name == "stale-after":
+        shown = f"{int(value.total_seconds() // 3600)}h"
+    assert shown == default
 
 
 def test_every_input_has_a_description_and_a_string_default() -> None:
@@ -357,9 +376,10 @@ def test_every_input_and_output_is_documented() -> None:
 
 def test_documented_defaults_match_action_yml() -> None:
     rows = docs_table_rows()
-    for name, spec in load(ACTION)["inputs"].items():
+    for name in load(ACTION)["inputs"]:
         documented = rows[name][0]
-        expected = f"`{spec['default']}`" if spec["default"] else "empty"
+        default = INPUTS[name]
+        expected = f"`{default}`" if default else "empty"
         assert documented == expected, f"{name}: docs say {documented}, action.yml {expected}"
 
 

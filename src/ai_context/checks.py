@@ -108,8 +108,8 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
                 Finding(
                     code="AIC303",
                     severity="warning",
-                    message=f"Last updated {format_timestamp(stamp)} is "
-                    f"{format_duration(-age)} in the future",
+                    message=f"Last updated {format_timestamp(stamp)} is in the future "
+                    f"(more than {format_duration(config.clock_skew)} ahead of the clock)",
                     line=lines.get("last_updated"),
                     hint="Check the agent machine's clock; write the time in UTC with Z.",
                 )
@@ -119,8 +119,10 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
                 Finding(
                     code="AIC304",
                     severity="warning",
-                    message=f"Last updated {format_duration(age)} ago (stale after "
-                    f"{format_duration(config.stale_after)})",
+                    # No relative age here: the message must not change from run to run,
+                    # or the sticky comment would be rewritten every time.
+                    message=f"Last updated {format_timestamp(stamp)} is older than the stale "
+                    f"threshold ({format_duration(config.stale_after)})",
                     line=lines.get("last_updated"),
                     hint="Have the active actor save a checkpoint, or hand the task off.",
                 )

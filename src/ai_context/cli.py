@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -208,6 +209,10 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list and os.environ.get("GITHUB_ACTIONS") == "true":
+        from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
+
+        return run_action()
     parser = build_parser()
     args = parser.parse_args(args_list)
     if not getattr(args, "handler", None):

@@ -143,6 +143,7 @@ def issue_from_json(data: dict[str, Any], repository: str) -> Issue:
         ),
         assignees=tuple(str(a["login"]) for a in data.get("assignees") or ()),
         author=(data.get("user") or {}).get("login"),
+        comments=data.get("comments") if isinstance(data.get("comments"), int) else None,
         updated_at=_time(data.get("updated_at")),
         closed_at=_time(data.get("closed_at")),
         html_url=str(data.get("html_url") or ""),
@@ -200,8 +201,9 @@ class GitHub:
             retry=retry,
             seconds_between_requests=None,
             seconds_between_writes=write_interval or None,
+            lazy=True,  # never fetch an object just to build a URL from it
         )
-        self._repo = self._gh.get_repo(repository, lazy=True)
+        self._repo = self._gh.get_repo(repository)
 
     def __repr__(self) -> str:
         return f"GitHub(repository={self.repository!r}, token=***)"

@@ -21,6 +21,7 @@ class Issue(BaseModel):
     labels: tuple[str, ...] = ()
     assignees: tuple[str, ...] = ()
     author: str | None = None
+    comments: int | None = None  # the count GitHub lists with the issue; None: unknown
     updated_at: datetime | None = None
     closed_at: datetime | None = None
     html_url: str = ""

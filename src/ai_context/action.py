@@ -1,0 +1,274 @@
+"""GitHub Actions runtime: event -> issues and jobs, then outputs, summary and annotations.
+
+Routing (`jobs: auto`):
+  issues (opened, edited, reopened, labeled, unlabeled) -> check that issue, from the payload;
+      skipped quietly when the bot itself sent it, when an edit left the block as it was, or
+      when only one of our own labels changed;
+  push -> check each issue the pushed commits name;
+  schedule, workflow_dispatch -> check every open issue that is a task.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from ai_context.block import find
+from ai_context.config import ConfigError, Settings, load_settings, mask_secrets
+from ai_context.github import (
+    DEFAULT_API_URL,
+    GitHub,
+    GitHubConfigError,
+    GitHubError,
+    GitHubNotFound,
+    GitHubUnavailable,
+    issue_from_json,
+)
+from ai_context.jobs import CheckReport, is_task, run_check
+from ai_context.markdown import escape_cell
+from ai_context.models import Issue
+from ai_context.workflow import Workflow
+
+ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
+_ISSUE_REF = re.compile(
+    r"(?:^|[\s(\[,;])(?:(?:refs?|fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s+)?#(\d{1,9})\b",
+    re.IGNORECASE,
+)
+_TRAILER = re.compile(r"^AI-Context-Issue:\s*#?(\d{1,9})\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class Route:
+    """What one event asks for: the jobs, and either given issues or a full scan."""
+
+    jobs: tuple[str, ...]
+    issues: list[Issue] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
+    scan_all: bool = False
+    skipped: str = ""
+
+
+def block_text(body: str) -> str:
+    regions = find(body)
+    if not regions:
+        return ""
+    region = regions[0]
+    return "\n".join(line.text.rstrip() for line in [region.heading, *region.lines]).strip()
+
+
+def issues_named(message: str) -> list[int]:
+    """`#N`, `Refs #N`, `Fixes #N` ... and the trailer `AI-Context-Issue: N`, in order."""
+    seen: dict[int, None] = {}
+    for match in _ISSUE_REF.finditer(message):
+        seen.setdefault(int(match.group(1)), None)
+    for match in _TRAILER.finditer(message):
+        seen.setdefault(int(match.group(1)), None)
+    return list(seen)
+
+
+def route(event: str, payload: Mapping[str, Any], settings: Settings, repository: str) -> Route:
+    jobs = _jobs_for(event, settings)
+    if event == "issues":
+        return _route_issue(payload, settings, repository, jobs)
+    if event == "push":
+        numbers: dict[int, None] = {}
+        for commit in payload.get("commits") or ():
+            for number in issues_named(str(commit.get("message") or "")):
+                numbers.setdefault(number, None)
+        if not numbers:
+            return Route(jobs, skipped="no pushed commit names an issue")
+        return Route(jobs, numbers=list(numbers))
+    if event in ("schedule", "workflow_dispatch"):
+        return Route(jobs, scan_all=True)
+    return Route(jobs, skipped=f"event {event!r} is not one ai-context acts on")
+
+
+def _jobs_for(event: str, settings: Settings) -> tuple[str, ...]:
+    if settings.jobs != ("auto",):
+        return tuple(j for j in settings.jobs if j != "auto")
+    return ("check",)
+
+
+def _route_issue(
+    payload: Mapping[str, Any], settings: Settings, repository: str, jobs: tuple[str, ...]
+) -> Route:
+    action = str(payload.get("action") or "")
+    sender = str((payload.get("sender") or {}).get("login") or "")
+    if action not in ISSUE_ACTIONS:
+        return Route(jobs, skipped=f"issues.{action} needs no check")
+    if sender.lower() == settings.bot_login.lower():
+        return Route(jobs, skipped="the bot's own change")
+    data = payload.get("issue") or {}
+    if "pull_request" in data:
+        return Route(jobs, skipped="a pull request, not an issue")
+    if action in ("labeled", "unlabeled"):
+        name = str((payload.get("label") or {}).get("name") or "")
+        if name.startswith("ai-context:"):
+            return Route(jobs, skipped=f"only our own label {name} changed")
+    issue = issue_from_json(dict(data), repository)
+    if action == "edited":
+        body_change = (payload.get("changes") or {}).get("body")
+        if body_change is None:
+            return Route(jobs, skipped="the edit did not touch the body")
+        if block_text(str(body_change.get("from") or "")) == block_text(issue.body):
+            return Route(jobs, skipped="the edit left the AI Context block as it was")
+    return Route(jobs, issues=[issue])
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    outputs: dict[str, str]
+
+
+def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> int:
+    """The Action's main: every failure ends in an exit code and a message that says why."""
+    env = os.environ if env is None else env
+    wf = Workflow(env, stream)
+    try:
+        return _run(env, wf)
+    except ConfigError as exc:
+        wf.annotate("error", str(exc), title="ai-context: bad configuration")
+        return 2
+    except GitHubConfigError as exc:
+        wf.annotate("error", str(exc), title="ai-context: GitHub refused")
+        return 2
+    except GitHubUnavailable as exc:
+        wf.annotate("error", str(exc), title="ai-context: GitHub unavailable")
+        return 3
+
+
+def _run(env: Mapping[str, str], wf: Workflow) -> int:
+    workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
+    settings, _extras = load_settings(env, workspace)
+    for command in mask_secrets(settings):
+        wf.stream.write(command + "\n")
+    event = env.get("GITHUB_EVENT_NAME", "")
+    repository = env.get("GITHUB_REPOSITORY", "")
+    if settings.github_token is None:
+        raise ConfigError(
+            "setting github-token is empty: pass `github-token: ${{ github.token }}` "
+            "(or a PAT) to the action"
+        )
+    if not event or not repository:
+        raise ConfigError(
+            "GITHUB_EVENT_NAME and GITHUB_REPOSITORY are not set: run this inside GitHub "
+            "Actions, or use the CLI commands locally"
+        )
+    payload = _payload(env)
+    plan = route(event, payload, settings, repository)
+    github = GitHub(
+        settings.github_token,
+        repository,
+        api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        write_interval=settings.write_interval,
+    )
+    now = datetime.now(UTC)
+    outputs = {"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""}
+    if plan.skipped:
+        wf.log(f"ai-context: nothing to do ({plan.skipped})")
+        report = CheckReport([])
+    else:
+        issues = _issues_for(plan, github, wf)
+        if settings.dry_run:
+            wf.log("ai-context: dry run: no writes will be made")
+        report = run_check(
+            issues,
+            github,
+            now=now,
+            config=settings.check_config,
+            bot_login=settings.bot_login,
+            dry_run=settings.dry_run,
+            log=wf.log,
+        )
+        _annotate(report, wf)
+    outputs["findings"] = str(report.findings)
+    outputs["errors"] = str(report.count("error"))
+    outputs["api-calls"] = str(github.counter.total)
+    wf.set_outputs(outputs)
+    wf.summary(_summary(report, plan, settings))
+    limit = github.rate_limit
+    left = f"; rate limit {limit[0]}/{limit[1]} left" if limit else ""
+    wf.log(
+        f"ai-context: {github.counter.total} GitHub API calls "
+        f"({github.counter.retries} retries){left}"
+    )
+    return _exit_code(report, settings)
+
+
+def _payload(env: Mapping[str, str]) -> dict[str, Any]:
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the event payload {path}: {exc}") from exc
+    return data if isinstance(data, dict) else {}
+
+
+def _issues_for(plan: Route, github: GitHub, wf: Workflow) -> list[Issue]:
+    if plan.scan_all:
+        return [issue for issue in github.list_issues("open") if is_task(issue)]
+    issues = list(plan.issues)
+    for number in plan.numbers:
+        try:
+            issues.append(github.get_issue(number))
+        except GitHubNotFound:
+            wf.log(f"ai-context: #{number} named by a commit does not exist; skipped")
+    return [issue for issue in issues if is_task(issue)]
+
+
+def _annotate(report: CheckReport, wf: Workflow) -> None:
+    for check in report.checks:
+        for finding in check.findings:
+            if finding.severity != "error":
+                continue
+            where = check.issue.html_url or f"#{check.issue.number}"
+            wf.annotate(
+                "error",
+                f"{finding.message} ({where}, line {finding.line or 1})",
+                title=f"{finding.code} in #{check.issue.number}",
+            )
+
+
+def _summary(report: CheckReport, plan: Route, settings: Settings) -> str:
+    lines = ["## ai-context", ""]
+    if plan.skipped:
+        return "\n".join([*lines, f"Nothing to do: {plan.skipped}."])
+    lines.append(
+        f"Checked {len(report.checks)} issue(s): {report.findings} finding(s), "
+        f"{report.count('error')} error(s)."
+        + (" **Dry run: no writes were made.**" if settings.dry_run else "")
+    )
+    with_findings = [c for c in report.checks if c.findings]
+    if with_findings:
+        lines += ["", "| issue | findings | worst |", "|---|---|---|"]
+        for check in with_findings:
+            worst = "error" if check.result.errors else check.findings[0].severity
+            title = escape_cell(f"#{check.issue.number} {check.issue.title}")
+            link = f"[{title}]({check.issue.html_url})" if check.issue.html_url else title
+            lines.append(f"| {link} | {len(check.findings)} | {worst} |")
+    if report.stats:
+        ops = ", ".join(
+            f"{kind.replace('_', ' ')}: {n}" for kind, n in sorted(report.stats.items())
+        )
+        lines += ["", f"Writes {'planned' if settings.dry_run else 'made'}: {ops}."]
+    return "\n".join(lines) + "\n"
+
+
+def _exit_code(report: CheckReport, settings: Settings) -> int:
+    if settings.fail_on == "error" and report.count("error"):
+        return 1
+    if settings.fail_on == "warning" and (report.count("error") or report.count("warning")):
+        return 1
+    return 0
+
+
+__all__ = ["GitHubError", "issues_named", "route", "run_action"]

@@ -1,0 +1,34 @@
+"""Escaping issue text for GitHub Markdown: text from issues is data, never markup.
+
+Escapes Markdown punctuation and HTML, folds newlines, and breaks @mentions with a zero-width
+joiner so a title or block can neither format, inject HTML nor ping anyone.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+ZWJ = "\u200d"
+
+
+def escape_text(text: str) -> str:
+    """One line of inline Markdown that renders as exactly the characters given."""
+    flat = " ".join(text.replace("\r", "\n").split("\n"))
+    html = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MENTION.sub("@" + ZWJ, _PUNCTUATION.sub(r"\\\1", html))
+
+
+def escape_cell(text: str) -> str:
+    """A Markdown table cell: escape_text already escapes `|`, which would end the cell."""
+    return escape_text(text) or " "
+
+
+def code_span(text: str) -> str:
+    """Inline code that cannot be broken out of, whatever backticks the text holds."""
+    flat = " ".join(text.split())
+    longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"

@@ -1,0 +1,145 @@
+"""The one bot comment per issue and the labels that mirror its findings (pure).
+
+Plans are lists of write operations; the shell applies them or, in a dry run, prints them.
+The comment holds nothing that changes from run to run (no times, no ages), so a rerun over
+unchanged blocks plans no writes at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ai_context.findings import Finding
+from ai_context.markdown import escape_cell
+from ai_context.models import Comment, Issue
+
+MARKER = "<!-- ai-context:findings -->"
+MAX_COMMENT = 65_536
+LABEL_INVALID = "ai-context:invalid"
+LABEL_INCOMPLETE = "ai-context:incomplete"
+CHECK_LABELS = (LABEL_INVALID, LABEL_INCOMPLETE)
+ICONS = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
+
+
+class Op(BaseModel):
+    """One write to GitHub. `describe` is what a dry run prints."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["create_comment", "edit_comment", "delete_comment", "add_labels", "remove_label"]
+    issue: int
+    comment_id: int | None = None
+    body: str | None = None
+    labels: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "create_comment":
+            return f"create comment on #{self.issue} ({len(self.body or '')} chars)"
+        if self.kind == "edit_comment":
+            return f"edit comment {self.comment_id} on #{self.issue} ({len(self.body or '')} chars)"
+        if self.kind == "delete_comment":
+            return f"delete duplicate comment {self.comment_id} on #{self.issue}"
+        if self.kind == "add_labels":
+            return f"add labels {', '.join(self.labels)} to #{self.issue}"
+        return f"remove label {', '.join(self.labels)} from #{self.issue}"
+
+
+def render_findings(findings: Sequence[Finding]) -> str:
+    """The comment for an issue with findings; an all-clear line when there are none."""
+    if not findings:
+        return f"{MARKER}\n✅ **ai-context:** the AI Context block has no findings now."
+    errors = sum(1 for f in findings if f.severity == "error")
+    head = (
+        f"{MARKER}\n### ai-context: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+        f" in the AI Context block ({errors} error{'s' if errors != 1 else ''})\n\n"
+        "| severity | line | code | finding | what to do |\n|---|---|---|---|---|\n"
+    )
+    tail = (
+        "\n<sub>Edited in place by ai-context whenever the block changes; the agent fixes the "
+        "block, humans need not edit it.</sub>"
+    )
+    rows = []
+    for f in findings:
+        rows.append(
+            f"| {ICONS[f.severity]} | {f.line or ''} | `{f.code}` | {escape_cell(f.message)} | "
+            f"{escape_cell(f.hint)} |\n"
+        )
+    return fit(head, rows, tail)
+
+
+def fit(head: str, rows: Sequence[str], tail: str, limit: int = MAX_COMMENT) -> str:
+    """Whole rows only, cut with a visible notice so a comment never exceeds GitHub's limit."""
+    budget = limit - len(head) - len(tail) - 200
+    kept: list[str] = []
+    used = 0
+    for row in rows:
+        if used + len(row) > budget:
+            notice = f"\n**… {len(rows) - len(kept)} more not shown (comment size limit).**\n"
+            return head + "".join(kept) + notice + tail
+        kept.append(row)
+        used += len(row)
+    return head + "".join(kept) + tail
+
+
+def is_sticky(comment: Comment, bot_login: str) -> bool:
+    return comment.author.lower() == bot_login.lower() and comment.body.startswith(MARKER)
+
+
+def plan_comment(
+    issue: int, findings: Sequence[Finding], comments: Iterable[Comment], bot_login: str
+) -> list[Op]:
+    """Create, edit or leave the sticky comment; delete duplicates a race left behind."""
+    ours = sorted(
+        (c for c in comments if is_sticky(c, bot_login)), key=lambda c: (c.created_at, c.id)
+    )
+    ops = [Op(kind="delete_comment", issue=issue, comment_id=c.id) for c in ours[1:]]
+    keep = ours[0] if ours else None
+    if keep is None:
+        if findings:
+            ops.append(Op(kind="create_comment", issue=issue, body=render_findings(findings)))
+        return ops
+    wanted = render_findings(findings)
+    if keep.body.strip() != wanted.strip():
+        ops.append(Op(kind="edit_comment", issue=issue, comment_id=keep.id, body=wanted))
+    return ops
+
+
+def wanted_labels(findings: Sequence[Finding]) -> set[str]:
+    labels = set()
+    if any(f.severity == "error" for f in findings):
+        labels.add(LABEL_INVALID)
+    if any(f.code == "AIC201" for f in findings):
+        labels.add(LABEL_INCOMPLETE)
+    return labels
+
+
+def plan_labels(issue: Issue, findings: Sequence[Finding]) -> list[Op]:
+    """Add and remove only our labels, only where they differ from the findings."""
+    have = {label for label in issue.labels if label in CHECK_LABELS}
+    want = wanted_labels(findings)
+    ops = []
+    if want - have:
+        ops.append(Op(kind="add_labels", issue=issue.number, labels=tuple(sorted(want - have))))
+    ops.extend(
+        Op(kind="remove_label", issue=issue.number, labels=(label,))
+        for label in sorted(have - want)
+    )
+    return ops
+
+
+def needs_comments(issue: Issue, findings: Sequence[Finding]) -> bool:
+    """Whether the comment list must be read: only when a sticky comment may exist or is due.
+
+    No comments on the issue means no sticky one; no findings and none of our labels means
+    any sticky comment there is already the all-clear line.
+    """
+    if issue_comment_count(issue) == 0:
+        return False
+    return bool(findings) or any(label in CHECK_LABELS for label in issue.labels)
+
+
+def issue_comment_count(issue: Issue) -> int:
+    return issue.comments if issue.comments is not None else 1

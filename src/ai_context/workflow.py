@@ -1,0 +1,72 @@
+"""Workflow commands, outputs and the step summary, written to streams a test can capture.
+
+Values are escaped the way the runner expects (`%`, CR, LF; and `:` `,` in properties), and
+multi-line outputs use a random heredoc delimiter, so a title or block cannot inject a command
+or forge an output.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+
+def escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+class Workflow:
+    """The runner's side channels: stdout commands, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY."""
+
+    def __init__(self, env: Mapping[str, str], stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.output_path = Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None
+        self.summary_path = (
+            Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None
+        )
+
+    def command(self, name: str, message: str = "", **properties: str) -> None:
+        props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v)
+        head = f"::{name} {props}" if props else f"::{name}"
+        self.stream.write(f"{head}::{escape_data(message)}\n")
+
+    def add_mask(self, value: str) -> None:
+        if value:
+            self.command("add-mask", value)
+
+    def annotate(self, level: str, message: str, title: str = "") -> None:
+        self.command(level, message, title=title)
+
+    def group(self, title: str) -> None:
+        self.command("group", title)
+
+    def endgroup(self) -> None:
+        self.command("endgroup")
+
+    def log(self, line: str) -> None:
+        self.stream.write(line + "\n")
+
+    def set_outputs(self, outputs: Mapping[str, str]) -> None:
+        if self.output_path is None:
+            for name, value in outputs.items():
+                self.log(f"output {name}={value}")
+            return
+        with self.output_path.open("a", encoding="utf-8") as handle:
+            for name, value in outputs.items():
+                delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+                while delimiter in value:  # pragma: no cover - 128 random bits
+                    delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+                handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+    def summary(self, markdown: str) -> None:
+        if self.summary_path is None:
+            return
+        with self.summary_path.open("a", encoding="utf-8") as handle:
+            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")

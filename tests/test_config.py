@@ -1,0 +1,91 @@
+"""Settings: precedence, validation with the source named, secrets masked and hidden."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from ai_context.config import ConfigError, load_settings, mask_secrets, setting_names
+
+TOKEN = "ghp_" + "a" * 36
+
+
+def test_input_beats_env_beats_file_beats_default(tmp_path: Path) -> None:
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/ai-context.yml").write_text(
+        "stale-after: 3d\nfail-on: warning\nbot-login: my-bot\n", encoding="utf-8"
+    )
+    env = {"INPUT_STALE-AFTER": "90m", "AI_CONTEXT_FAIL_ON": "error", "INPUT_FAIL-ON": ""}
+    settings, _ = load_settings(env, tmp_path)
+    assert settings.stale_after == timedelta(minutes=90)
+    assert settings.fail_on == "error"
+    assert settings.bot_login == "my-bot"
+    assert settings.jobs == ("auto",)
+
+
+def test_tokens_from_inputs_or_plain_env() -> None:
+    settings, _ = load_settings({"GITHUB_TOKEN": TOKEN})
+    assert settings.github_token is not None
+    assert settings.github_token.get_secret_value() == TOKEN
+    assert TOKEN not in repr(settings) and TOKEN not in str(settings.model_dump())
+    assert mask_secrets(settings) == [f"::add-mask::{TOKEN}"]
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"INPUT_STALE-AFTER": "soon"}, "setting stale-after (input stale-after)"),
+        ({"INPUT_FAIL-ON": "sometimes"}, "setting fail-on (input fail-on)"),
+        ({"INPUT_JOBS": "check,dance"}, "unknown job dance"),
+        ({"INPUT_DRY-RUN": "maybe"}, "not true or false"),
+        ({"INPUT_DIGEST-ISSUE": "-3"}, "setting digest-issue"),
+        ({"INPUT_CLICKUP-API-URL": "ftp://x"}, "not an http(s) URL"),
+    ],
+)
+def test_bad_values_name_the_setting(env: dict[str, str], needle: str) -> None:
+    with pytest.raises(ConfigError, match="bad configuration") as info:
+        load_settings(env)
+    assert needle in str(info.value)
+
+
+def test_file_errors_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("# comment\njobs: check\n\nstale-after: forever\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings({"INPUT_CONFIG": str(path)})
+    assert f"{path} line 4" in str(info.value) and "stale-after" in str(info.value)
+
+
+def test_unknown_key_and_secret_in_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("stale_aftr: 1d\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 1: unknown setting 'stale_aftr'"):
+        load_settings({"INPUT_CONFIG": str(path)})
+    path.write_text(f"github-token: {TOKEN}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="is a secret") as info:
+        load_settings({"INPUT_CONFIG": str(path)})
+    assert TOKEN not in str(info.value)
+
+
+def test_bad_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("jobs: [check\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_settings({"INPUT_CONFIG": str(path)})
+    path.write_text("- a\n- b\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="must be a mapping"):
+        load_settings({"INPUT_CONFIG": str(path)})
+
+
+def test_missing_file_is_fine() -> None:
+    settings, extras = load_settings({"INPUT_CONFIG": "/nonexistent/ai-context.yml"})
+    assert extras == {} and settings.fail_on == "never"
+
+
+def test_every_action_input_is_a_setting_the_code_reads() -> None:
+    import yaml
+
+    action = yaml.safe_load((Path(__file__).parents[1] / "action.yml").read_text("utf-8"))
+    assert set(action["inputs"]) <= set(setting_names())

@@ -1,0 +1,225 @@
+"""The GitHub adapter at the HTTP level (responses): models, pagination, retries, errors."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import requests
+import responses
+from pydantic import SecretStr
+from responses import matchers
+
+from ai_context.github import (
+    GitHub,
+    GitHubConfigError,
+    GitHubNotFound,
+    GitHubUnavailable,
+)
+
+API = "https://ghe.example.com:443/api/v3"
+REPO = f"{API}/repos/acme/shop"
+TOKEN = SecretStr("ghs_" + "x" * 36)
+
+
+def issue_json(number: int, **extra: object) -> dict[str, object]:
+    data: dict[str, object] = {
+        "number": number,
+        "title": f"Issue {number}",
+        "body": "## AI Context\n- **Phase:** x\n",
+        "state": "open",
+        "state_reason": None,
+        "labels": [{"name": "in-progress"}],
+        "assignees": [{"login": "ariel"}],
+        "user": {"login": "ariel", "type": "User"},
+        "comments": 0,
+        "created_at": "2026-05-20T10:00:00Z",
+        "updated_at": "2026-05-26T14:33:10Z",
+        "closed_at": None,
+        "html_url": f"https://ghe.example.com/acme/shop/issues/{number}",
+        "url": f"{REPO}/issues/{number}",
+    }
+    data.update(extra)
+    return data
+
+
+def comment_json(cid: int, body: str, login: str = "github-actions[bot]") -> dict[str, object]:
+    return {
+        "id": cid,
+        "body": body,
+        "user": {"login": login, "type": "Bot"},
+        "created_at": "2026-05-26T15:00:00Z",
+        "updated_at": "2026-05-26T15:00:00Z",
+        "html_url": f"https://ghe.example.com/acme/shop/issues/1#issuecomment-{cid}",
+    }
+
+
+def adapter(**kwargs: object) -> GitHub:
+    options: dict[str, object] = {"api_url": API, "write_interval": 0, "backoff": 0}
+    options.update(kwargs)
+    return GitHub(TOKEN, "acme/shop", **options)  # type: ignore[arg-type]
+
+
+@responses.activate
+def test_lists_issues_across_pages_without_pull_requests_or_refetches() -> None:
+    page2 = f"{REPO}/issues?state=open&per_page=100&page=2"
+    responses.get(
+        f"{REPO}/issues",
+        json=[issue_json(1), issue_json(2, pull_request={"url": "x"})],
+        headers={"Link": f'<{page2}>; rel="next", <{page2}>; rel="last"'},
+        match=[matchers.query_param_matcher({"state": "open", "per_page": "100"})],
+    )
+    responses.get(
+        f"{REPO}/issues",
+        json=[issue_json(3)],
+        match=[matchers.query_param_matcher({"state": "open", "per_page": "100", "page": "2"})],
+    )
+    gh = adapter()
+    issues = gh.list_issues()
+    assert [i.number for i in issues] == [1, 3]
+    first = issues[0]
+    assert first.labels == ("in-progress",) and first.assignees == ("ariel",)
+    assert first.comments == 0 and first.repository == "acme/shop"
+    assert first.html_url.endswith("/issues/1")
+    assert len(responses.calls) == 2 == gh.counter.total  # no hidden GET per issue
+    auth = responses.calls[0].request.headers["Authorization"]
+    assert auth == f"token {TOKEN.get_secret_value()}"
+
+
+@responses.activate
+def test_ghes_base_url_is_honoured() -> None:
+    responses.get(f"{REPO}/issues/7", json=issue_json(7))
+    assert adapter().get_issue(7).number == 7
+    assert responses.calls[0].request.url == f"{REPO}/issues/7"
+
+
+@responses.activate
+def test_502_then_200_on_a_read_is_retried() -> None:
+    responses.get(f"{REPO}/issues/7", status=502, json={"message": "Bad gateway"})
+    responses.get(f"{REPO}/issues/7", json=issue_json(7))
+    gh = adapter()
+    assert gh.get_issue(7).number == 7
+    assert gh.counter.calls == 1 and gh.counter.retries == 1 and gh.counter.total == 2
+
+
+@responses.activate
+def test_persistent_500_is_unavailable() -> None:
+    responses.get(f"{REPO}/issues/7", status=500, json={"message": "Server Error"})
+    gh = adapter(retries=2)
+    with pytest.raises(GitHubUnavailable, match="read issue #7"):
+        gh.get_issue(7)
+    assert len(responses.calls) == 3
+
+
+@responses.activate
+def test_secondary_rate_limit_waits_retry_after_then_succeeds() -> None:
+    responses.get(
+        f"{REPO}/issues/7",
+        status=403,
+        headers={"retry-after": "1"},
+        json={"message": "You have exceeded a secondary rate limit. Please wait a few minutes."},
+    )
+    responses.get(f"{REPO}/issues/7", json=issue_json(7))
+    gh = adapter()
+    assert gh.get_issue(7).number == 7
+    # responses does not sleep; the end-to-end test against the loopback server shows the wait.
+    assert gh.counter.retries == 1 and len(responses.calls) == 2
+
+
+@responses.activate
+def test_primary_rate_limit_waits_for_reset() -> None:
+    reset = int(time.time()) + 1
+    responses.get(
+        f"{REPO}/issues/7",
+        status=403,
+        headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)},
+        json={"message": "API rate limit exceeded for installation ID 1."},
+    )
+    responses.get(f"{REPO}/issues/7", json=issue_json(7))
+    assert adapter().get_issue(7).number == 7
+    assert len(responses.calls) == 2
+
+
+@responses.activate
+def test_post_is_not_retried_on_5xx() -> None:
+    responses.post(f"{REPO}/issues/1/comments", status=502, json={"message": "Bad gateway"})
+    gh = adapter()
+    with pytest.raises(GitHubUnavailable):
+        gh.create_comment(1, "hello")
+    assert len(responses.calls) == 1
+
+
+@responses.activate
+def test_post_refused_by_rate_limit_is_retried() -> None:
+    responses.post(
+        f"{REPO}/issues/1/comments",
+        status=403,
+        headers={"retry-after": "0"},
+        json={"message": "You have exceeded a secondary rate limit."},
+    )
+    responses.post(f"{REPO}/issues/1/comments", status=201, json=comment_json(5, "hello"))
+    assert adapter().create_comment(1, "hello").id == 5
+    assert len(responses.calls) == 2
+
+
+@responses.activate
+def test_timeout_is_unavailable() -> None:
+    responses.get(f"{REPO}/issues/7", body=requests.exceptions.ReadTimeout("slow"))
+    with pytest.raises(GitHubUnavailable):
+        adapter(retries=0).get_issue(7)
+
+
+@responses.activate
+@pytest.mark.parametrize(
+    ("status", "message", "error"),
+    [
+        (401, "Bad credentials", GitHubConfigError),
+        (403, "Resource not accessible by integration", GitHubConfigError),
+        (404, "Not Found", GitHubNotFound),
+    ],
+)
+def test_client_errors_are_not_retried(status: int, message: str, error: type) -> None:
+    responses.get(f"{REPO}/issues/7", status=status, json={"message": message})
+    with pytest.raises(error, match=message):
+        adapter().get_issue(7)
+    assert len(responses.calls) == 1
+
+
+@responses.activate
+def test_comment_crud_and_labels() -> None:
+    responses.get(
+        f"{REPO}/issues/1/comments",
+        json=[comment_json(9, "<!-- ai-context:findings -->\nx"), comment_json(10, "hi", "ana")],
+    )
+    responses.post(f"{REPO}/issues/1/comments", status=201, json=comment_json(11, "new"))
+    responses.patch(f"{REPO}/issues/comments/9", json=comment_json(9, "edited"))
+    responses.delete(f"{REPO}/issues/comments/10", status=204)
+    responses.post(f"{REPO}/issues/1/labels", json=[{"name": "ai-context:invalid"}])
+    responses.delete(
+        f"{REPO}/issues/1/labels/ai-context%3Aincomplete",
+        status=404,
+        json={"message": "Label does not exist"},
+    )
+    gh = adapter()
+    comments = gh.list_comments(1)
+    assert [(c.id, c.author) for c in comments] == [(9, "github-actions[bot]"), (10, "ana")]
+    assert gh.create_comment(1, "new").id == 11
+    assert gh.edit_comment(9, "edited").body == "edited"
+    gh.delete_comment(10)
+    gh.add_labels(1, ["ai-context:invalid"])
+    gh.remove_label(1, "ai-context:incomplete")  # already gone: fine
+    bodies = [json.loads(c.request.body) for c in responses.calls if c.request.body]
+    assert {"body": "new"} in bodies and {"labels": ["ai-context:invalid"]} in bodies
+    assert gh.counter.total == 6
+
+
+def test_repr_hides_the_token() -> None:
+    gh = adapter()
+    assert TOKEN.get_secret_value() not in repr(gh)
+    assert TOKEN.get_secret_value() not in str(vars(gh))
+
+
+def test_bad_repository_is_config_error() -> None:
+    with pytest.raises(GitHubConfigError, match="owner/name"):
+        GitHub(TOKEN, "shop")
