@@ -401,7 +401,7 @@ def docs_workflow() -> dict[Any, Any]:
 def test_workflows_pass_only_declared_inputs() -> None:
     inputs = set(load(ACTION)["inputs"])
     for step in (
-        action_step(load(WORKFLOW), "$/"),
+        action_step(load(WORKFLOW), "./"),
         action_step(docs_workflow(), "<owner>/ai-context@v1"),
     ):
         assert set(step.get("with", {})) <= inputs
@@ -410,7 +410,7 @@ def test_workflows_pass_only_declared_inputs() -> None:
 def test_documented_workflow_is_this_repositorys_workflow() -> None:
     """What users copy is what this repository runs, but for the action's `uses:`."""
     ours, theirs = load(WORKFLOW), docs_workflow()
-    action_step(theirs, "<owner>/ai-context@v1")["uses"] = "$/"
+    action_step(theirs, "<owner>/ai-context@v1")["uses"] = "./"
     assert theirs == ours
 
 
