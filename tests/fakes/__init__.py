@@ -11,10 +11,12 @@ See base.py for what every fake shares: request recording and counting, `fail_ne
 """
 
 from .base import ANY, Clock, FakeServer, HttpError, Reply, Request
+from .clickup import ClickUpFake
 from .github import GitHubFake
 
 __all__ = [
     "ANY",
+    "ClickUpFake",
     "Clock",
     "FakeServer",
     "GitHubFake",
