@@ -13,6 +13,7 @@ See base.py for what every fake shares: request recording and counting, `fail_ne
 from .base import ANY, Clock, FakeServer, HttpError, Reply, Request
 from .clickup import ClickUpFake
 from .github import GitHubFake
+from .slack import SlackFake
 
 __all__ = [
     "ANY",
@@ -23,4 +24,5 @@ __all__ = [
     "HttpError",
     "Reply",
     "Request",
+    "SlackFake",
 ]
