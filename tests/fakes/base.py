@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import time
 import traceback
@@ -148,6 +149,12 @@ class FakeServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes: without this, Nagle's algorithm and
+                # delayed ACKs add ~40 ms to every keep-alive request.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def handle_one_request(self) -> None:
                 # Route every verb through one method.
                 self.raw_requestline = self.rfile.readline(65537)
@@ -163,7 +170,8 @@ class FakeServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        serve = self._server.serve_forever
+        threading.Thread(target=serve, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def stop(self) -> None:
