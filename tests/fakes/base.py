@@ -384,12 +384,15 @@ class FakeServer:
         else:
             data = json.dumps(reply.body).encode()
             headers.setdefault("content-type", "application/json; charset=utf-8")
-        http.send_response(reply.status)
-        for name, value in headers.items():
-            http.send_header(name, str(value))
-        http.send_header("content-length", str(len(data)))
-        http.end_headers()
-        http.wfile.write(data)
+        try:
+            http.send_response(reply.status)
+            for name, value in headers.items():
+                http.send_header(name, str(value))
+            http.send_header("content-length", str(len(data)))
+            http.end_headers()
+            http.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (e.g. a timeout)
+            http.close_connection = True
 
 
 def _members(cls: type) -> Iterator[tuple[str, tuple[str, str]]]:
