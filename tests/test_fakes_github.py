@@ -1,0 +1,430 @@
+"""The GitHub fake speaks enough REST v3 for PyGithub 2.x, with GitHub's errors and limits."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import github
+import pytest
+import requests
+
+from tests.fakes import GitHubFake
+from tests.fakes.github import EMPTY_TREE
+
+T0 = datetime(2026, 5, 26, 14, 0, tzinfo=UTC)
+ISSUES = "/repos/{owner}/{repo}/issues"
+ONE_ISSUE = "/repos/{owner}/{repo}/issues/{number}"
+LEASE = "refs/ai-context/leases/7"
+TOKEN = "t"  # GitHubFake's default token
+AUTH = {"Authorization": f"token {TOKEN}"}
+
+
+@pytest.fixture
+def gh() -> Iterator[GitHubFake]:
+    with GitHubFake(now=T0) as fake:
+        fake.add_repo("o/r")
+        yield fake
+
+
+def client(fake: GitHubFake, token: str = TOKEN) -> github.Github:
+    return github.Github(
+        base_url=fake.url,
+        auth=github.Auth.Token(token),
+        per_page=100,
+        seconds_between_requests=0,
+        seconds_between_writes=0,
+    )
+
+
+def call(fake: GitHubFake, method: str, path: str, token: str = TOKEN, **kw: Any) -> Any:
+    headers = {"Authorization": f"token {token}"} if token else {}
+    return requests.request(method, fake.url + path, headers=headers, timeout=10, **kw)
+
+
+# ---- PyGithub against the fake -----------------------------------------------------------
+def test_pygithub_lists_issues_across_pages(gh: GitHubFake) -> None:
+    for n in range(250):
+        gh.add_issue("o/r", f"Task {n}", labels=["in-progress"] if n % 2 else [])
+    gh.add_pull_request("o/r", "A pull request")
+    gh.add_issue("o/r", "Closed one", state="closed")
+
+    issues = list(client(gh).get_repo("o/r").get_issues(state="open"))
+
+    assert len(issues) == 251
+    # `raw_data` and `.pull_request` would fetch each plain issue again (PyGithub completes
+    # attributes the list left unset); html_url tells pull requests apart for free.
+    assert [i.html_url for i in issues].count("https://github.com/o/r/pull/251") == 1
+    assert issues[0].number == 251  # newest first, like GitHub
+    assert gh.count("GET", ISSUES) == 3  # pages of 100 followed through the Link header
+    assert {r.arg("per_page") for r in gh.requests_to("GET", ISSUES)} == {"100"}
+
+
+def test_pygithub_reads_one_issue(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "Task", "## AI Context\n", labels=["bug"], assignees=["ariel"])
+
+    issue = client(gh).get_repo("o/r").get_issue(1)
+
+    assert (issue.title, issue.body, issue.state) == ("Task", "## AI Context\n", "open")
+    assert [label.name for label in issue.labels] == ["bug"]
+    assert issue.user.login == "octocat"
+    assert [a.login for a in issue.assignees] == ["ariel"]
+    assert issue.html_url == "https://github.com/o/r/issues/1"
+    assert issue.created_at == T0
+    assert issue.closed_at is None
+
+
+def test_pygithub_creates_edits_and_deletes_comments(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "Task")
+    issue = client(gh).get_repo("o/r").get_issue(1)
+    gh.clock.advance(hours=1)
+
+    comment = issue.create_comment("<!-- ai-context -->\nfindings")
+    assert comment.user.login == "github-actions[bot]"
+    assert comment.user.type == "Bot"
+    assert gh.issue("o/r", 1).updated_at == T0 + timedelta(hours=1)  # a comment bumps it
+
+    comment.edit("<!-- ai-context -->\nall clear")
+    assert [c.body for c in issue.get_comments()] == ["<!-- ai-context -->\nall clear"]
+
+    comment.delete()
+    assert gh.comments("o/r", 1) == []
+    assert list(issue.get_comments()) == []
+
+
+def test_pygithub_adds_and_removes_labels(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "Task", labels=["bug"])
+    issue = client(gh).get_repo("o/r").get_issue(1)
+
+    issue.add_to_labels("ai-context:stale")
+    assert gh.issue("o/r", 1).labels == ["bug", "ai-context:stale"]
+    issue.remove_from_labels("ai-context:stale")
+    assert gh.issue("o/r", 1).labels == ["bug"]
+
+    with pytest.raises(github.GithubException) as err:
+        issue.remove_from_labels("ai-context:stale")
+    assert err.value.status == 404
+    assert err.value.data["message"] == "Label does not exist"
+
+
+def test_pygithub_waits_out_a_secondary_rate_limit(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "Task")
+    gh.secondary_rate_limit_next("GET", ONE_ISSUE, retry_after=1)
+    repo = client(gh).get_repo("o/r")
+
+    started = time.monotonic()
+    assert repo.get_issue(1).title == "Task"
+
+    assert time.monotonic() - started >= 1
+    assert gh.count("GET", ONE_ISSUE) == 2
+
+
+def test_pygithub_refuses_a_bad_token(gh: GitHubFake) -> None:
+    with pytest.raises(github.BadCredentialsException):
+        client(gh, token="wrong").get_repo("o/r")
+
+
+def test_pygithub_works_under_an_enterprise_prefix() -> None:
+    with GitHubFake(prefix="/api/v3") as fake:
+        fake.add_issue("o/r", "Task")
+        assert fake.url.endswith("/api/v3")
+        assert client(fake).get_repo("o/r").get_issue(1).title == "Task"
+        outside = requests.get(fake.root + "/repos/o/r", headers=AUTH, timeout=5)
+        assert outside.status_code == 404
+
+
+# ---- auth, identity, rate limit ----------------------------------------------------------
+def test_auth_accepts_token_and_bearer_and_refuses_the_rest(gh: GitHubFake) -> None:
+    assert call(gh, "GET", "/repos/o/r").status_code == 200
+    assert (
+        requests.get(
+            gh.url + "/repos/o/r", headers={"Authorization": "Bearer t"}, timeout=5
+        ).status_code
+        == 200
+    )
+
+    bad = call(gh, "GET", "/repos/o/r", token="nope")
+    assert (bad.status_code, bad.json()["message"]) == (401, "Bad credentials")
+    missing = call(gh, "GET", "/repos/o/r", token="")
+    assert (missing.status_code, missing.json()["message"]) == (401, "Requires authentication")
+
+
+def test_get_user_is_refused_to_the_actions_token(gh: GitHubFake) -> None:
+    refused = call(gh, "GET", "/user")
+    assert refused.status_code == 403
+    assert refused.json()["message"] == "Resource not accessible by integration"
+
+    gh.add_token("pat", "ariel")
+    assert call(gh, "GET", "/user", token="pat").json()["login"] == "ariel"
+
+
+def test_rate_limit_headers_count_down(gh: GitHubFake) -> None:
+    first = call(gh, "GET", "/repos/o/r").headers
+    second = call(gh, "GET", "/repos/o/r/issues").headers
+
+    assert first["x-ratelimit-limit"] == "5000"
+    assert int(first["x-ratelimit-remaining"]) - int(second["x-ratelimit-remaining"]) == 1
+    assert second["x-ratelimit-used"] == "2"
+    assert second["x-ratelimit-resource"] == "core"
+    assert int(second["x-ratelimit-reset"]) > time.time()
+    rate = call(gh, "GET", "/rate_limit").json()["resources"]["core"]
+    assert rate["remaining"] == 4998  # asking for the limit does not spend it
+
+
+def test_spent_quota_and_injected_primary_limits(gh: GitHubFake) -> None:
+    gh.set_rate_limit(0)
+    spent = call(gh, "GET", "/repos/o/r")
+    assert spent.status_code == 403
+    assert spent.json()["message"].startswith("API rate limit exceeded")
+    assert spent.headers["x-ratelimit-remaining"] == "0"
+
+    gh.set_rate_limit(100)
+    gh.primary_rate_limit_next("GET", "/repos/o/r", status=429, reset_in=2)
+    limited = call(gh, "GET", "/repos/o/r")
+    assert limited.status_code == 429
+    assert limited.headers["x-ratelimit-remaining"] == "0"
+    assert int(limited.headers["x-ratelimit-reset"]) >= time.time() + 2
+    assert call(gh, "GET", "/repos/o/r").status_code == 200
+
+
+def test_secondary_limit_body_and_headers(gh: GitHubFake) -> None:
+    gh.secondary_rate_limit_next(retry_after=3)
+    answer = call(gh, "POST", "/repos/o/r/issues", json={"title": "x"})
+    assert answer.status_code == 403
+    assert answer.headers["retry-after"] == "3"
+    assert answer.json()["message"].startswith("You have exceeded a secondary rate limit")
+    assert "x-ratelimit-remaining" in answer.headers
+
+
+# ---- issues ------------------------------------------------------------------------------
+def test_issue_filters_sorting_and_link_header(gh: GitHubFake) -> None:
+    for n in range(1, 6):
+        gh.clock.set(T0 + timedelta(hours=n))
+        gh.add_issue("o/r", f"T{n}", labels=["a", "b"] if n % 2 else ["a"], assignees=["ariel"])
+    gh.clock.advance(hours=1)
+    gh.edit_issue("o/r", 2, state="closed")
+
+    def numbers(query: str) -> list[int]:
+        return [i["number"] for i in call(gh, "GET", f"/repos/o/r/issues?{query}").json()]
+
+    assert numbers("") == [5, 4, 3, 1]
+    assert numbers("state=closed") == [2]
+    assert numbers("state=all&direction=asc") == [1, 2, 3, 4, 5]
+    assert numbers("labels=a,B") == [5, 3, 1]
+    assert numbers("since=2026-05-26T18:00:00Z&state=all") == [5, 4, 2]
+    assert numbers("sort=updated&state=all") == [2, 5, 4, 3, 1]
+    assert numbers("assignee=none") == []
+
+    page = call(gh, "GET", "/repos/o/r/issues?state=all&per_page=2&page=2")
+    links = {v["rel"]: v["url"] for v in requests.utils.parse_header_links(page.headers["link"])}
+    assert set(links) == {"prev", "next", "last", "first"}
+    assert links["next"].endswith("/repos/o/r/issues?state=all&per_page=2&page=3")
+    assert links["last"].endswith("page=3")
+    last = call(gh, "GET", "/repos/o/r/issues?state=all&per_page=2&page=3")
+    assert "next" not in last.headers["link"]
+    assert "link" not in call(gh, "GET", "/repos/o/r/issues?per_page=100").headers
+
+
+def test_issue_json_has_the_fields_adapters_read(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "Task", labels=["bug"])
+    data = call(gh, "GET", "/repos/o/r/issues/1").json()
+
+    assert data["url"] == f"{gh.url}/repos/o/r/issues/1"
+    assert data["comments_url"] == f"{gh.url}/repos/o/r/issues/1/comments"
+    assert data["html_url"] == "https://github.com/o/r/issues/1"
+    assert data["labels"][0]["name"] == "bug" and "color" in data["labels"][0]
+    assert data["user"]["login"] == "octocat" and data["user"]["type"] == "User"
+    assert data["created_at"] == data["updated_at"] == "2026-05-26T14:00:00Z"
+    assert data["closed_at"] is None and data["state_reason"] is None
+    assert "pull_request" not in data
+
+
+def test_create_and_update_issue(gh: GitHubFake) -> None:
+    created = call(gh, "POST", "/repos/o/r/issues", json={"title": "New", "labels": ["x"]})
+    assert created.status_code == 201
+    assert created.json()["user"]["login"] == "github-actions[bot]"
+    assert call(gh, "POST", "/repos/o/r/issues", json={"body": "no title"}).status_code == 422
+
+    gh.clock.advance(minutes=5)
+    closed = call(gh, "PATCH", "/repos/o/r/issues/1", json={"state": "closed", "body": "b"})
+    assert closed.json()["state"] == "closed"
+    assert closed.json()["state_reason"] == "completed"
+    assert closed.json()["closed_at"] == closed.json()["updated_at"] == "2026-05-26T14:05:00Z"
+    reopened = call(gh, "PATCH", "/repos/o/r/issues/1", json={"state": "open"}).json()
+    assert (reopened["closed_at"], reopened["state_reason"]) == (None, "reopened")
+
+    relabelled = call(gh, "PATCH", "/repos/o/r/issues/1", json={"labels": [{"name": "y"}]})
+    assert [label["name"] for label in relabelled.json()["labels"]] == ["y"]
+    assert call(gh, "GET", "/repos/o/r/issues/99").status_code == 404
+    assert call(gh, "GET", "/repos/o/missing/issues").json()["message"] == "Not Found"
+
+
+def test_bodies_over_65536_characters_are_refused(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "Task")
+    too_long = "x" * 65537
+    answer = call(gh, "POST", "/repos/o/r/issues/1/comments", json={"body": too_long})
+    assert answer.status_code == 422
+    assert "too long" in answer.json()["errors"][0]["message"]
+    assert call(gh, "PATCH", "/repos/o/r/issues/1", json={"body": too_long}).status_code == 422
+    ok = call(gh, "PATCH", "/repos/o/r/issues/1", json={"body": too_long[:-1]})
+    assert ok.status_code == 200
+
+
+def test_comments_paginate_and_list_per_repository(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "One")
+    gh.add_issue("o/r", "Two")
+    for n in range(3):
+        gh.add_comment("o/r", 1, f"c{n}", user="ariel")
+    gh.add_comment("o/r", 2, "other")
+
+    first = call(gh, "GET", "/repos/o/r/issues/1/comments?per_page=2")
+    assert [c["body"] for c in first.json()] == ["c0", "c1"]
+    assert 'rel="next"' in first.headers["link"]
+    assert [c["body"] for c in call(gh, "GET", "/repos/o/r/issues/comments").json()] == [
+        "c0",
+        "c1",
+        "c2",
+        "other",
+    ]
+    assert call(gh, "GET", "/repos/o/r/issues/1").json()["comments"] == 3
+    comment_id = first.json()[0]["id"]
+    assert call(gh, "GET", f"/repos/o/r/issues/comments/{comment_id}").json()["body"] == "c0"
+    assert call(gh, "DELETE", f"/repos/o/r/issues/comments/{comment_id}").status_code == 204
+    assert call(gh, "DELETE", f"/repos/o/r/issues/comments/{comment_id}").status_code == 404
+
+
+def test_repository_labels(gh: GitHubFake) -> None:
+    created = call(gh, "POST", "/repos/o/r/labels", json={"name": "ai-context:stale"})
+    assert created.status_code == 201
+    again = call(gh, "POST", "/repos/o/r/labels", json={"name": "AI-Context:Stale"})
+    assert again.status_code == 422
+    assert again.json()["errors"][0]["code"] == "already_exists"
+    assert [lb["name"] for lb in call(gh, "GET", "/repos/o/r/labels").json()] == [
+        "ai-context:stale"
+    ]
+    assert call(gh, "GET", "/repos/o/r/labels/ai-context%3Astale").status_code == 200
+
+
+def test_hooks_change_the_issue_between_a_read_and_a_write(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "Task", "human text\n## AI Context\nold")
+    gh.after("GET", "/repos/o/r/issues/1", lambda _: gh.edit_issue("o/r", 1, body="edited"))
+
+    read = call(gh, "GET", "/repos/o/r/issues/1").json()["body"]
+    reread = call(gh, "GET", "/repos/o/r/issues/1").json()["body"]
+
+    assert read == "human text\n## AI Context\nold"  # the reader saw the old body...
+    assert reread == "edited"  # ...and the change is in place before its next call
+
+
+# ---- git database and leases -------------------------------------------------------------
+def test_git_objects_and_refs_follow_github(gh: GitHubFake) -> None:
+    blob = call(gh, "POST", "/repos/o/r/git/blobs", json={"content": "{}", "encoding": "utf-8"})
+    assert blob.status_code == 201
+    tree = call(
+        gh,
+        "POST",
+        "/repos/o/r/git/trees",
+        json={
+            "tree": [
+                {"path": "l.json", "mode": "100644", "type": "blob", "sha": blob.json()["sha"]}
+            ]
+        },
+    )
+    assert tree.status_code == 201
+    lease = {"message": '{"actor": "a"}', "tree": tree.json()["sha"], "parents": []}
+    first = call(gh, "POST", "/repos/o/r/git/commits", json=lease).json()
+    assert first["message"] == '{"actor": "a"}' and first["parents"] == []
+    got = call(gh, "GET", f"/repos/o/r/git/commits/{first['sha']}").json()
+    assert got["tree"]["sha"] == tree.json()["sha"]
+
+    assert call(gh, "GET", "/repos/o/r/git/ref/ai-context/leases/7").status_code == 404
+    create = {"ref": LEASE, "sha": first["sha"]}
+    made = call(gh, "POST", "/repos/o/r/git/refs", json=create)
+    assert made.status_code == 201
+    assert made.json()["object"]["sha"] == first["sha"]
+    dup = call(gh, "POST", "/repos/o/r/git/refs", json=create)
+    assert (dup.status_code, dup.json()["message"]) == (422, "Reference already exists")
+    read = call(gh, "GET", "/repos/o/r/git/ref/ai-context/leases/7").json()
+    assert read["ref"] == LEASE and read["object"]["sha"] == first["sha"]
+
+    child = {"message": "renew", "tree": EMPTY_TREE, "parents": [first["sha"]]}
+    second = call(gh, "POST", "/repos/o/r/git/commits", json=child).json()
+    stranger = {"message": "other", "tree": EMPTY_TREE, "parents": []}
+    unrelated = call(gh, "POST", "/repos/o/r/git/commits", json=stranger).json()
+    path = "/repos/o/r/git/refs/ai-context/leases/7"
+    assert call(gh, "PATCH", path, json={"sha": second["sha"], "force": False}).status_code == 200
+    lost = call(gh, "PATCH", path, json={"sha": unrelated["sha"], "force": False})
+    assert (lost.status_code, lost.json()["message"]) == (422, "Update is not a fast forward")
+    assert call(gh, "PATCH", path, json={"sha": unrelated["sha"], "force": True}).status_code == 200
+    assert gh.ref("o/r", LEASE) == unrelated["sha"]
+
+    matching = call(gh, "GET", "/repos/o/r/git/matching-refs/ai-context/leases/").json()
+    assert [m["ref"] for m in matching] == [LEASE]
+    assert call(gh, "DELETE", path).status_code == 204
+    gone = call(gh, "DELETE", path)
+    assert (gone.status_code, gone.json()["message"]) == (422, "Reference does not exist")
+    orphan = {"message": "x", "tree": EMPTY_TREE, "parents": ["0" * 40]}
+    assert call(gh, "POST", "/repos/o/r/git/commits", json=orphan).status_code == 422
+
+
+def _race(n: int, attempt: Any) -> list[Any]:
+    """Run ATTEMPT(i) in N threads released together; return their results."""
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = attempt(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_twenty_pygithub_claimers_one_winner(gh: GitHubFake) -> None:
+    repos = [client(gh).get_repo("o/r") for _ in range(20)]
+    tree = repos[0].create_git_tree([])
+    commits = [r.create_git_commit(f"claim {i}", tree, []) for i, r in enumerate(repos)]
+
+    def claim(i: int) -> bool:
+        try:
+            repos[i].create_git_ref(LEASE, commits[i].sha)
+        except github.GithubException as err:
+            assert (err.status, err.data["message"]) == (422, "Reference already exists")
+            return False
+        return True
+
+    won = _race(20, claim)
+    assert won.count(True) == 1
+    assert gh.ref("o/r", LEASE) == commits[won.index(True)].sha
+
+
+def test_twenty_pygithub_renewers_compare_and_swap_one_winner(gh: GitHubFake) -> None:
+    repos = [client(gh).get_repo("o/r") for _ in range(20)]
+    base = gh.create_commit("o/r", "lease held by a")
+    gh.set_ref("o/r", LEASE, base)
+    parent = repos[0].get_git_commit(base)
+    tree = repos[0].create_git_tree([])
+    takeovers = [r.create_git_commit(f"taken by {i}", tree, [parent]) for i, r in enumerate(repos)]
+    # Every renewer read `base`. (Not lazily: a lazy GitRef PATCHes /git/ref/..., singular,
+    # which GitHub does not document; the fake answers 404 there.)
+    refs = [r.get_git_ref("ai-context/leases/7") for r in repos]
+    assert {ref.object.sha for ref in refs} == {base}
+
+    def take_over(i: int) -> bool:
+        try:
+            refs[i].edit(takeovers[i].sha, force=False)
+        except github.GithubException as err:
+            assert (err.status, err.data["message"]) == (422, "Update is not a fast forward")
+            return False
+        return True
+
+    won = _race(20, take_over)
+    assert won.count(True) == 1
+    assert gh.ref("o/r", LEASE) == takeovers[won.index(True)].sha
