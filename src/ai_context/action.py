@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -91,8 +91,14 @@ def route(event: str, payload: Mapping[str, Any], settings: Settings, repository
 
 def _jobs_for(event: str, settings: Settings) -> tuple[str, ...]:
     if settings.jobs != ("auto",):
+        unknown = [j for j in settings.jobs if j not in JOBS and j != "auto"]
+        if unknown:
+            raise ConfigError(
+                f"setting jobs: {', '.join(unknown)} is not available in this version; "
+                f"available: {', '.join(JOBS)}"
+            )
         return tuple(j for j in settings.jobs if j != "auto")
-    return ("check",)
+    return AUTO_JOBS.get(event, ())
 
 
 def _route_issue(
@@ -122,9 +128,56 @@ def _route_issue(
 
 
 @dataclass
-class RunResult:
-    exit_code: int
-    outputs: dict[str, str]
+class RunContext:
+    """Everything a job needs in an Action run; jobs add to outputs, summary and stats."""
+
+    settings: Settings
+    extras: dict[str, Any]
+    github: GitHub
+    workflow: Workflow
+    now: datetime
+    route: Route
+    outputs: dict[str, str] = field(default_factory=dict)
+    summary: list[str] = field(default_factory=list)
+    api_calls: dict[str, Callable[[], int]] = field(default_factory=dict)
+    exit_codes: list[int] = field(default_factory=list)
+    _issues: list[Issue] | None = None
+
+    def issues(self) -> list[Issue]:
+        """The tasks this run is about, fetched once and shared by every job."""
+        if self._issues is None:
+            self._issues = _issues_for(self.route, self.github, self.workflow)
+        return self._issues
+
+
+Job = Callable[[RunContext], None]
+
+
+def check_job(ctx: RunContext) -> None:
+    report = run_check(
+        ctx.issues(),
+        ctx.github,
+        now=ctx.now,
+        config=ctx.settings.check_config,
+        bot_login=ctx.settings.bot_login,
+        dry_run=ctx.settings.dry_run,
+        log=ctx.workflow.log,
+    )
+    _annotate(report, ctx.workflow)
+    ctx.outputs["findings"] = str(report.findings)
+    ctx.outputs["errors"] = str(report.count("error"))
+    ctx.summary.append(_check_summary(report, ctx.settings))
+    ctx.exit_codes.append(_exit_code(report, ctx.settings))
+
+
+# Jobs by name, and the ones `jobs: auto` runs for each event. Other jobs register here.
+JOBS: dict[str, Job] = {"check": check_job}
+AUTO_JOBS: dict[str, tuple[str, ...]] = {
+    "issues": ("check",),
+    "push": ("check",),
+    "schedule": ("check",),
+    "workflow_dispatch": ("check",),
+}
 
 
 def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> int:
@@ -146,7 +199,7 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
 
 def _run(env: Mapping[str, str], wf: Workflow) -> int:
     workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
-    settings, _extras = load_settings(env, workspace)
+    settings, extras = load_settings(env, workspace)
     for command in mask_secrets(settings):
         wf.stream.write(command + "\n")
     event = env.get("GITHUB_EVENT_NAME", "")
@@ -161,45 +214,43 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             "GITHUB_EVENT_NAME and GITHUB_REPOSITORY are not set: run this inside GitHub "
             "Actions, or use the CLI commands locally"
         )
-    payload = _payload(env)
-    plan = route(event, payload, settings, repository)
     github = GitHub(
         settings.github_token,
         repository,
         api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
         write_interval=settings.write_interval,
     )
-    now = datetime.now(UTC)
-    outputs = {"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""}
-    if plan.skipped:
-        wf.log(f"ai-context: nothing to do ({plan.skipped})")
-        report = CheckReport([])
+    ctx = RunContext(
+        settings=settings,
+        extras=extras,
+        github=github,
+        workflow=wf,
+        now=datetime.now(UTC),
+        route=route(event, _payload(env), settings, repository),
+        outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
+    )
+    ctx.api_calls["GitHub"] = lambda: github.counter.total
+    if ctx.route.skipped:
+        wf.log(f"ai-context: nothing to do ({ctx.route.skipped})")
+        ctx.summary.append(f"Nothing to do: {ctx.route.skipped}.")
     else:
-        issues = _issues_for(plan, github, wf)
         if settings.dry_run:
             wf.log("ai-context: dry run: no writes will be made")
-        report = run_check(
-            issues,
-            github,
-            now=now,
-            config=settings.check_config,
-            bot_login=settings.bot_login,
-            dry_run=settings.dry_run,
-            log=wf.log,
-        )
-        _annotate(report, wf)
-    outputs["findings"] = str(report.findings)
-    outputs["errors"] = str(report.count("error"))
-    outputs["api-calls"] = str(github.counter.total)
-    wf.set_outputs(outputs)
-    wf.summary(_summary(report, plan, settings))
+        for name in ctx.route.jobs:
+            wf.group(f"ai-context {name}")
+            try:
+                JOBS[name](ctx)
+            finally:
+                wf.endgroup()
+    calls = {service: count() for service, count in ctx.api_calls.items()}
+    ctx.outputs["api-calls"] = str(sum(calls.values()))
+    wf.set_outputs(ctx.outputs)
+    wf.summary("\n\n".join(["## ai-context", *ctx.summary]) + "\n")
     limit = github.rate_limit
-    left = f"; rate limit {limit[0]}/{limit[1]} left" if limit else ""
-    wf.log(
-        f"ai-context: {github.counter.total} GitHub API calls "
-        f"({github.counter.retries} retries){left}"
-    )
-    return _exit_code(report, settings)
+    left = f"; GitHub rate limit {limit[0]}/{limit[1]} left" if limit else ""
+    per_service = ", ".join(f"{service} {n}" for service, n in calls.items())
+    wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
+    return max(ctx.exit_codes, default=0)
 
 
 def _payload(env: Mapping[str, str]) -> dict[str, Any]:
@@ -238,15 +289,12 @@ def _annotate(report: CheckReport, wf: Workflow) -> None:
             )
 
 
-def _summary(report: CheckReport, plan: Route, settings: Settings) -> str:
-    lines = ["## ai-context", ""]
-    if plan.skipped:
-        return "\n".join([*lines, f"Nothing to do: {plan.skipped}."])
-    lines.append(
+def _check_summary(report: CheckReport, settings: Settings) -> str:
+    lines = [
         f"Checked {len(report.checks)} issue(s): {report.findings} finding(s), "
         f"{report.count('error')} error(s)."
         + (" **Dry run: no writes were made.**" if settings.dry_run else "")
-    )
+    ]
     with_findings = [c for c in report.checks if c.findings]
     if with_findings:
         lines += ["", "| issue | findings | worst |", "|---|---|---|"]
@@ -260,7 +308,7 @@ def _summary(report: CheckReport, plan: Route, settings: Settings) -> str:
             f"{kind.replace('_', ' ')}: {n}" for kind, n in sorted(report.stats.items())
         )
         lines += ["", f"Writes {'planned' if settings.dry_run else 'made'}: {ops}."]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _exit_code(report: CheckReport, settings: Settings) -> int:
