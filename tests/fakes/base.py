@@ -306,7 +306,7 @@ class FakeServer:
 
     def _match(
         self, method: str, path: str
-    ) -> tuple[str | None, Callable[..., Reply] | None, dict]:
+    ) -> tuple[str | None, Callable[..., Reply] | None, dict[str, str]]:
         for verb, template, pattern, handler in self._routes:
             m = pattern.match(path)
             if m and verb == method:
@@ -323,7 +323,7 @@ class FakeServer:
             payload = None
         method = http.command.upper()
         path = split.path
-        template, handler, params = None, None, {}
+        template, handler, params = None, None, dict[str, str]()
         if path.startswith(self.prefix):
             template, handler, params = self._match(method, path[len(self.prefix) :] or "/")
         req = Request(
@@ -355,7 +355,9 @@ class FakeServer:
         self._run_hooks("after", req)
         self._send(http, reply)
 
-    def _dispatch(self, req: Request, handler: Callable[..., Reply] | None, params: dict) -> Reply:
+    def _dispatch(
+        self, req: Request, handler: Callable[..., Reply] | None, params: dict[str, str]
+    ) -> Reply:
         with self.lock:
             try:
                 early = self.check(req)

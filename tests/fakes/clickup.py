@@ -23,7 +23,7 @@ import json
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -165,7 +165,7 @@ class ClickUpFake(FakeServer):
     def _field_id(self, task: Task, key: str) -> str:
         for fid in self.lists[task.list_id]["fields"]:
             if key in (fid, self.fields[fid]["name"]):
-                return fid
+                return str(fid)
         raise KeyError(f"no field {key!r} on list {task.list_id}")
 
     # ---- fault helpers ---------------------------------------------------------------------
@@ -379,7 +379,9 @@ def _number(value: Any) -> float:
         return math.nan
 
 
-_OPERATORS = {  # ClickUp's custom-field filter operators (developer.clickup.com/docs/taskfilters)
+_OPERATORS: dict[
+    str, Callable[[Any, Any], bool]
+] = {  # ClickUp's custom-field filter operators (developer.clickup.com/docs/taskfilters)
     "=": lambda v, f: v is not None and _text(f).lower() in _text(v).lower(),
     "==": lambda v, f: v is not None and _text(v) == _text(f),
     "!=": lambda v, f: v is None or _text(f).lower() not in _text(v).lower(),

@@ -843,7 +843,7 @@ class GitHubFake(FakeServer):
         data = req.json if isinstance(req.json, dict) else {}
         if not isinstance(data.get("message"), str):
             raise self._invalid("Commit", "message", "missing_field")
-        tree = data.get("tree")
+        tree: Any = data.get("tree")
         if tree != EMPTY_TREE and r.objects.get(tree, {}).get("type") != "tree":
             raise self._fail(422, "Tree SHA does not exist")
         parents = data.get("parents") or []
@@ -877,7 +877,7 @@ class GitHubFake(FakeServer):
     def create_ref(self, req: Request, owner: str, repo: str) -> Reply:
         r = self._repo(owner, repo)
         data = req.json if isinstance(req.json, dict) else {}
-        ref, sha = data.get("ref"), data.get("sha")
+        ref, sha = data.get("ref"), str(data.get("sha"))
         if not isinstance(ref, str) or not ref.startswith("refs/") or ref.count("/") < 2:
             raise self._fail(422, "Reference name is invalid")
         if not self._is_commit(r, sha):
@@ -891,7 +891,7 @@ class GitHubFake(FakeServer):
     def update_ref(self, req: Request, owner: str, repo: str, ref: str) -> Reply:
         r = self._repo(owner, repo)
         data = req.json if isinstance(req.json, dict) else {}
-        name, sha = f"refs/{ref}", data.get("sha")
+        name, sha = f"refs/{ref}", str(data.get("sha"))
         if name not in r.refs:
             raise self._fail(422, "Reference does not exist")
         if not self._is_commit(r, sha):
