@@ -219,13 +219,15 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         repository,
         api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
         write_interval=settings.write_interval,
+        retries=settings.http_retries,
+        backoff=settings.http_backoff,
     )
     ctx = RunContext(
         settings=settings,
         extras=extras,
         github=github,
         workflow=wf,
-        now=datetime.now(UTC),
+        now=settings.now or datetime.now(UTC),
         route=route(event, _payload(env), settings, repository),
         outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
     )

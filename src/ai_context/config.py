@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -61,6 +61,9 @@ class Settings(BaseModel):
     templates: str | None = None
     bot_login: str = "github-actions[bot]"
     write_interval: float = Field(default=1.0, ge=0)
+    http_retries: int = Field(default=5, ge=0, le=20)
+    http_backoff: float = Field(default=1.0, ge=0, le=60)
+    now: datetime | None = None  # fixes the clock: replays, tests and demos
     required: tuple[str, ...] = REQUIRED_DEFAULT
 
     @field_validator("jobs", mode="before")
@@ -99,6 +102,11 @@ class Settings(BaseModel):
     def _required(cls, value: Any) -> Any:
         items = value.split(",") if isinstance(value, str) else value
         return tuple(str(v).strip().lower().replace(" ", "_") for v in items if str(v).strip())
+
+    @field_validator("now")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
     @field_validator("clickup_api_url")
     @classmethod

@@ -231,7 +231,8 @@ class GitHub:
     @property
     def rate_limit(self) -> tuple[int, int] | None:
         """(remaining, limit) from the last response's headers; costs no call."""
-        remaining, limit = self._gh.rate_limiting
+        # Github.rate_limiting would spend a GET /rate_limit when nothing was asked yet.
+        remaining, limit = self._gh.requester.rate_limiting
         return None if limit < 0 else (remaining, limit)
 
     # --- writes ---------------------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""Run the Action as GitHub would: `python -m ai_context` in a subprocess with the runner's
+environment (event file, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) against loopback fakes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class ActionRun:
+    code: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+
+    @property
+    def text(self) -> str:
+        return self.stdout + self.stderr + self.summary + json.dumps(self.outputs)
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """GITHUB_OUTPUT's `name<<DELIM ... DELIM` records."""
+    outputs: dict[str, str] = {}
+    pattern = re.compile(r"^([\w-]+)<<(\S+)\n(.*?)\n\2$", re.MULTILINE | re.DOTALL)
+    for match in pattern.finditer(text):
+        outputs[match.group(1)] = match.group(3)
+    return outputs
+
+
+def run_action(
+    tmp: Path,
+    api_url: str,
+    event: str,
+    payload: dict[str, Any],
+    *,
+    repository: str = "o/r",
+    token: str = "t",  # noqa: S107 - the fake's default test token
+    inputs: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> ActionRun:
+    tmp.mkdir(parents=True, exist_ok=True)
+    event_path = tmp / "event.json"
+    event_path.write_text(json.dumps(payload), encoding="utf-8")
+    output_path, summary_path = tmp / "output.txt", tmp / "summary.md"
+    output_path.write_text("", encoding="utf-8")
+    summary_path.write_text("", encoding="utf-8")
+    workspace = tmp / "workspace"
+    workspace.mkdir(exist_ok=True)
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(ROOT / "src"),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": event,
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": repository,
+        "GITHUB_API_URL": api_url,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_OUTPUT": str(output_path),
+        "GITHUB_STEP_SUMMARY": str(summary_path),
+        "GITHUB_RUN_ID": "1",
+        "INPUT_GITHUB-TOKEN": token,
+        "INPUT_WRITE-INTERVAL": "0",
+    }
+    env.update({f"INPUT_{k.upper()}": v for k, v in (inputs or {}).items()})
+    env.update(extra_env or {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "ai_context"],
+        env=env,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return ActionRun(
+        proc.returncode,
+        proc.stdout,
+        proc.stderr,
+        parse_outputs(output_path.read_text(encoding="utf-8")),
+        summary_path.read_text(encoding="utf-8"),
+    )

@@ -1,0 +1,219 @@
+"""The Action end to end: `python -m ai_context` as a process against the loopback GitHub."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.actionrun import run_action
+from tests.conftest import SEED_BLOCK
+from tests.fakes import GitHubFake
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "github"
+T0 = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
+BOT = "github-actions[bot]"
+COMMENTS = "/repos/{owner}/{repo}/issues/{number}/comments"
+INCOMPLETE = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n\nHuman notes."
+TOKEN = "ghs_e2eSecretToken0123456789abcdefABCDEF"
+
+
+@pytest.fixture
+def gh() -> Iterator[GitHubFake]:
+    with GitHubFake(token=TOKEN, now=T0) as fake:
+        fake.add_repo("o/r")
+        yield fake
+
+
+def reference(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((REFERENCE / name).read_text(encoding="utf-8"))
+    return data
+
+
+def issue_event(
+    gh: GitHubFake, number: int, action: str = "edited", **extra: Any
+) -> dict[str, Any]:
+    """A payload shaped like the reference webhook, carrying the fake's current issue."""
+    payload = copy.deepcopy(reference("issues/edited.payload.json"))
+    issue = gh.issue("o/r", number)
+    payload["action"] = action
+    payload["issue"].update(
+        number=number,
+        body=issue.body,
+        title=issue.title,
+        labels=[{"name": n} for n in issue.labels],
+        comments=len(gh.comments("o/r", number)),
+        html_url=f"https://github.com/o/r/issues/{number}",
+    )
+    payload["repository"]["full_name"] = "o/r"
+    payload.update(extra)
+    return payload
+
+
+def run(gh: GitHubFake, tmp: Path, event: str, payload: dict[str, Any], **kw: Any) -> Any:
+    env = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z", **kw.pop("extra_env", {})}
+    kw.setdefault("token", TOKEN)
+    return run_action(tmp, gh.url, event, payload, extra_env=env, **kw)
+
+
+def ours(gh: GitHubFake, number: int) -> list[Any]:
+    return [c for c in gh.comments("o/r", number) if c.user == BOT]
+
+
+def test_edited_issue_gets_one_comment_and_labels_and_rerun_adds_none(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    gh.add_issue("o/r", "Task", INCOMPLETE, number=3)
+    payload = issue_event(gh, 3, changes={"body": {"from": "old"}})
+    first = run(gh, tmp_path / "1", "issues", payload)
+    assert first.code == 0, first.stderr
+    comments = ours(gh, 3)
+    assert len(comments) == 1 and "required field" in comments[0].body
+    assert set(gh.issue("o/r", 3).labels) == {"ai-context:invalid", "ai-context:incomplete"}
+    assert first.outputs["errors"] == "4" and first.outputs["findings"] >= "4"
+    assert "::error title=AIC201 in #3::" in first.stdout
+    assert "| [\\#3 Task](https://github.com/o/r/issues/3) |" in first.summary
+
+    gh.reset_requests()
+    second = run(gh, tmp_path / "2", "issues", issue_event(gh, 3, changes={"body": {"from": "x"}}))
+    assert second.code == 0
+    assert len(ours(gh, 3)) == 1
+    writes = [r for r in gh.requests if r.method in ("POST", "PATCH", "DELETE")]
+    assert writes == []  # unchanged findings: nothing rewritten
+
+
+def test_fixed_block_turns_comment_all_clear_and_removes_labels(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    gh.add_issue("o/r", "Task", INCOMPLETE, number=3)
+    run(gh, tmp_path / "1", "issues", issue_event(gh, 3, changes={"body": {"from": "old"}}))
+    gh.edit_issue("o/r", 3, body=SEED_BLOCK + "\n\nHuman notes.")
+    result = run(
+        gh, tmp_path / "2", "issues", issue_event(gh, 3, changes={"body": {"from": INCOMPLETE}})
+    )
+    assert result.code == 0, result.stderr
+    [comment] = ours(gh, 3)
+    assert "no findings now" in comment.body
+    assert gh.issue("o/r", 3).labels == []
+
+
+def test_bot_sender_and_unchanged_block_are_skipped_quietly(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Task", INCOMPLETE, number=3)
+    by_bot = issue_event(
+        gh, 3, sender={"login": BOT, "type": "Bot"}, changes={"body": {"from": ""}}
+    )
+    result = run(gh, tmp_path / "1", "issues", by_bot)
+    assert result.code == 0 and "the bot's own change" in result.stdout
+    same_block = issue_event(
+        gh, 3, changes={"body": {"from": INCOMPLETE.replace("Human", "Other")}}
+    )
+    result = run(gh, tmp_path / "2", "issues", same_block)
+    assert "left the AI Context block as it was" in result.stdout
+    title_only = issue_event(gh, 3, changes={"title": {"from": "Old"}})
+    assert "did not touch the body" in run(gh, tmp_path / "3", "issues", title_only).stdout
+    assert gh.count() == 0  # not one API call for any of them
+
+
+def test_push_checks_issues_named_by_commits(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Named", INCOMPLETE, number=5)
+    gh.add_issue("o/r", "Not named", INCOMPLETE, number=6)
+    payload = copy.deepcopy(reference("push/with-new-branch.payload.json"))
+    payload["commits"][0]["message"] = "Add repository\n\nAI-Context-Issue: 5"
+    result = run(gh, tmp_path, "push", payload)
+    assert result.code == 0, result.stderr
+    assert len(ours(gh, 5)) == 1 and ours(gh, 6) == []
+
+
+def test_schedule_checks_every_open_task(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Fine", SEED_BLOCK, number=1)
+    gh.add_issue("o/r", "Broken", INCOMPLETE, number=2)
+    gh.add_issue("o/r", "Not a task", "Just a bug report.", number=3)
+    gh.add_pull_request("o/r", "PR", INCOMPLETE)
+    result = run(
+        gh, tmp_path, "schedule", {"schedule": "17 6 * * *"}, inputs={"stale-after": "30d"}
+    )
+    assert result.code == 0, result.stderr
+    assert [len(ours(gh, n)) for n in (1, 2, 3, 4)] == [0, 1, 0, 0]
+    assert "Checked 2 issue(s)" in result.summary
+
+
+def test_dry_run_prints_writes_and_makes_none(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Broken", INCOMPLETE, number=2)
+    result = run(gh, tmp_path, "workflow_dispatch", {}, inputs={"dry-run": "true"})
+    assert result.code == 0
+    assert "[dry-run] would create comment on #2" in result.stdout
+    assert (
+        "[dry-run] would add labels ai-context:incomplete, ai-context:invalid to #2"
+        in result.stdout
+    )
+    assert [r for r in gh.requests if r.method != "GET"] == []
+
+
+def test_fail_on_error_exits_1(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Broken", INCOMPLETE, number=2)
+    assert run(gh, tmp_path, "schedule", {}, inputs={"fail-on": "error"}).code == 1
+
+
+def test_502_then_200_on_the_list_is_retried(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Broken", INCOMPLETE, number=2)
+    gh.fail_next("GET", "/repos/o/r/issues", status=502)
+    result = run(gh, tmp_path, "schedule", {})
+    assert result.code == 0, result.stderr
+    assert len(ours(gh, 2)) == 1
+    assert "(1 GitHub retries)" in result.stdout
+
+
+def test_persistent_500_exits_3_with_a_clear_message(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.fail_next("GET", "/repos/o/r/issues", status=500, times=None)
+    result = run(gh, tmp_path, "schedule", {}, extra_env={"AI_CONTEXT_HTTP_BACKOFF": "0"})
+    assert result.code == 3
+    assert "GitHub kept failing to list issues after retries" in result.stdout
+
+
+def test_secondary_rate_limit_waits_and_succeeds(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Broken", INCOMPLETE, number=2)
+    seen: list[float] = []
+    gh.before("GET", "/repos/o/r/issues", lambda _req: seen.append(time.monotonic()), times=2)
+    gh.secondary_rate_limit_next("GET", "/repos/o/r/issues", retry_after=1)
+    result = run(gh, tmp_path, "schedule", {})
+    assert result.code == 0, result.stderr
+    assert len(ours(gh, 2)) == 1
+    assert len(seen) == 2 and seen[1] - seen[0] >= 0.9  # it obeyed retry-after
+
+
+def test_bad_config_exits_2_naming_the_setting(gh: GitHubFake, tmp_path: Path) -> None:
+    result = run(gh, tmp_path, "schedule", {}, inputs={"stale-after": "whenever"})
+    assert result.code == 2
+    assert "setting stale-after (input stale-after)" in result.stdout
+
+
+def test_token_never_appears_in_any_output(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Broken", INCOMPLETE, number=2)
+    result = run(gh, tmp_path, "schedule", {})
+    assert result.code == 0
+    masked = result.stdout.replace(f"::add-mask::{TOKEN}\n", "")
+    assert TOKEN not in masked + result.stderr + result.summary + json.dumps(result.outputs)
+    bad = run(gh, tmp_path / "bad", "schedule", {}, token=TOKEN[:-1] + "X")
+    assert bad.code == 2 and "check the github-token input" in bad.stdout
+    assert TOKEN[:-1] not in bad.stdout.replace(f"::add-mask::{TOKEN[:-1]}X\n", "") + bad.stderr
+
+
+def test_outputs_use_random_delimiters(gh: GitHubFake, tmp_path: Path) -> None:
+    result = run(gh, tmp_path, "schedule", {})
+    raw = (tmp_path / "output.txt").read_text(encoding="utf-8")
+    assert "ghadelimiter_" in raw and "EOF" not in raw
+    assert set(result.outputs) >= {
+        "findings",
+        "errors",
+        "stale",
+        "mirrored",
+        "digest-url",
+        "api-calls",
+    }
+    assert "API calls: GitHub" in result.stdout
