@@ -26,7 +26,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
 ACTION = ROOT / "action.yml"
-DOCS = ROOT / "docs" / "action.md"
+DOCS = ROOT / "README.md"
 WORKFLOW = ROOT / ".github" / "workflows" / "ai-context.yml"
 
 # Every input of the action and its effective default (issue 3, item 1).
@@ -359,7 +359,7 @@ def test_every_output_is_declared_with_a_description() -> None:
 
 
 def docs_table_rows() -> dict[str, list[str]]:
-    """`| `name` | cell | cell |` rows of docs/action.md, keyed by the name."""
+    """`| `name` | cell | cell |` rows of README.md, keyed by the name."""
     rows: dict[str, list[str]] = {}
     for line in DOCS.read_text(encoding="utf-8").splitlines():
         found = re.match(r"\|\s*`([a-z][a-z0-9-]*)`\s*\|(.*)\|\s*$", line)
@@ -371,7 +371,7 @@ def docs_table_rows() -> dict[str, list[str]]:
 def test_every_input_and_output_is_documented() -> None:
     action, rows = load(ACTION), docs_table_rows()
     for name in [*action["inputs"], *action["outputs"]]:
-        assert name in rows, f"{name} is not in docs/action.md's tables"
+        assert name in rows, f"{name} is not in README.md's tables"
 
 
 def test_documented_defaults_match_action_yml() -> None:
@@ -392,7 +392,7 @@ def action_step(workflow: dict[Any, Any], uses: str) -> dict[str, Any]:
 
 def docs_workflow() -> dict[Any, Any]:
     blocks = re.findall(r"```yaml\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S)
-    assert blocks, "docs/action.md shows no workflow"
+    assert blocks, "README.md shows no workflow"
     data = yaml.safe_load(blocks[0])
     assert isinstance(data, dict)
     return data
