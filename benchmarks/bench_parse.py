@@ -73,6 +73,21 @@ def main() -> None:
     t_large = per_call(lambda b: check_body(b, now=NOW), large, 5)
     print(f"1 KiB body: {t_small * 1e6:.1f} us; 65,536-char body: {t_large * 1e6:.1f} us")
     print(f"ratio 64 KiB / 1 KiB: {t_large / t_small:.1f} (size ratio 64; goal <= ~64, linear)")
+
+    def all_block(size: int) -> str:
+        step = "  {}. Step with some words in it (pending)\n"
+        text, i = "## AI Context\n- **Plan:**\n", 1
+        while len(text) < size:
+            text += step.format(i)
+            i += 1
+        return text[:size]
+
+    t_small_block = per_call(lambda b: check_body(b, now=NOW), [all_block(1024)], 20)
+    t_large_block = per_call(lambda b: check_body(b, now=NOW), [all_block(65_536)], 5)
+    print(
+        f"all-block bodies (one plan step a line): ratio 64 KiB / 1 KiB: "
+        f"{t_large_block / t_small_block:.1f} (goal <= ~64)"
+    )
     hostile = "## AI Context\n" + "- **Plan:**\n" + "  1. (" * 20_000
     t_hostile = per_call(lambda b: check_body(b, now=NOW), [hostile[:65_536]], 3)
     print(f"hostile 65,536-char body (nested parens, one huge plan): {t_hostile * 1e3:.1f} ms")

@@ -223,3 +223,15 @@ def test_repr_hides_the_token() -> None:
 def test_bad_repository_is_config_error() -> None:
     with pytest.raises(GitHubConfigError, match="owner/name"):
         GitHub(TOKEN, "shop")
+
+
+@responses.activate
+def test_post_refused_for_permissions_is_a_config_error_not_retried() -> None:
+    responses.post(
+        f"{REPO}/issues/1/comments",
+        status=403,
+        json={"message": "Resource not accessible by integration"},
+    )
+    with pytest.raises(GitHubConfigError, match="permissions: issues: write"):
+        adapter().create_comment(1, "hello")
+    assert len(responses.calls) == 1
