@@ -123,6 +123,12 @@ class Clock:
         return self.now()
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: twenty clients connecting at once (the lease
+    # races) would see connection resets that a real GitHub never sends.
+    request_queue_size = 128
+
+
 class FakeServer:
     """Base of the fakes: a ThreadingHTTPServer on 127.0.0.1:0 in a daemon thread."""
 
@@ -168,7 +174,7 @@ class FakeServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         serve = self._server.serve_forever
         threading.Thread(target=serve, kwargs={"poll_interval": 0.05}, daemon=True).start()
