@@ -217,3 +217,52 @@ def test_outputs_use_random_delimiters(gh: GitHubFake, tmp_path: Path) -> None:
         "api-calls",
     }
     assert "API calls: GitHub" in result.stdout
+
+
+def test_failed_comment_post_is_not_blindly_retried(gh: GitHubFake, tmp_path: Path) -> None:
+    """A POST that failed may have landed: list again, and post only if the marker is absent."""
+    gh.add_issue("o/r", "Landed", INCOMPLETE, number=2)
+    gh.add_issue("o/r", "Lost", INCOMPLETE, number=3)
+
+    def lands_anyway(_req: Any) -> None:
+        gh.add_comment("o/r", 2, "<!-- ai-context:findings -->\nposted before the 502", user=BOT)
+
+    gh.before("POST", "/repos/o/r/issues/2/comments", lands_anyway)
+    gh.fail_next("POST", "/repos/o/r/issues/2/comments", status=502)
+    gh.fail_next("POST", "/repos/o/r/issues/3/comments", status=502)
+    result = run(gh, tmp_path, "schedule", {})
+    assert result.code == 0, result.stdout + result.stderr
+    assert len(ours(gh, 2)) == 1  # found the one that landed; did not post a second
+    assert len(ours(gh, 3)) == 1  # the lost one was posted again, once
+    assert gh.count("POST", "/repos/o/r/issues/2/comments") == 1
+    assert gh.count("POST", "/repos/o/r/issues/3/comments") == 2
+
+
+def test_race_duplicates_are_cleaned_oldest_kept(gh: GitHubFake, tmp_path: Path) -> None:
+    gh.add_issue("o/r", "Raced", INCOMPLETE, number=2)
+    first = gh.add_comment("o/r", 2, "<!-- ai-context:findings -->\nrun A", user=BOT)
+    gh.clock.advance(seconds=5)
+    gh.add_comment("o/r", 2, "<!-- ai-context:findings -->\nrun B", user=BOT)
+    result = run(gh, tmp_path, "schedule", {})
+    assert result.code == 0, result.stderr
+    [kept] = ours(gh, 2)
+    assert kept.id == first.id and "required field" in kept.body
+
+
+def test_opened_with_empty_body_is_quiet(gh: GitHubFake, tmp_path: Path) -> None:
+    payload = reference("issues/opened.with-empty-body.payload.json")
+    gh.add_issue("o/r", "Empty", None, number=payload["issue"]["number"])
+    payload["repository"]["full_name"] = "o/r"
+    result = run(gh, tmp_path, "issues", payload)
+    assert result.code == 0, result.stderr
+    assert gh.requests == [] or all(r.method == "GET" for r in gh.requests)
+    assert gh.comments("o/r", payload["issue"]["number"]) == []
+
+
+def test_ghes_prefix_is_honoured(tmp_path: Path) -> None:
+    with GitHubFake(token=TOKEN, now=T0, prefix="/api/v3") as ghes:
+        ghes.add_issue("o/r", "Broken", INCOMPLETE, number=2)
+        result = run(ghes, tmp_path, "schedule", {})
+        assert result.code == 0, result.stderr
+        assert len(ours(ghes, 2)) == 1
+        assert all(r.path.startswith("/api/v3/") for r in ghes.requests)
