@@ -18,6 +18,8 @@ from typing import Any, TextIO
 from ai_context import __version__
 from ai_context.block import Block, format_timestamp
 from ai_context.checks import CheckConfig, CheckResult, check_body
+from ai_context.cli_git import add_derive_command
+from ai_context.cli_session import add_session_commands
 from ai_context.durations import parse_duration
 from ai_context.store import DirectoryStore, StoreError
 
@@ -71,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--issues-dir", type=Path, required=True, metavar="DIR")
     checking(report)
     report.set_defaults(handler=cmd_report)
+
+    add_derive_command(sub)  # derive (cli_git.py)
+    add_session_commands(sub)  # session save|load, scrub (cli_session.py)
     return parser
 
 

@@ -27,8 +27,8 @@ Finding codes (stable):
                   than `GitRules.behind_after`
   AIC502 info     files drift: files changed by commits naming the issue are not covered by
                   Files touched (braces expanded; globs with `*`, `?`, `[...]` and `**` allowed;
-                  an entry without a slash matches that name in any directory; `dir/` covers
-                  everything below it)
+                  a directory covers everything below it; an entry without a slash matches a
+                  file or directory of that name at any depth, as in .gitignore)
   AIC503 warning  a checkpoint commit completed plan step K; the block does not say it is done
   AIC504 warning  a checkpoint commit completed plan step K; the block's plan has no step K
   AIC505 warning  a checkpoint commit in a format version this tool does not read
@@ -270,7 +270,7 @@ def issues_named(message: str, repo: str | None = None) -> list[int]:
             add(number, match.start())
     for match in _TRAILER_RE.finditer(text):
         for number in _TRAILER_NUMBER_RE.finditer(match.group(1)):
-            add(number.group(1), match.start() + number.start())
+            add(number.group(1), match.start(1) + number.start())
     return sorted(found, key=found.__getitem__)
 
 
@@ -440,12 +440,13 @@ def path_covered(path: str, entries: Iterable[str]) -> bool:
             continue
         is_dir = entry.rstrip().endswith(("/", "\\"))
         if len(pattern) == 1 and not is_dir:
-            # No slash: that name (or glob) in any directory, like .gitignore.
-            if (
-                fnmatchcase(segs[-1], pattern[0])
-                if _GLOB_CHARS & set(entry)
-                else (segs[-1] == pattern[0])
-            ):
+            # No slash: a file or directory of that name (or glob) at any depth, as in
+            # .gitignore.
+            name = pattern[0]
+            if _GLOB_CHARS & set(name):
+                if any(fnmatchcase(seg, name) for seg in segs):
+                    return True
+            elif name in segs:
                 return True
             continue
         if _GLOB_CHARS & set(entry):
@@ -693,7 +694,7 @@ class Derivation(BaseModel):
     commits: tuple[Commit, ...]  # newest first
     authors: tuple[AuthorActivity, ...]
     files: tuple[FileActivity, ...]
-    checkpoints: tuple[CheckpointEntry, ...]
+    checkpoints: tuple[CheckpointEntry, ...]  # oldest first, as the plan ran
     first_activity: datetime | None
     last_activity: datetime | None
     block: Block | None

@@ -778,7 +778,7 @@ def save(
         tasks = overwrite_tasks(incoming.tasks, now)
         blocks = merge_blocks([], incoming.context_blocks, now)
         created = now
-        mode: Literal["new", "merge", "overwrite"] = "overwrite" if existing else "new"
+        mode: Literal["new", "merge", "overwrite"] = "overwrite" if overwrite else "new"
     else:
         tasks = merge_tasks(existing.tasks, incoming.tasks, now)
         blocks = merge_blocks(existing.context_blocks, incoming.context_blocks, now)
