@@ -9,7 +9,8 @@ Kinds: home-path, email, github-token (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), c
 (pk_), slack-token (xox?-, xapp-), slack-webhook, aws-access-key (AKIA/ASIA...), private-key
 (PEM blocks), url-credentials (the password in scheme://user:password@host) and secret (a
 high-entropy value assigned to a name such as token, secret, password or api_key). A 40-hex git
-sha, a UUID, an all-digit number and an obvious placeholder are not secrets.
+sha, a UUID, an all-digit number and an obvious placeholder are not secrets; `git@host:` (an SSH
+remote), noreply addresses and the `user@host` of a URL are not emails.
 
 Finding codes (stable): AIC530 error a secret; AIC531 warning a home path with a user name;
 AIC532 warning an email address.
@@ -231,7 +232,8 @@ def _candidate_spans(text: str) -> list[_Span]:
             if looks_secret(match.group(1)):
                 spans.append(_Span("secret", match.start(1), match.end(1), _marker("secret")))
     for match in _EMAIL_RE.finditer(text):
-        if match.group(1).lower() not in _NOT_PERSONAL:
+        in_url = text.endswith("://", 0, match.start())  # user@host of a URL, not a mailbox
+        if match.group(1).lower() not in _NOT_PERSONAL and not in_url:
             spans.append(_Span("email", match.start(), match.end(), _marker("email")))
     return spans
 
