@@ -119,8 +119,13 @@ def cmd_derive(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 def _finding_json(f: Finding) -> dict[str, Any]:
-    return {"code": f.code, "severity": f.severity, "line": f.line, "message": f.message,
-            "hint": f.hint}  # fmt: skip
+    return {
+        "code": f.code,
+        "severity": f.severity,
+        "line": f.line,
+        "message": f.message,
+        "hint": f.hint,
+    }
 
 
 def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict[str, Any]:

@@ -69,8 +69,9 @@ def add_session_commands(sub: Any) -> None:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--file", type=Path, default=Path("sp.json"), help="default ./sp.json")
-        p.add_argument("--repo", type=Path, default=None, help="git checkout (default: the "
-                       "file's directory)")  # fmt: skip
+        p.add_argument(
+            "--repo", type=Path, default=None, help="git checkout (default: the file's directory)"
+        )
         p.add_argument("--now", type=_timestamp, help="fix the clock (ISO 8601)")
 
     save_p = actions.add_parser("save", help="write what the agent knows to sp.json")

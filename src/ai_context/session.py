@@ -652,21 +652,28 @@ def consolidate(
     if len(remaining) > rules.keep_individual:
         excess = len(remaining) - rules.keep_individual
         movable = sorted((t for t in remaining if t.id not in kept), key=lambda t: t.finished)
+        per_area = Counter(_area_key(t.area) for t in movable[:excess])
         for task in movable[:excess]:
             key = _area_key(task.area)
+            if per_area[key] == 1 and key not in folding and key not in existing_groups:
+                key = ""  # a lone task is not a group of its own: it joins the catch-all
             folding.setdefault(key, []).append(task)
-            decisions[key] = decisions[key].model_copy(
-                update={"forced": (*decisions[key].forced, task.id)}
+            decision = decisions.get(key) or AreaDecision(
+                area=None,
+                members=(),
+                same_area=False,
+                many_related=False,
+                no_critical=True,
+                quiet=True,
             )
+            decisions[key] = decision.model_copy(update={"forced": (*decision.forced, task.id)})
         still = len(remaining) - min(excess, len(movable))
         if still > rules.keep_individual:
             over_limit = tuple(t.id for t in remaining if t.id in kept)
     replaced: dict[str, Task] = {}  # member id -> consolidated task
-    new_groups: dict[str, Task] = {}
     for key, members in folding.items():
         into = existing_groups.get(key)
         group = _fold(members, into, decisions[key].area if key else None)
-        new_groups[key] = group
         decisions[key] = decisions[key].model_copy(update={"into": group.id})
         for member in members:
             replaced[member.id] = group
