@@ -23,6 +23,7 @@ from ai_context.gitrepo import (
     is_ancestor,
     is_repo,
     log,
+    remote_repository,
 )
 from tests.conftest import SEED_BLOCK
 
@@ -235,3 +236,34 @@ def test_derive_rejects_a_bad_issue_number() -> None:
 def test_exit_codes_match_cli() -> None:
     assert (cli_git.EXIT_OK, cli_git.EXIT_USAGE) == (cli.EXIT_OK, cli.EXIT_USAGE)
     assert cli_session.EXIT_FINDINGS == cli.EXIT_FINDINGS
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("git@github.com:acme/api.git", "acme/api"),
+        ("https://github.com/acme/api", "acme/api"),
+        ("https://ghe.corp.test/acme/my.repo.git", "acme/my.repo"),
+        ("ssh://git@github.com/acme/api.git/", "acme/api"),
+    ],
+)
+def test_remote_repository(tmp_path: Path, url: str, expected: str) -> None:
+    path = build_repo(tmp_path / "r", HISTORY[:1])
+    assert remote_repository(path) is None
+    subprocess.run(["git", "-C", str(path), "remote", "add", "origin", url], check=True)
+    assert remote_repository(path) == expected
+
+
+def test_derive_counts_other_repositories_refs_only_when_told(tmp_path: Path) -> None:
+    path = build_repo(
+        tmp_path / "r",
+        [Change("Refs other/thing#7", T0, {"a": "1"}), Change("Refs acme/api#7", T0, {"b": "2"})],
+    )
+    argv = ["derive", "7", "--repo", str(path), "--format", "json"]
+    assert len(json.loads(run(argv)[1])["git"]["commits"]) == 2
+    subprocess.run(
+        ["git", "-C", str(path), "remote", "add", "origin", "git@github.com:acme/api.git"],
+        check=True,
+    )
+    assert len(json.loads(run(argv)[1])["git"]["commits"]) == 1
+    assert len(json.loads(run([*argv, "--repository", "other/thing"])[1])["git"]["commits"]) == 1

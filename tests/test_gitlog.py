@@ -28,7 +28,9 @@ from ai_context.gitlog import (
     parse_log_record,
     parse_log_stream,
     path_covered,
+    push_findings,
     read_checkpoint,
+    session_files_changed,
 )
 from tests.conftest import SEED_BLOCK
 
@@ -458,3 +460,50 @@ def test_derive_rebuilds_the_task_from_commits() -> None:
 def test_derive_without_a_body() -> None:
     d = derive(101, [commit("#101", files=("x",))], None)
     assert d.block is None and d.findings == () and d.files[0].covered is None
+
+
+# --- push -------------------------------------------------------------------------------
+
+
+def body_with(last_updated: str) -> str:
+    return SEED_BLOCK.replace("2026-05-26T14:32:00Z", last_updated)
+
+
+def test_push_naming_two_issues_one_behind() -> None:
+    payload = {
+        "ref": "refs/heads/main",
+        "commits": [
+            push_commit(
+                id="1" * 40,
+                message="Wire booking\n\nRefs #101",
+                timestamp="2026-05-26T20:00:00Z",
+                added=[],
+                removed=[],
+                modified=["apps/api/src/booking/service.ts"],
+            ),
+            push_commit(
+                id="2" * 40,
+                message="Fixes acme/api#102 and other/repo#101",
+                timestamp="2026-05-26T20:05:00Z",
+                added=[],
+                removed=[],
+                modified=["apps/api/src/booking/repository.ts"],
+            ),
+        ],
+    }
+    grouped = group_by_issue(commits_from_push(payload), repo="acme/api")
+    assert {n: [c.sha[0] for c in cs] for n, cs in grouped.items()} == {101: ["1"], 102: ["2"]}
+    bodies = {101: body_with("2026-05-26T14:32:00Z"), 102: body_with("2026-05-26T20:10:00Z")}
+    findings = push_findings(payload, bodies, repo="acme/api")
+    assert [(f.code, f.line) for f in findings[101]] == [("AIC501", 5)]
+    assert findings[102] == []
+    assert push_findings(payload, {101: "no block here"}) == {101: []}
+
+
+def test_session_files_changed() -> None:
+    commits = [
+        Commit(sha="1" * 40, message="a", timestamp=T0, added=("sp.json", "x/sp.json")),
+        Commit(sha="2" * 40, message="b", timestamp=T0, removed=("x/sp.json",)),
+        Commit(sha="3" * 40, message="c", timestamp=T0, modified=("y/sp.json", "notsp.json")),
+    ]
+    assert session_files_changed(commits) == ["sp.json", "y/sp.json"]

@@ -17,7 +17,14 @@ from ai_context.block import Block, format_timestamp
 from ai_context.durations import parse_duration
 from ai_context.findings import Finding
 from ai_context.gitlog import Derivation, GitRules, derive
-from ai_context.gitrepo import GitError, current_branch, head_sha, is_repo, log
+from ai_context.gitrepo import (
+    GitError,
+    current_branch,
+    head_sha,
+    is_repo,
+    log,
+    remote_repository,
+)
 from ai_context.store import DirectoryStore, StoreError, split_front_matter
 
 EXIT_OK, EXIT_USAGE = 0, 2  # the values of cli.EXIT_OK and cli.EXIT_USAGE (DESIGN.md §4)
@@ -60,7 +67,9 @@ def add_derive_command(sub: Any) -> None:
     source.add_argument("--body-file", metavar="FILE", help="the issue body (Markdown), or -")
     source.add_argument("--issues-dir", type=Path, metavar="DIR", help="directory issue store")
     p.add_argument(
-        "--repository", metavar="OWNER/NAME", help="count owner/repo#N only for this repository"
+        "--repository",
+        metavar="OWNER/NAME",
+        help="count owner/repo#N only for this repository (default: from the origin remote)",
     )
     p.add_argument(
         "--behind-after", type=_duration, default=None, help="block behind git after (def. 1h)"
@@ -106,8 +115,9 @@ def cmd_derive(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         rules = GitRules(behind_after=args.behind_after) if args.behind_after else GitRules()
         # git pre-filters on the number's digits (every way of naming the issue contains
         # them); derive applies the exact rules.
+        repository = args.repository or remote_repository(repo)
         commits = log(repo, rev=args.rev, grep=str(args.issue))
-        result = derive(args.issue, commits, body, repo=args.repository, rules=rules)
+        result = derive(args.issue, commits, body, repo=repository, rules=rules)
         branch, head = current_branch(repo), head_sha(repo)
     except (CommandError, GitError) as exc:
         return fail(str(exc))

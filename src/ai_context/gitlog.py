@@ -652,6 +652,52 @@ def compare_block(
     ]
 
 
+def push_findings(
+    payload: Mapping[str, Any],
+    bodies: Mapping[int, str],
+    *,
+    repo: str | None = None,
+    rules: GitRules | None = None,
+) -> dict[int, list[Finding]]:
+    """The git rules for a push event: for each issue given with its body, its findings.
+
+    The router fetches the bodies of the issues the push names (`group_by_issue`); an issue
+    whose body has no block gets no git finding (it is not a task).
+    """
+    commits = commits_from_push(payload)
+    out: dict[int, list[Finding]] = {}
+    for number, body in bodies.items():
+        parsed = parse(body)
+        if parsed.block is None:
+            out[number] = []
+            continue
+        out[number] = compare_block(
+            number, parsed.block, commits, repo=repo, rules=rules, field_lines=parsed.field_lines
+        )
+    return out
+
+
+SESSION_FILE_NAME = "sp.json"
+
+
+def session_files_changed(commits: Iterable[Commit]) -> list[str]:
+    """Session files (`sp.json`, any directory) the commits leave added or modified, in order.
+
+    Commits are taken oldest first, as a push payload lists them; a file whose last change
+    removed it is not listed.
+    """
+    state: dict[str, bool] = {}
+    for commit in commits:
+        for path in (*commit.added, *commit.modified):
+            if path.rsplit("/", 1)[-1] == SESSION_FILE_NAME:
+                state.pop(path, None)
+                state[path] = True
+        for path in commit.removed:
+            if path.rsplit("/", 1)[-1] == SESSION_FILE_NAME:
+                state[path] = False
+    return [path for path, present in state.items() if present]
+
+
 # --- derive: what git can tell about one task -------------------------------------------
 
 

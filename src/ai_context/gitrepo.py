@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -73,6 +74,19 @@ def current_branch(repo: Path) -> str | None:
     done = _run(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"])
     name = done.stdout.strip()
     return name if done.returncode == 0 and name else None
+
+
+_REMOTE_RE = re.compile(
+    r"(?:[:/])([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9._-]{1,100}?)(?:\.git)?/?$"
+)
+
+
+def remote_repository(repo: Path, remote: str = "origin") -> str | None:
+    """`owner/name` of a remote (https or ssh URL), or None when there is none."""
+    _require_repo(repo)
+    done = _run(repo, ["remote", "get-url", remote])
+    match = _REMOTE_RE.search(done.stdout.strip()) if done.returncode == 0 else None
+    return f"{match.group(1)}/{match.group(2)}" if match else None
 
 
 def commits_between(repo: Path, base: str, head: str = "HEAD") -> int | None:
