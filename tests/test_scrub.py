@@ -141,9 +141,14 @@ def test_specific_kind_wins_over_generic() -> None:
     assert [h.kind for h in find(f"GITHUB_TOKEN={GITHUB_CLASSIC}")] == ["github-token"]
 
 
-def test_unterminated_private_key_is_redacted_to_the_end() -> None:
+def test_unterminated_private_key_is_redacted_with_its_material() -> None:
     text = "x\n-----BEGIN " + "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nmore"
     assert scrub(text) == "x\n[REDACTED:private-key]"
+    in_json = '{"k":"-----BEGIN ' + 'RSA PRIVATE KEY-----\\nMIIEow+/=\\n","n":1}'
+    assert scrub(in_json) == '{"k":"[REDACTED:private-key]","n":1}'
+    assert scrub("-----BEGIN " + "EC PRIVATE KEY-----, then text") == (
+        "[REDACTED:private-key], then text"
+    )
 
 
 def test_counts() -> None:

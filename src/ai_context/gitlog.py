@@ -2,8 +2,9 @@
 
 Commits come from a push payload's `commits` or from `git log` output (gitrepo.py runs git and
 hands the text here). From each message we read the issues it names and, when it is one, the
-checkpoint it records; comparing that with an issue's block gives findings. Nothing here writes
-a block: only the agent does (DESIGN.md §1).
+checkpoint it records; comparing that with an issue's block gives findings (`compare_block`;
+`push_findings` for a push event, `derive` for a local history). Nothing here writes a block:
+only the agent does (DESIGN.md §1).
 
 Issue references (`issues_named`): `#N` (so `Refs #N`, `Fixes: #N`, `closes #N`, ... in any
 case), `GH-N`, `owner/repo#N` and `https://<host>/owner/repo/issues/N` (only for `repo` when it

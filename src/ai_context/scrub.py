@@ -7,10 +7,11 @@ separator, so scanning stays linear in the text's size.
 
 Kinds: home-path, email, github-token (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), clickup-token
 (pk_), slack-token (xox?-, xapp-), slack-webhook, aws-access-key (AKIA/ASIA...), private-key
-(PEM blocks), url-credentials (the password in scheme://user:password@host) and secret (a
-high-entropy value assigned to a name such as token, secret, password or api_key). A 40-hex git
-sha, a UUID, an all-digit number and an obvious placeholder are not secrets; `git@host:` (an SSH
-remote), noreply addresses and the `user@host` of a URL are not emails.
+(a PEM block; without its END line, the key material after BEGIN), url-credentials (the
+password in scheme://user:password@host) and secret (a high-entropy value assigned to a name
+such as token, secret, password or api_key). A 40-hex git sha, a UUID, an all-digit number and
+an obvious placeholder are not secrets; `git@host:` (an SSH remote), noreply addresses and the
+`user@host` of a URL are not emails.
 
 Finding codes (stable): AIC530 error a secret; AIC531 warning a home path with a user name;
 AIC532 warning an email address.
@@ -114,6 +115,7 @@ _TOKEN_PATTERNS: list[tuple[Kind, re.Pattern[str]]] = [
     ),
 ]
 _PEM_BEGIN_RE = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY-----")
+_PEM_BODY_RE = re.compile(r"(?:[A-Za-z0-9+/=\s]|\\[nr])*")  # base64, whitespace, JSON \n
 _PEM_END = "-----END"
 _PEM_TAIL = "PRIVATE KEY-----"
 _URL_CREDENTIALS_RE = re.compile(
@@ -213,7 +215,11 @@ def _pem_spans(text: str) -> list[_Span]:
             return spans
         end_at = text.find(_PEM_END, begin.end())
         tail = text.find(_PEM_TAIL, end_at) if end_at >= 0 else -1
-        stop = tail + len(_PEM_TAIL) if tail >= 0 else len(text)  # unterminated: all of it
+        if tail >= 0:
+            stop = tail + len(_PEM_TAIL)
+        else:  # unterminated: the key material that follows, up to anything else
+            body = _PEM_BODY_RE.match(text, begin.end())
+            stop = body.end() if body else begin.end()
         spans.append(_Span("private-key", begin.start(), stop, _marker("private-key")))
         position = stop
 
