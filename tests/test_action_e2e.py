@@ -266,3 +266,63 @@ def test_ghes_prefix_is_honoured(tmp_path: Path) -> None:
         assert result.code == 0, result.stderr
         assert len(ours(ghes, 2)) == 1
         assert all(r.path.startswith("/api/v3/") for r in ghes.requests)
+
+
+def push_payload(*commits: tuple[str, str, list[str]]) -> dict[str, Any]:
+    """A push payload shaped like the reference one, with the given (message, time, added)."""
+    payload = copy.deepcopy(reference("push/with-new-branch.payload.json"))
+    template = payload["commits"][0]
+    payload["commits"] = []
+    for i, (message, timestamp, added) in enumerate(commits):
+        commit = copy.deepcopy(template)
+        commit.update(id=f"{i + 1:040x}", message=message, timestamp=timestamp, added=added)
+        commit["modified"], commit["removed"] = [], []
+        payload["commits"].append(commit)
+    payload["head_commit"] = payload["commits"][-1]
+    return payload
+
+
+def test_push_naming_two_issues_flags_only_the_one_behind_git(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    current = SEED_BLOCK.replace("2026-05-26T14:32:00Z", "2026-05-26T18:00:00Z")
+    gh.add_issue("o/r", "Behind", SEED_BLOCK, number=7)  # Last updated 14:32
+    gh.add_issue("o/r", "Current", current, number=8)  # Last updated 18:00
+    payload = push_payload(
+        (
+            "Wire booking service\n\nRefs #7",
+            "2026-05-26T17:45:00Z",
+            ["apps/api/src/booking/service.ts"],
+        ),
+        (
+            "Tests for the repository (#8)",
+            "2026-05-26T17:50:00Z",
+            ["apps/api/src/booking/repository.ts"],
+        ),
+    )
+    result = run(
+        gh, tmp_path, "push", payload, extra_env={"AI_CONTEXT_NOW": "2026-05-26T18:05:00Z"}
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    [comment] = ours(gh, 7)
+    assert "AIC501" in comment.body and "block is behind git" in comment.body
+    assert ours(gh, 8) == []
+
+
+def test_push_of_a_session_file_with_a_secret_is_an_error(gh: GitHubFake, tmp_path: Path) -> None:
+    secret = "ghp_" + "R4nd0mLooking" + "T0kenValue1234567890abc"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(parents=True)
+    session = (
+        '{"metadata":{"version":"2.0","created":"2026-05-26T10:00:00Z",'
+        '"updated":"2026-05-26T14:00:00Z","git_branch":null,"git_commit":null},'
+        '"tasks":[{"id":"TASK_001","title":"Fix auth","status":"pending",'
+        '"created":"2026-05-26T10:00:00Z","completed":null,"consolidated":false,'
+        f'"consolidated_count":0,"context":"token {secret}"}}]}}'
+    )
+    (workspace / "sp.json").write_text(session, encoding="utf-8")
+    payload = push_payload(("Save session", "2026-05-26T14:00:00Z", ["sp.json"]))
+    result = run(gh, tmp_path, "push", payload, inputs={"fail-on": "error"})
+    assert result.code == 1, result.stdout + result.stderr
+    assert "::error title=AIC530 in sp.json,file=sp.json,line=1::" in result.stdout
+    assert secret not in result.stdout + result.stderr + result.summary

@@ -4,7 +4,8 @@ Routing (`jobs: auto`):
   issues (opened, edited, reopened, labeled, unlabeled) -> check that issue, from the payload;
       skipped quietly when the bot itself sent it, when an edit left the block as it was, or
       when only one of our own labels changed;
-  push -> check each issue the pushed commits name;
+  push -> check each issue the pushed commits name, with what the commits say about it
+      (gitlog.compare_block), and every committed sp.json session file;
   schedule, workflow_dispatch -> check every open issue that is a task.
 """
 
@@ -12,15 +13,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context.block import find
+from ai_context.block import find, parse
+from ai_context.checks import CheckResult
 from ai_context.config import ConfigError, Settings, load_settings, mask_secrets
+from ai_context.findings import Finding
 from ai_context.github import (
     DEFAULT_API_URL,
     GitHub,
@@ -30,17 +32,21 @@ from ai_context.github import (
     GitHubUnavailable,
     issue_from_json,
 )
+from ai_context.gitlog import (
+    Commit,
+    PushPayloadError,
+    commits_from_push,
+    compare_block,
+    group_by_issue,
+    session_files_changed,
+)
 from ai_context.jobs import CheckReport, is_task, run_check
 from ai_context.markdown import escape_cell
 from ai_context.models import Issue
+from ai_context.session import check_session_file
 from ai_context.workflow import Workflow
 
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
-_ISSUE_REF = re.compile(
-    r"(?:^|[\s(\[,;])(?:(?:refs?|fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s+)?#(\d{1,9})\b",
-    re.IGNORECASE,
-)
-_TRAILER = re.compile(r"^AI-Context-Issue:\s*#?(\d{1,9})\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass
@@ -52,6 +58,7 @@ class Route:
     numbers: list[int] = field(default_factory=list)
     scan_all: bool = False
     skipped: str = ""
+    commits: list[Commit] = field(default_factory=list)  # a push's commits, oldest first
 
 
 def block_text(body: str) -> str:
@@ -62,28 +69,19 @@ def block_text(body: str) -> str:
     return "\n".join(line.text.rstrip() for line in [region.heading, *region.lines]).strip()
 
 
-def issues_named(message: str) -> list[int]:
-    """`#N`, `Refs #N`, `Fixes #N` ... and the trailer `AI-Context-Issue: N`, in order."""
-    seen: dict[int, None] = {}
-    for match in _ISSUE_REF.finditer(message):
-        seen.setdefault(int(match.group(1)), None)
-    for match in _TRAILER.finditer(message):
-        seen.setdefault(int(match.group(1)), None)
-    return list(seen)
-
-
 def route(event: str, payload: Mapping[str, Any], settings: Settings, repository: str) -> Route:
     jobs = _jobs_for(event, settings)
     if event == "issues":
         return _route_issue(payload, settings, repository, jobs)
     if event == "push":
-        numbers: dict[int, None] = {}
-        for commit in payload.get("commits") or ():
-            for number in issues_named(str(commit.get("message") or "")):
-                numbers.setdefault(number, None)
-        if not numbers:
+        try:
+            commits = commits_from_push(payload)
+        except PushPayloadError as exc:
+            raise ConfigError(f"cannot read the push event: {exc}") from exc
+        numbers = list(group_by_issue(commits, repository))
+        if not numbers and not session_files_changed(commits):
             return Route(jobs, skipped="no pushed commit names an issue")
-        return Route(jobs, numbers=list(numbers))
+        return Route(jobs, numbers=numbers, commits=commits)
     if event in ("schedule", "workflow_dispatch"):
         return Route(jobs, scan_all=True)
     return Route(jobs, skipped=f"event {event!r} is not one ai-context acts on")
@@ -141,6 +139,7 @@ class RunContext:
     summary: list[str] = field(default_factory=list)
     api_calls: dict[str, Callable[[], int]] = field(default_factory=dict)
     exit_codes: list[int] = field(default_factory=list)
+    workflow_env: Mapping[str, str] = field(default_factory=dict)
     _issues: list[Issue] | None = None
 
     def issues(self) -> list[Issue]:
@@ -154,6 +153,18 @@ Job = Callable[[RunContext], None]
 
 
 def check_job(ctx: RunContext) -> None:
+    commits = ctx.route.commits
+    repository = ctx.github.repository
+
+    def git_findings(issue: Issue, result: CheckResult) -> list[Finding]:
+        # What the pushed commits say about the task, beside what its block says (issue 8).
+        if not commits or result.block is None:
+            return []
+        parsed = parse(issue.body)
+        return compare_block(
+            issue.number, result.block, commits, repo=repository, field_lines=parsed.field_lines
+        )
+
     report = run_check(
         ctx.issues(),
         ctx.github,
@@ -162,12 +173,52 @@ def check_job(ctx: RunContext) -> None:
         bot_login=ctx.settings.bot_login,
         dry_run=ctx.settings.dry_run,
         log=ctx.workflow.log,
+        extra_findings=git_findings,
     )
+    session = _session_files(ctx)
     _annotate(report, ctx.workflow)
-    ctx.outputs["findings"] = str(report.findings)
-    ctx.outputs["errors"] = str(report.count("error"))
+    ctx.outputs["findings"] = str(report.findings + len(session))
+    ctx.outputs["errors"] = str(
+        report.count("error") + sum(1 for f in session if f.severity == "error")
+    )
     ctx.summary.append(_check_summary(report, ctx.settings))
     ctx.exit_codes.append(_exit_code(report, ctx.settings))
+    if session:
+        ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
+
+
+def _session_files(ctx: RunContext) -> list[Finding]:
+    """Committed sp.json files of a push: valid, and free of secrets (issue 8, item 5)."""
+    findings: list[Finding] = []
+    workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
+    rows = []
+    for path in session_files_changed(ctx.route.commits):
+        local = workspace / path
+        try:
+            text = local.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            ctx.workflow.log(
+                f"ai-context: {path} is not in the workspace; add actions/checkout to check it"
+            )
+            continue
+        found = check_session_file(path, text)
+        findings.extend(found)
+        for f in found:
+            if f.severity in ("error", "warning"):
+                ctx.workflow.annotate(
+                    f.severity,
+                    f.message,
+                    title=f"{f.code} in {path}",
+                    file=path,
+                    line=str(f.line or 1),
+                )
+            rows.append(f"| `{path}` | {f.line or ''} | `{f.code}` | {escape_cell(f.message)} |")
+    if rows:
+        ctx.summary.append(
+            "Session files:\n\n| file | line | code | finding |\n|---|---|---|---|\n"
+            + "\n".join(rows)
+        )
+    return findings
 
 
 # Jobs by name, and the ones `jobs: auto` runs for each event. Other jobs register here.
@@ -230,6 +281,7 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         now=settings.now or datetime.now(UTC),
         route=route(event, _payload(env), settings, repository),
         outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
+        workflow_env=env,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total
     if ctx.route.skipped:
@@ -314,11 +366,13 @@ def _check_summary(report: CheckReport, settings: Settings) -> str:
 
 
 def _exit_code(report: CheckReport, settings: Settings) -> int:
-    if settings.fail_on == "error" and report.count("error"):
-        return 1
-    if settings.fail_on == "warning" and (report.count("error") or report.count("warning")):
-        return 1
-    return 0
+    return _threshold_hit([f for c in report.checks for f in c.findings], settings)
 
 
-__all__ = ["GitHubError", "issues_named", "route", "run_action"]
+def _threshold_hit(findings: Sequence[Finding], settings: Settings) -> int:
+    """1 when a finding reaches the user's fail-on threshold, else 0."""
+    levels = {"error": ("error",), "warning": ("error", "warning")}.get(settings.fail_on, ())
+    return 1 if any(f.severity in levels for f in findings) else 0
+
+
+__all__ = ["GitHubError", "route", "run_action"]

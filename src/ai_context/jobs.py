@@ -72,15 +72,29 @@ def task_findings(issue: Issue, now: datetime, config: CheckConfig) -> CheckResu
     return result
 
 
+ExtraFindings = Callable[[Issue, CheckResult], Sequence[Finding]]
+
+
 def plan_check(
     issue: Issue,
+    *,
     now: datetime,
     config: CheckConfig,
     bot_login: str,
     comments: Callable[[int], list[Comment]],
+    extra_findings: ExtraFindings | None = None,
 ) -> IssueCheck:
-    """What the check job would write for one issue; reads comments only when it must."""
+    """What the check job would write for one issue; reads comments only when it must.
+
+    `extra_findings` adds what other sources know about the task (git, staleness) to the
+    block's own findings, so one comment carries them all.
+    """
     result = task_findings(issue, now, config)
+    if extra_findings is not None and result.block is not None:
+        extra = extra_findings(issue, result)
+        if extra:
+            merged = sorted([*result.findings, *extra], key=lambda f: (f.line or 0, f.code))
+            result = result.model_copy(update={"findings": tuple(merged)})
     ops = plan_labels(issue, result.findings)
     if needs_comments(issue, result.findings):
         ops = plan_comment(issue.number, result.findings, comments(issue.number), bot_login) + ops
@@ -98,10 +112,18 @@ def run_check(
     bot_login: str,
     dry_run: bool,
     log: Callable[[str], None],
+    extra_findings: ExtraFindings | None = None,
 ) -> CheckReport:
     report = CheckReport([])
     for issue in issues:
-        planned = plan_check(issue, now, config, bot_login, writer.list_comments)
+        planned = plan_check(
+            issue,
+            now=now,
+            config=config,
+            bot_login=bot_login,
+            comments=writer.list_comments,
+            extra_findings=extra_findings,
+        )
         report.checks.append(planned)
         for op in planned.ops:
             report.stats[op.kind] += 1

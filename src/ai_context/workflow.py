@@ -41,8 +41,10 @@ class Workflow:
         if value:
             self.command("add-mask", value)
 
-    def annotate(self, level: str, message: str, title: str = "") -> None:
-        self.command(level, message, title=title)
+    def annotate(
+        self, level: str, message: str, title: str = "", file: str = "", line: str = ""
+    ) -> None:
+        self.command(level, message, title=title, file=file, line=line)
 
     def group(self, title: str) -> None:
         self.command("group", title)
