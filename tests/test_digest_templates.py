@@ -38,7 +38,7 @@ from ai_context.digest_render import (
     slack_messages,
 )
 from ai_context.models import Issue
-from ai_context.templating import make_env
+from ai_context.templating import make_env, render
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -307,3 +307,23 @@ def test_window_shows_in_the_header() -> None:
     digest = build_digest([], NOW, config=None)
     assert "shipped within 1d" in render_markdown(digest)
     assert digest.window == timedelta(hours=24) and SHOP
+
+
+@pytest.mark.parametrize("max_chars", [10_000, 20_000, 40_000])
+def test_the_row_limit_is_close_to_the_most_that_fits(max_chars: int) -> None:
+    from ai_context.digest_render import _digest_vars
+
+    digest = build_digest(many_tasks(300), NOW)
+    text = render_markdown(digest, max_chars=max_chars)
+    assert len(text) <= max_chars
+    limit = max(len(re.findall(r"^\| \[", part, re.M)) for part in text.split("\n### ")[1:])
+    assert 0 < limit < 300 and "more not shown" in text
+    # within a factor of two of the best: twice the rows per category would not have fitted
+    doubled = render(make_env(None), "digest.md.j2", **_digest_vars(digest, limit * 2))
+    assert len(doubled) > max_chars
+
+
+def test_a_limit_below_the_skeleton_keeps_the_skeleton_and_the_state() -> None:
+    digest = build_digest(many_tasks(50), NOW)
+    text = render_markdown(digest, max_chars=100)
+    assert "| [" not in text and len(find_state(text).state.tasks) == 50

@@ -62,6 +62,16 @@ def test_templates_run_in_the_sandbox() -> None:
         env.from_string("{% set x = [] %}{{ x.append(1) }}").render()  # immutable sandbox
 
 
+def test_the_fast_path_for_model_fields_keeps_the_sandbox_shut() -> None:
+    env = make_env(None)
+    task = _minimal_task("t")["task"]
+    assert env.from_string("{{ t.title }} {{ t.number }}").render(t=task) == "t 1"
+    with pytest.raises(SecurityError):
+        env.from_string("{{ t.__class__.__mro__ }}").render(t=task)
+    with pytest.raises(SecurityError):
+        env.from_string("{{ t.model_dump.__func__.__globals__ }}").render(t=task)
+
+
 def test_undefined_variables_are_errors() -> None:
     with pytest.raises(UndefinedError):
         make_env(None).from_string("{{ missing }}").render()

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context import __version__
+from ai_context import __version__, cli_digest
 from ai_context.block import Block, format_timestamp
 from ai_context.checks import CheckConfig, CheckResult, check_body
 from ai_context.durations import parse_duration
@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--issues-dir", type=Path, required=True, metavar="DIR")
     checking(report)
     report.set_defaults(handler=cmd_report)
+
+    cli_digest.register(sub, timestamp=_timestamp, duration=_duration, usage_error=UsageError)
     return parser
 
 

@@ -29,6 +29,7 @@ from ai_context.digest import (
 from ai_context.templating import ELLIPSIS, make_env, render
 
 GITHUB_COMMENT_LIMIT = 65_536
+PROBE_ROWS = 8
 SLACK_SECTION_LIMIT = 3_000
 SLACK_BLOCKS_LIMIT = 50
 SLACK_HEADER_LIMIT = 150
@@ -91,13 +92,40 @@ def render_markdown(
     out; the hidden state line always covers every task.
     """
     env = env or make_env(None)
-    text = render(env, template, **_digest_vars(digest, None))
-    longest = max((len(v) for v in digest.entries.values()), default=0)
-    limit = longest
-    while len(text) > max_chars and limit > 0:
-        limit = limit // 2 if limit > 1 else 0
-        text = render(env, template, **_digest_vars(digest, limit))
-    return text
+
+    def at(limit: int | None) -> str:
+        return render(env, template, **_digest_vars(digest, limit))
+
+    sizes = [len(v) for v in digest.entries.values()]
+    longest = max(sizes, default=0)
+    probe_rows = min(PROBE_ROWS, longest)
+    probe = at(probe_rows)
+    if probe_rows == longest:
+        if len(probe) <= max_chars:
+            return probe  # every row fits: the common case, one render
+        limit = longest
+    else:
+        # Estimate the rows that fit from the size of a skeleton and of a few rows per category,
+        # so a 1,000-task digest is not rendered whole only to be cut down.
+        skeleton = len(at(0))
+        shown = sum(min(n, probe_rows) for n in sizes)
+        per_row = max(1.0, (len(probe) - skeleton) / shown) * 1.1
+        low, high = 0, longest  # the most rows a category may show, by the estimate
+        while low < high:
+            middle = (low + high + 1) // 2
+            if skeleton + per_row * sum(min(n, middle) for n in sizes) <= max_chars:
+                low = middle
+            else:
+                high = middle - 1
+        limit = low
+        text = at(None if limit >= longest else limit)
+        if len(text) <= max_chars:
+            return text
+    while True:  # shrink until it fits; at 0 rows only the skeleton and the state are left
+        limit = int(limit * 0.8)
+        text = at(limit)
+        if len(text) <= max_chars or limit == 0:
+            return text
 
 
 def render_task(summary: TaskSummary, env: Environment | None = None) -> str:

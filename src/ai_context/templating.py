@@ -24,6 +24,8 @@ and Slack have no single correct escape, so their templates escape explicitly pe
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -45,6 +47,7 @@ from jinja2 import (
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import escape as _markup_escape
+from pydantic import BaseModel
 
 from ai_context.block import format_timestamp
 from ai_context.durations import format_duration
@@ -60,9 +63,36 @@ _MENTION_RE = re.compile(r"@(?=[\w-])")
 _SLACK_SPECIAL_RE = re.compile(r"@(?=(?:here|channel|everyone)\b)", re.IGNORECASE)
 # Characters that can start or end an inline Markdown construct (CommonMark lets any ASCII
 # punctuation be backslash-escaped, so over-escaping is harmless).
-_MD_INLINE = frozenset("\\`*_[]~|")
+_MD_TABLE = str.maketrans(
+    {**{ch: "\\" + ch for ch in "\\`*_[]~|"}, "&": "&amp;", "<": "&lt;", ">": "&gt;"}
+)
+_SLACK_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _MD_LINE_START_RE = re.compile(r"^(\s*)(\d{1,9}(?=[.)])|)([#+=.)-])")
 _URL_SAFE = "/:?#@!$&'*+,;=%-._~[]"
+_PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?", re.I)
+
+
+@functools.cache
+def _is_data_attribute(cls: type[BaseModel], attr: str) -> bool:
+    if attr.startswith("_"):
+        return False
+    return attr in cls.model_fields or isinstance(inspect.getattr_static(cls, attr, None), property)
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox. The fields and properties of pydantic models hold data, never
+    code, so their verdict is cached per class and name: checking each access in full was most
+    of the time spent rendering a 1,000-task digest. Everything else gets the full check."""
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if isinstance(obj, BaseModel) and _is_data_attribute(type(obj), attr):
+            return True
+        return super().is_safe_attribute(obj, attr, value)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, BaseModel) and _is_data_attribute(type(obj), attribute):
+            return getattr(obj, attribute)
+        return super().getattr(obj, attribute)
 
 
 class _PackageLoader(BaseLoader):
@@ -100,11 +130,15 @@ class _PackageLoader(BaseLoader):
 def _text(value: object) -> str:
     if value is None:
         return ""
-    return _CONTROL_RE.sub("", str(value))
+    text = str(value)
+    return text if text.isprintable() else _CONTROL_RE.sub("", text)
 
 
 def _one_line(value: object) -> str:
-    return _NEWLINES_RE.sub(" ", _text(value)).replace("\t", " ").strip()
+    text = "" if value is None else str(value)
+    if text.isprintable():  # no newline, tab or control character: the usual case, fast
+        return text.strip()
+    return _NEWLINES_RE.sub(" ", _CONTROL_RE.sub("", text)).replace("\t", " ").strip()
 
 
 def clip(value: object, limit: int = 200) -> str:
@@ -117,20 +151,9 @@ def clip(value: object, limit: int = 200) -> str:
 
 
 def _md_inline(text: str, *, line_start: bool) -> str:
-    out: list[str] = []
-    for ch in text:
-        if ch in _MD_INLINE:
-            out.append("\\" + ch)
-        elif ch == "&":
-            out.append("&amp;")
-        elif ch == "<":
-            out.append("&lt;")
-        elif ch == ">":
-            out.append("&gt;")
-        else:
-            out.append(ch)
-    escaped = "".join(out)
-    escaped = _MENTION_RE.sub("@&#8203;", escaped)
+    escaped = text.translate(_MD_TABLE)
+    if "@" in escaped:
+        escaped = _MENTION_RE.sub("@&#8203;", escaped)
     if not line_start:
         return escaped
     # What would open a block at the start of a line: a heading, a list item, a setext rule.
@@ -154,6 +177,8 @@ def md_cell(value: object) -> str:
 def md_url(value: object) -> str:
     """An http(s) URL safe as a Markdown link destination (also inside a table), else ''."""
     url = _one_line(value)
+    if _PLAIN_URL_RE.fullmatch(url):
+        return url  # nothing to encode: the usual case, fast
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -172,8 +197,8 @@ def md_link(label: object, url: object) -> str:
 
 def slack(value: object) -> str:
     """Issue text in Slack mrkdwn: `& < >` as entities, special mentions defused, one line."""
-    text = _one_line(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SLACK_SPECIAL_RE.sub("@" + ZWSP, text)
+    text = _one_line(value).translate(_SLACK_TABLE)
+    return _SLACK_SPECIAL_RE.sub("@" + ZWSP, text) if "@" in text else text
 
 
 def slack_url(value: object) -> str:
@@ -234,7 +259,7 @@ def make_env(user_dir: Path | None = None) -> Environment:
             )
         loaders.append(FileSystemLoader(str(user_dir)))
     loaders.append(_PackageLoader())
-    env = ImmutableSandboxedEnvironment(
+    env = _Sandbox(
         loader=ChoiceLoader(loaders),
         undefined=StrictUndefined,
         autoescape=select_autoescape(
