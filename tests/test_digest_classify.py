@@ -229,3 +229,8 @@ def test_digest_json_has_the_documented_shape() -> None:
     for entries in data["categories"].values():
         for entry in entries:
             assert {"repo", "number", "title", "actor", "phase", "reasons"} <= set(entry)
+
+
+def test_an_update_from_the_future_counts_as_just_now() -> None:
+    entry = entry_of(issue(1, "t", block(hours_ago=-2)))
+    assert entry is not None and entry.age == timedelta(0)

@@ -4,10 +4,13 @@ Which issues are in a digest: every open issue with an AI Context block, plus ev
 within the window. Each gets one category; the rules are tried in this order, first match wins:
 
 1. shipped      closed as completed within the window (state_reason `completed`, or none given,
-                as older issues have), or an open issue whose Phase says done/shipped/complete;
-2. stuck        blockers listed, Phase says blocked, Last updated older than `stale_after`, or
-                any error finding (an incomplete block gives the next session false confidence);
-3. in review    Phase mentions review, or the issue has the `in-review` label;
+                as older issues have), or an open issue whose Phase starts with done, shipped,
+                complete(d), merged or released;
+2. stuck        blockers listed, Phase has the word blocked, Last updated (the block's, not the
+                issue's: the bot's own edits are no activity) older than `stale_after`, or any
+                error finding (an incomplete block gives the next session false confidence);
+3. in review    Phase mentions review (review, reviewing, in review, ...), or the issue has the
+                `in-review` label;
 4. in progress  every other open issue with a block.
 
 Stuck comes before in review on purpose: a review nobody has touched past `stale_after`, or one
@@ -25,7 +28,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -196,6 +199,11 @@ def _utc(stamp: datetime) -> datetime:
     return stamp.astimezone(UTC)
 
 
+def _age(now: datetime, stamp: datetime | None) -> timedelta | None:
+    """Time since `stamp`; a stamp in the future (a skewed clock, AIC303) counts as just now."""
+    return None if stamp is None else max(now - stamp, timedelta(0))
+
+
 def _first_word(phase: str | None) -> str:
     words = _WORD_RE.findall((phase or "").lower())
     return words[0] if words else ""
@@ -318,7 +326,7 @@ def classify(
         blocked_steps=sum(1 for s in block.plan if s.status == "blocked") if block else 0,
         errors=result.errors,
         last_updated=stamp,
-        age=now - stamp if stamp is not None else None,
+        age=_age(now, stamp),
     )
 
 
@@ -624,7 +632,7 @@ def summarize_task(issue: Issue, now: datetime, config: DigestConfig | None = No
         decisions=block.decisions if block else (),
         blockers=block.blockers if block else (),
         last_updated=stamp,
-        age=now - stamp if stamp is not None else None,
+        age=_age(now, stamp),
         findings=result.findings,
         complete=result.complete,
     )
@@ -681,11 +689,3 @@ def plate(digest: Digest, actor: str) -> Plate:
         generated_at=digest.generated_at,
         entries=tuple(sorted(mine, key=urgency)),
     )
-
-
-def counts_line(counts: Mapping[Category, int]) -> str:
-    return ", ".join(f"{counts.get(c, 0)} {CATEGORY_TITLES[c].lower()}" for c in CATEGORIES)
-
-
-def entries_of(digest: Digest, category: Category) -> Sequence[Entry]:
-    return digest.entries.get(category, ())
