@@ -3,8 +3,9 @@
 Fetching is modelled, not measured: GitHub's issue list returns 100 issues (bodies included) a
 page, so 1,000 issues take 10 calls; at 50 ms a call that is 0.5 s. The calls a real run adds
 (issues closed within the window, finding the digest comment) are left out, which makes the
-fetch look cheaper and the ratio harder to meet. The run is fetch + classify + render; the
-goal is rendering under 5% of it.
+fetch look cheaper and the ratio harder to meet. The run is fetch + parse/check + classify +
+render (Markdown for the comment and step summary, Slack Block Kit); the goal is rendering under
+5% of it. Slack's posting floor (one message a second) is printed apart, as it is not fetching.
 
     .venv/bin/python benchmarks/bench_digest.py
 """
@@ -20,6 +21,7 @@ from ai_context.checks import check_body
 from ai_context.digest import DigestConfig, build_digest, digest_from_checked
 from ai_context.digest_render import render_markdown, slack_messages
 from ai_context.models import Issue
+from ai_context.slack import MESSAGE_INTERVAL
 from ai_context.templating import make_env
 
 TASKS = 1000
@@ -99,9 +101,16 @@ def main() -> None:
     print(f"  classify + diff        {t_classify * 1000:8.1f} ms")
     print(f"  render Markdown        {t_markdown * 1000:8.1f} ms  ({len(markdown):,} chars)")
     print(f"  render Slack           {t_slack * 1000:8.1f} ms  ({len(messages)} messages)")
-    print(f"  rendering share of the run   {t_render / t_run:6.1%}  (goal < 5%)")
-    print(f"  all local work share         {(t_run - t_fetch) / t_run:6.1%}")
-    print(f"  rendering / fetch ratio      {t_render / t_fetch:6.3f}")
+    md_run = t_run - t_slack
+    post_floor = (len(messages) - 1) * MESSAGE_INTERVAL  # Slack's one message a second
+    print(f"  rendering share of the run, Markdown + Slack  {t_render / t_run:6.1%}  (goal < 5%)")
+    print(f"  rendering share of the run, Markdown only     {t_markdown / md_run:6.1%}")
+    print(f"  rendering / fetch ratio                       {t_render / t_fetch:6.3f}")
+    print(f"  all local work share of the run               {(t_run - t_fetch) / t_run:6.1%}")
+    print(
+        f"  with Slack's posting floor ({post_floor:.0f} s for {len(messages)} messages), "
+        f"rendering is {t_render / (t_run + post_floor):.1%} of the run"
+    )
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ def test_previous_digest_gives_changes(capsys: pytest.CaptureFixture[str], tmp_p
 def test_summary_of_one_task(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "summary", "#104", "--issues-dir", str(EXAMPLES), *NOW)
     assert code == 0
-    assert out.startswith("## #104 SSO login")
+    assert out.startswith("## \\#104 SSO login")
     assert "**Stuck**" in out and "Map IdP groups to roles (blocked)" in out
     code, out, _ = run(
         capsys, "summary", "104", "--issues-dir", str(EXAMPLES), "--format", "json", *NOW

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from jinja2 import TemplateNotFound, UndefinedError
 from jinja2.exceptions import SecurityError
 
+from ai_context.markdown import ZWJ
 from ai_context.templating import (
     ZWSP,
     clip,
@@ -87,7 +88,7 @@ def test_autoescape_is_on_for_html_only(tmp_path: Path) -> None:
 
 def test_text_is_data_not_template_source() -> None:
     out = render(make_env(None), "task.md.j2", **_minimal_task("{{ 7*7 }} {% raw %}"))
-    assert "49" not in out and "{{ 7\\*7 }} {% raw %}" in out
+    assert "49" not in out and "\\{\\{ 7\\*7 \\}\\} \\{% raw %\\}" in out
 
 
 def _minimal_task(title: str) -> dict[str, object]:
@@ -105,26 +106,24 @@ def test_md_cell_escapes_what_breaks_a_table_or_renders_markup() -> None:
     assert md_cell("line1\nline2\r\nline3") == "line1 line2 line3"
     assert md_cell("<script>x</script> & co") == "&lt;script&gt;x&lt;/script&gt; &amp; co"
     assert md_cell("[click](javascript:x) *b* _i_ `c` ~s~ \\") == (
-        "\\[click\\](javascript:x) \\*b\\* \\_i\\_ \\`c\\` \\~s\\~ \\\\"
+        "\\[click\\]\\(javascript:x\\) \\*b\\* \\_i\\_ \\`c\\` \\~s\\~ \\\\"
     )
-    assert md_cell("ping @octocat and @acme/team") == "ping @&#8203;octocat and @&#8203;acme/team"
-    assert md_cell("fixes #123") == "fixes #123"  # issue autolinks are kept on purpose
+    assert md_cell("ping @octocat and @acme/team") == f"ping @{ZWJ}octocat and @{ZWJ}acme/team"
     assert md_cell(None) == ""
 
 
-def test_md_text_also_defuses_a_line_start() -> None:
+def test_md_text_defuses_a_line_start() -> None:
     assert md_text("# heading") == "\\# heading"
     assert md_text("- item") == "\\- item"
     assert md_text("1. item") == "1\\. item"
-    assert md_text("2026 was fine") == "2026 was fine"
-    assert md_cell("# heading") == "# heading"  # a cell never opens a block
+    assert md_text("a\x00b\u2028c") == "ab c"
 
 
 def test_urls_and_links() -> None:
     assert md_url("https://github.com/a/b/issues/1") == "https://github.com/a/b/issues/1"
     assert md_url("javascript:alert(1)") == ""
     assert md_url("https://x.test/a b|c(d)<e>") == "https://x.test/a%20b%7Cc%28d%29%3Ce%3E"
-    assert md_link("#1", "https://x.test/1") == "[#1](https://x.test/1)"
+    assert md_link("#1", "https://x.test/1") == "[\\#1](https://x.test/1)"
     assert md_link("a]b", "data:text/html,x") == "a\\]b"
     assert slack_link("a>b", "https://x.test/?a=1&b=2") == "<https://x.test/?a=1&amp;b=2|a&gt;b>"
     assert slack_link("t", "") == "t"
@@ -151,7 +150,7 @@ def test_md_cell_never_leaves_a_raw_pipe_tag_or_newline(text: str) -> None:
     out = md_cell(text)
     assert not UNESCAPED_PIPE.search(out.replace("\\\\", ""))
     assert "<" not in out and ">" not in out and "\n" not in out and "\r" not in out
-    assert not re.search(r"@[\w-]", out)
+    assert not re.search(r"@[A-Za-z0-9]", out)  # GitHub logins are ASCII letters and digits
 
 
 @given(st.text(max_size=200))

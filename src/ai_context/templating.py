@@ -4,12 +4,12 @@ Issue text is data: it reaches a template only as a variable, never as template 
 every interpolation of it goes through the filter of its target, because each target has its
 own dangerous characters:
 
-- ``md_cell`` / ``md_text``: GitHub Markdown. Markdown punctuation is backslash-escaped (so a
-  title cannot become a link, an image or emphasis), ``& < >`` become entities (no raw HTML),
-  newlines become spaces (no new block), ``|`` is escaped (no table cell split), ``@mentions``
-  are neutralised with a zero-width space entity after the ``@`` (``@&#8203;name``: it renders
-  as ``@name`` but notifies nobody; the form Renovate uses). ``#123`` is left alone: an
-  autolink to an issue is useful and pings no one.
+- ``md_cell`` / ``md_text``: GitHub Markdown, by `markdown.escape_text` (the project's one
+  Markdown escaper, shared with the sticky comment): Markdown punctuation backslash-escaped (so a
+  title cannot become a link, an image, emphasis, a heading or a list), ``& < >`` as entities
+  (no raw HTML), newlines folded (no new block), ``|`` escaped (no table cell split), and
+  ``@mentions`` broken with a zero-width joiner after the ``@`` (it reads as ``@name`` but
+  notifies nobody). Control characters are dropped first.
 - ``slack``: Slack mrkdwn. ``& < >`` become entities, which is all Slack parses: with them gone
   ``<!channel>``, ``<!here>`` and ``<@U123>`` are plain text. Bare ``@here``, ``@channel`` and
   ``@everyone`` get a zero-width space after the ``@`` in case a payload ever sets
@@ -51,6 +51,7 @@ from pydantic import BaseModel
 
 from ai_context.block import format_timestamp
 from ai_context.durations import format_duration
+from ai_context.markdown import escape_text
 
 PACKAGE = "ai_context"
 TEMPLATE_DIR = "templates"
@@ -59,15 +60,8 @@ ELLIPSIS = "…"
 
 _NEWLINES_RE = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_MENTION_RE = re.compile(r"@(?=[\w-])")
 _SLACK_SPECIAL_RE = re.compile(r"@(?=(?:here|channel|everyone)\b)", re.IGNORECASE)
-# Characters that can start or end an inline Markdown construct (CommonMark lets any ASCII
-# punctuation be backslash-escaped, so over-escaping is harmless).
-_MD_TABLE = str.maketrans(
-    {**{ch: "\\" + ch for ch in "\\`*_[]~|"}, "&": "&amp;", "<": "&lt;", ">": "&gt;"}
-)
 _SLACK_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-_MD_LINE_START_RE = re.compile(r"^(\s*)(\d{1,9}(?=[.)])|)([#+=.)-])")
 _URL_SAFE = "/:?#@!$&'*+,;=%-._~[]"
 _PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?", re.I)
 
@@ -150,28 +144,15 @@ def clip(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
 
 
-def _md_inline(text: str, *, line_start: bool) -> str:
-    escaped = text.translate(_MD_TABLE)
-    if "@" in escaped:
-        escaped = _MENTION_RE.sub("@&#8203;", escaped)
-    if not line_start:
-        return escaped
-    # What would open a block at the start of a line: a heading, a list item, a setext rule.
-    return _MD_LINE_START_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}\\{m.group(3)}", escaped, 1)
-
-
 def md_text(value: object) -> str:
-    """Issue text as inline GitHub Markdown on one line: shown as written, never markup.
-
-    Safe anywhere in a line, even at its start (a leading `#`, `-`, `+`, `=` or `1.` is escaped
-    so it cannot open a heading or a list)."""
-    return _md_inline(_one_line(value), line_start=True)
+    """Issue text as inline GitHub Markdown on one line: shown as written, never markup."""
+    return escape_text(_one_line(value))
 
 
 def md_cell(value: object) -> str:
-    """Issue text inside a GitHub Markdown table cell: like `md_text` (which escapes `|` too),
-    but a leading `#` or `-` stays as written, since a cell cannot open a block."""
-    return _md_inline(_one_line(value), line_start=False)
+    """Issue text inside a GitHub Markdown table cell: `md_text` already escapes `|`, so the
+    two are one; templates name the context they write to."""
+    return md_text(value)
 
 
 def md_url(value: object) -> str:
