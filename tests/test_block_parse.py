@@ -172,7 +172,7 @@ def test_unknown_fields_kept_in_order() -> None:
     body = "## AI Context\n- **PR:** #12\n- **Phase:** x\n- **Risk**: low\n  more detail\n"
     block = parse(body).block
     assert block is not None
-    assert list(block.extra.items()) == [("PR", "#12"), ("Risk", "low\n  more detail")]
+    assert list(block.extra.items()) == [("PR", "#12"), ("Risk", "low\n    more detail")]
 
 
 def test_actor_id_is_first_word() -> None:

@@ -199,8 +199,11 @@ class Block(BaseModel):
             if _canon_label(name) in ALIASES:
                 raise ValueError(f"{name!r} is a known field, not an extra one")
             lines = [ln.rstrip() for ln in text.replace("\r", "\n").split("\n")]
-            first, rest = lines[0].strip(), [ln for ln in lines[1:] if ln.strip()]
-            rest = [ln if ln.startswith("  ") else "  " + ln.lstrip() for ln in rest]
+            first, rest = lines[0].strip(), [ln.strip() for ln in lines[1:] if ln.strip()]
+            if any(ln.startswith("<!-- ai-context:") for ln in rest):
+                raise ValueError(f"field {name!r} holds an ai-context marker line")
+            # Four spaces: no continuation line can then read as a heading, rule or fence.
+            rest = ["    " + ln for ln in rest]
             clean[name] = "\n".join([first, *rest])
         return clean
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context import __version__
+from ai_context import __version__, cli_digest
 from ai_context.block import Block, format_timestamp
 from ai_context.checks import CheckConfig, CheckResult, check_body
 from ai_context.cli_git import add_derive_command
@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_derive_command(sub)  # derive (cli_git.py)
     add_session_commands(sub)  # session save|load, scrub (cli_session.py)
+    cli_digest.register(sub, timestamp=_timestamp, duration=_duration, usage_error=UsageError)
     return parser
 
 

@@ -1,0 +1,147 @@
+"""`ai-context digest`, `summary` and `status` over the bundled examples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ai_context.cli import main
+from tests.conftest import EXAMPLES
+
+NOW = ["--now", "2026-05-27T09:00:00Z"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_digest_markdown_of_the_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), *NOW)
+    assert code == 0
+    assert out.startswith("## AI Context digest — 2026-05-27T09:00:00Z")
+    assert "**1 shipped · 1 in review · 2 in progress · 3 stuck**" in out
+    assert "Export invoices as CSV \\| monthly" in out
+    assert "[//]: # (ai-context-digest:v1:" in out
+
+
+def test_digest_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "digest", "--source", str(EXAMPLES), "--format", "json", *NOW)
+    data = json.loads(out)
+    assert code == 0 and data["window_hours"] == 24
+    assert [e["number"] for e in data["categories"]["stuck"]] == [102, 103, 104]
+    assert data["categories"]["shipped"][0]["reasons"] == ["closed as completed 4h ago"]
+
+
+def test_digest_slack_json_is_a_list_of_webhook_payloads(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for fmt in ("slack-json", "slack"):
+        code, out, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), "--format", fmt, *NOW)
+        messages = json.loads(out)
+        assert code == 0 and len(messages) == 1
+        assert messages[0]["blocks"][0]["type"] == "header"
+
+
+def test_window_and_stale_after_options(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(
+        capsys,
+        "digest",
+        "--issues-dir",
+        str(EXAMPLES),
+        "--format",
+        "json",
+        "--window",
+        "1h",
+        "--stale-after",
+        "7d",
+        *NOW,
+    )
+    data = json.loads(out)
+    assert data["counts"] == {"shipped": 0, "in_review": 1, "in_progress": 3, "stuck": 2}
+
+
+def test_previous_digest_gives_changes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    _, first, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), *NOW)
+    previous = tmp_path / "yesterday.md"
+    previous.write_text(first, encoding="utf-8")
+    code, out, _ = run(
+        capsys,
+        "digest",
+        "--issues-dir",
+        str(EXAMPLES),
+        "--now",
+        "2026-05-28T09:00:00Z",
+        "--previous",
+        str(previous),
+        "--format",
+        "json",
+    )
+    data = json.loads(out)
+    assert code == 0 and data["previous"]["status"] == "restored"
+    moved = {c["number"]: c["moved_from"] for c in data["changes"]}
+    assert moved == {101: "in_progress", 105: "in_review", 107: "in_progress"}
+
+
+def test_summary_of_one_task(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "summary", "#104", "--issues-dir", str(EXAMPLES), *NOW)
+    assert code == 0
+    assert out.startswith("## \\#104 SSO login")
+    assert "**Stuck**" in out and "Map IdP groups to roles (blocked)" in out
+    code, out, _ = run(
+        capsys, "summary", "104", "--issues-dir", str(EXAMPLES), "--format", "json", *NOW
+    )
+    assert json.loads(out)["category"] == "stuck"
+
+
+def test_status_of_one_actor_and_of_all(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "status", "cc-dana-desktop", "--issues-dir", str(EXAMPLES), *NOW)
+    assert code == 0
+    assert out.index("#103") < out.index("#106")  # stuck before shipped
+    _, everyone, _ = run(capsys, "status", "--issues-dir", str(EXAMPLES), *NOW)
+    assert everyone.count("\n## ") + everyone.startswith("## ") == 5
+    _, same, _ = run(
+        capsys, "status", "--actor", "cc-dana-desktop", "--issues-dir", str(EXAMPLES), *NOW
+    )
+    assert same == out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["digest", "--issues-dir", "no/such/dir"], "not a directory"),
+        (["digest", "--issues-dir", str(EXAMPLES), "--templates", "no/such/dir"], "does not exist"),
+        (["summary", "abc", "--issues-dir", str(EXAMPLES)], "not an issue number"),
+        (["summary", "999", "--issues-dir", str(EXAMPLES)], "no issue #999"),
+        (["status", "a", "--actor", "b", "--issues-dir", str(EXAMPLES)], "give the actor once"),
+    ],
+)
+def test_bad_usage_exits_2_with_a_message(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert message in err
+
+
+def test_a_broken_user_template_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "digest.md.j2").write_text("{{ digest.nope }}", encoding="utf-8")
+    code, _, err = run(
+        capsys, "digest", "--issues-dir", str(EXAMPLES), "--templates", str(tmp_path), *NOW
+    )
+    assert code == 2 and "template error" in err
+
+
+def test_a_user_template_replaces_the_bundled_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "digest.md.j2").write_text(
+        "{% for s in sections %}{{ s.title }}={{ s.count }};{% endfor %}\n", encoding="utf-8"
+    )
+    _, out, _ = run(
+        capsys, "digest", "--issues-dir", str(EXAMPLES), "--templates", str(tmp_path), *NOW
+    )
+    assert out == "Shipped=1;In review=1;In progress=2;Stuck=3;\n"

@@ -1,0 +1,166 @@
+"""The state a digest carries for the next one, the changes since the last digest, /status and
+one task's summary."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from datetime import timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ai_context.digest import (
+    CATEGORIES,
+    DigestState,
+    StateRead,
+    TaskState,
+    build_digest,
+    decode_state,
+    encode_state,
+    find_state,
+    plate,
+    state_line,
+    summarize_task,
+    urgency_tier,
+)
+from tests.digest_samples import INFRA, NOW, SHOP, block, issue, sample_issues, sample_previous
+
+states = st.builds(
+    DigestState,
+    generated_at=st.none() | st.just(NOW),
+    tasks=st.dictionaries(
+        st.tuples(st.text(max_size=30), st.integers(min_value=1, max_value=10**9)),
+        st.builds(TaskState, category=st.sampled_from(CATEGORIES), done=st.integers(0, 500)),
+        max_size=40,
+    ),
+)
+
+
+@given(states)
+def test_state_round_trips(state: DigestState) -> None:
+    read = find_state("Some digest text\n\n" + state_line(state) + "\n")
+    assert read.status == "restored"
+    assert read.state == state
+
+
+@given(st.text(max_size=300))
+def test_decoding_any_text_never_raises(text: str) -> None:
+    assert find_state(text).status in ("restored", "absent", "unreadable")
+    assert decode_state(text).status in ("restored", "unreadable")
+
+
+def test_the_state_line_is_a_markdown_link_reference_definition() -> None:
+    line = state_line(DigestState(tasks={(SHOP, 1): TaskState(category="stuck", done=2)}))
+    # CommonMark: [label]: destination (title); such a definition renders as nothing.
+    assert re.fullmatch(r"\[//\]: # \(ai-context-digest:v1:[A-Za-z0-9_=-]+\)", line)
+
+
+def test_the_encoding_is_compact_base64_json() -> None:
+    state = DigestState(
+        generated_at=NOW,
+        tasks={
+            (SHOP, 1): TaskState(category="stuck", done=2),
+            (INFRA, 7): TaskState(category="in_review", done=0),
+        },
+    )
+    payload = json.loads(base64.urlsafe_b64decode(encode_state(state)))
+    assert payload == {
+        "v": 1,
+        "at": "2026-05-27T09:00:00Z",
+        "r": {INFRA: [[7, "r", 0]], SHOP: [[1, "k", 2]]},
+    }
+    big = DigestState(
+        tasks={(SHOP, n): TaskState(category="in_progress", done=3) for n in range(1000, 2000)}
+    )
+    assert len(encode_state(big)) < 20_000  # 1,000 tasks stay well inside a 65,536 comment
+
+
+def test_no_previous_digest_is_a_first_digest() -> None:
+    assert find_state(None).status == "absent"
+    read = find_state("A comment that was never a digest")
+    assert read.status == "absent" and "no state" in read.detail
+
+
+def test_a_garbled_state_is_a_first_digest_and_says_so() -> None:
+    for text in (
+        "[//]: # (ai-context-digest:v1:!!!not-base64)",
+        "[//]: # (ai-context-digest:v1:" + base64.urlsafe_b64encode(b"[1,2]").decode() + ")",
+        "[//]: # (ai-context-digest:v1:"
+        + base64.urlsafe_b64encode(b'{"v":1,"r":{"a/b":[[1,"z",0]]}}').decode()
+        + ")",
+        "[//]: # (ai-context-digest:v9:eyJ2Ijo5fQ==)",
+    ):
+        read = find_state(text)
+        assert read.status == "unreadable", text
+        assert "treated as the first digest" in read.detail
+        digest = build_digest(sample_issues(), NOW, previous=read)
+        assert digest.first and digest.changes == ()
+
+
+def test_the_last_state_line_wins() -> None:
+    old = state_line(DigestState(tasks={(SHOP, 1): TaskState(category="stuck", done=0)}))
+    new = state_line(DigestState(tasks={(SHOP, 2): TaskState(category="stuck", done=0)}))
+    assert set(find_state(f"{old}\n\ntext\n\n{new}\n").state.tasks) == {(SHOP, 2)}
+
+
+def test_changes_since_the_last_digest() -> None:
+    digest = build_digest(sample_issues(), NOW, previous=sample_previous())
+    changes = {c.number: c for c in digest.changes}
+    assert set(changes) == {1, 2, 4, 6, 12}
+    assert (changes[1].moved_from, changes[1].category, changes[1].steps_completed) == (
+        "in_progress",
+        "shipped",
+        1,
+    )
+    assert (changes[2].moved_from, changes[2].steps_completed) == ("in_progress", 1)
+    assert (changes[4].moved_from, changes[4].steps_completed, changes[4].new) == (None, 1, False)
+    assert (changes[6].moved_from, changes[6].category) == ("in_progress", "stuck")
+    assert changes[12].new and changes[12].repository == INFRA
+
+
+def test_a_plan_rewritten_shorter_is_not_negative_progress() -> None:
+    previous = StateRead(
+        status="restored",
+        state=DigestState(tasks={(SHOP, 1): TaskState(category="in_progress", done=5)}),
+    )
+    digest = build_digest([issue(1, "t", block())], NOW, previous=previous)
+    assert digest.changes == ()
+
+
+def test_a_digest_state_feeds_the_next_digest() -> None:
+    first = build_digest(sample_issues(), NOW)
+    later = build_digest(
+        sample_issues(), NOW + timedelta(minutes=5), previous=find_state(state_line(first.state()))
+    )
+    assert later.previous.status == "restored" and later.changes == ()
+
+
+def test_the_plate_orders_by_urgency() -> None:
+    issues = [
+        issue(1, "review", block(actor="me", phase="in review", hours_ago=3)),
+        issue(2, "fresh", block(actor="me", hours_ago=1)),
+        issue(3, "older", block(actor="me", hours_ago=8)),
+        issue(4, "stale", block(actor="me", hours_ago=30)),
+        issue(
+            5, "blocked step", block(actor="me", plan=("a (done)", "b (blocked)"), hours_ago=0.5)
+        ),
+        issue(6, "shipped", block(actor="me", phase="done")),
+        issue(7, "stuck, fresher", block(actor="Me", blockers=("x",), hours_ago=2)),
+        issue(8, "someone else", block(actor="you")),
+    ]
+    mine = plate(build_digest(issues, NOW), "ME")
+    assert [e.number for e in mine.entries] == [4, 7, 5, 3, 2, 1, 6]
+    assert [urgency_tier(e) for e in mine.entries][:3] == ["stuck", "stuck", "blocked step"]
+    assert mine.counts["stuck"] == 2
+
+
+def test_a_task_summary_has_the_whole_block_and_its_findings() -> None:
+    summary = summarize_task(issue(7, "Half", block(next_step=None)), NOW)
+    assert summary.category == "stuck" and summary.has_block and not summary.complete
+    assert [s.status for s in summary.plan] == ["done", "in progress", "pending"]
+    assert summary.current_step == "Test it" and summary.plan_done == 1
+    assert any(f.code == "AIC201" for f in summary.findings)
+    outside = summarize_task(issue(8, "Plain", "no block"), NOW)
+    assert outside.category is None and outside.reasons == ("no AI Context block",)
