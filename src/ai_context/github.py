@@ -11,7 +11,7 @@ Every HTTP attempt, retries included, is counted.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -210,14 +210,33 @@ class GitHub:
 
     # --- reads ----------------------------------------------------------------------------
 
-    def list_issues(self, state: str = "open") -> list[Issue]:
-        """Issues (not pull requests), 100 a page."""
+    def list_issues(
+        self,
+        state: str = "open",
+        *,
+        assignee: str | None = None,
+        labels: Sequence[str] = (),
+        sort: str | None = None,
+        limit: int | None = None,
+    ) -> list[Issue]:
+        """Issues (not pull requests), 100 a page, filtered by GitHub, newest first by SORT
+        (created, updated, comments) when given. Pages stop once LIMIT issues are in hand."""
+        filters: dict[str, Any] = {"state": state}
+        if assignee is not None:
+            filters["assignee"] = assignee
+        if labels:
+            filters["labels"] = list(labels)
+        if sort is not None:
+            filters.update(sort=sort, direction="desc")
+        found: list[Issue] = []
         with _translated("list issues"):
-            return [
-                issue_from_json(raw, self.repository)
-                for raw in (_raw(i) for i in self._repo.get_issues(state=state))
-                if "pull_request" not in raw
-            ]
+            for raw in (_raw(i) for i in self._repo.get_issues(**filters)):
+                if "pull_request" in raw:
+                    continue
+                found.append(issue_from_json(raw, self.repository))
+                if limit is not None and len(found) >= limit:
+                    break
+        return found
 
     def get_issue(self, number: int) -> Issue:
         with _translated(f"read issue #{number}"):
