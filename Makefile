@@ -16,6 +16,8 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.installed
 	$(BIN)/ai-context report --issues-dir examples --now 2026-05-27T09:00:00Z
+	@echo
+	$(BIN)/ai-context digest --issues-dir examples --now 2026-05-27T09:00:00Z
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks

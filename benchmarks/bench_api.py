@@ -22,7 +22,7 @@ from tests.fakes import GitHubFake
 
 ISSUES, BROKEN, FIXED = 1000, 50, 10
 INCOMPLETE = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n"
-NOW = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"}
+NOW = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z", "INPUT_JOBS": "check"}
 
 
 def writes(gh: GitHubFake) -> int:

@@ -88,7 +88,7 @@ def test_autoescape_is_on_for_html_only(tmp_path: Path) -> None:
 
 def test_text_is_data_not_template_source() -> None:
     out = render(make_env(None), "task.md.j2", **_minimal_task("{{ 7*7 }} {% raw %}"))
-    assert "49" not in out and "\\{\\{ 7\\*7 \\}\\} \\{% raw %\\}" in out
+    assert "49" not in out and "{{ 7\\*7 }} {% raw %}" in out
 
 
 def _minimal_task(title: str) -> dict[str, object]:
@@ -106,7 +106,7 @@ def test_md_cell_escapes_what_breaks_a_table_or_renders_markup() -> None:
     assert md_cell("line1\nline2\r\nline3") == "line1 line2 line3"
     assert md_cell("<script>x</script> & co") == "&lt;script&gt;x&lt;/script&gt; &amp; co"
     assert md_cell("[click](javascript:x) *b* _i_ `c` ~s~ \\") == (
-        "\\[click\\]\\(javascript:x\\) \\*b\\* \\_i\\_ \\`c\\` \\~s\\~ \\\\"
+        "\\[click\\](javascript:x) \\*b\\* \\_i\\_ \\`c\\` \\~s\\~ \\\\"
     )
     assert md_cell("ping @octocat and @acme/team") == f"ping @{ZWJ}octocat and @{ZWJ}acme/team"
     assert md_cell(None) == ""

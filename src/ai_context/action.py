@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from ai_context.block import find, parse
 from ai_context.checks import CheckResult
 from ai_context.config import ConfigError, Settings, load_settings, mask_secrets
+from ai_context.digest_job import deliver_digest
 from ai_context.findings import Finding
 from ai_context.github import (
     DEFAULT_API_URL,
@@ -140,12 +141,23 @@ class RunContext:
     api_calls: dict[str, Callable[[], int]] = field(default_factory=dict)
     exit_codes: list[int] = field(default_factory=list)
     workflow_env: Mapping[str, str] = field(default_factory=dict)
+    github_api_url: str = DEFAULT_API_URL
     _issues: list[Issue] | None = None
+    _open: list[Issue] | None = None
+
+    def open_issues(self) -> list[Issue]:
+        """Every open issue of the repository, listed once per run (100 a page)."""
+        if self._open is None:
+            self._open = self.github.list_issues("open")
+        return self._open
 
     def issues(self) -> list[Issue]:
         """The tasks this run is about, fetched once and shared by every job."""
         if self._issues is None:
-            self._issues = _issues_for(self.route, self.github, self.workflow)
+            if self.route.scan_all:
+                self._issues = [issue for issue in self.open_issues() if is_task(issue)]
+            else:
+                self._issues = _issues_for(self.route, self.github, self.workflow)
         return self._issues
 
 
@@ -221,13 +233,54 @@ def _session_files(ctx: RunContext) -> list[Finding]:
     return findings
 
 
+def digest_job(ctx: RunContext) -> None:
+    """Shipped / in review / in progress / stuck, to the digest issue, Slack and the summary."""
+    if not ctx.route.scan_all:
+        ctx.workflow.log("ai-context: the digest runs on schedule and workflow_dispatch only")
+        return
+    settings = ctx.settings
+
+    def other(repo: str) -> GitHub:
+        assert settings.github_token is not None
+        adapter = GitHub(
+            settings.github_token,
+            repo,
+            api_url=ctx.github_api_url,
+            write_interval=settings.write_interval,
+            retries=settings.http_retries,
+            backoff=settings.http_backoff,
+            counter=ctx.github.counter,
+        )
+        return adapter
+
+    outcome = deliver_digest(
+        github=ctx.github,
+        settings=settings,
+        extras=ctx.extras,
+        open_issues=ctx.open_issues(),
+        tasks=ctx.issues(),
+        now=ctx.now,
+        workspace=Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or "."),
+        other_repos=other,
+        log=ctx.workflow.log,
+    )
+    ctx.outputs["digest-url"] = outcome.url
+    ctx.summary.append(outcome.markdown)
+    if outcome.slack is not None:
+        slack_calls = outcome.slack.calls
+        ctx.api_calls["Slack"] = lambda: slack_calls
+    for error in outcome.errors:
+        ctx.workflow.annotate("error", error, title="ai-context: digest delivery failed")
+        ctx.exit_codes.append(3)
+
+
 # Jobs by name, and the ones `jobs: auto` runs for each event. Other jobs register here.
-JOBS: dict[str, Job] = {"check": check_job}
+JOBS: dict[str, Job] = {"check": check_job, "digest": digest_job}
 AUTO_JOBS: dict[str, tuple[str, ...]] = {
     "issues": ("check",),
     "push": ("check",),
-    "schedule": ("check",),
-    "workflow_dispatch": ("check",),
+    "schedule": ("check", "digest"),
+    "workflow_dispatch": ("check", "digest"),
 }
 
 
@@ -282,6 +335,7 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         route=route(event, _payload(env), settings, repository),
         outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
         workflow_env=env,
+        github_api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total
     if ctx.route.skipped:
@@ -319,8 +373,6 @@ def _payload(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _issues_for(plan: Route, github: GitHub, wf: Workflow) -> list[Issue]:
-    if plan.scan_all:
-        return [issue for issue in github.list_issues("open") if is_task(issue)]
     issues = list(plan.issues)
     for number in plan.numbers:
         try:

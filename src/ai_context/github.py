@@ -218,6 +218,7 @@ class GitHub:
         labels: Sequence[str] = (),
         sort: str | None = None,
         limit: int | None = None,
+        since: datetime | None = None,
     ) -> list[Issue]:
         """Issues (not pull requests), 100 a page, filtered by GitHub, newest first by SORT
         (created, updated, comments) when given. Pages stop once LIMIT issues are in hand."""
@@ -228,6 +229,8 @@ class GitHub:
             filters["labels"] = list(labels)
         if sort is not None:
             filters.update(sort=sort, direction="desc")
+        if since is not None:  # updated at or after: GitHub filters, we pay for no more
+            filters["since"] = since
         found: list[Issue] = []
         with _translated("list issues"):
             for raw in (_raw(i) for i in self._repo.get_issues(**filters)):
@@ -255,6 +258,13 @@ class GitHub:
         return None if limit < 0 else (remaining, limit)
 
     # --- writes ---------------------------------------------------------------------------
+
+    def create_issue(self, title: str, body: str, labels: Sequence[str] = ()) -> Issue:
+        with _translated("create an issue"):
+            data = self._request(
+                "POST", "/issues", {"title": title, "body": body, "labels": list(labels)}
+            )
+            return issue_from_json(data, self.repository)
 
     def update_issue_body(self, number: int, body: str) -> Issue:
         with _translated(f"update issue #{number}"):

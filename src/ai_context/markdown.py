@@ -1,14 +1,17 @@
 """Escaping issue text for GitHub Markdown: text from issues is data, never markup.
 
-Escapes Markdown punctuation and HTML, folds newlines, and breaks @mentions with a zero-width
-joiner so a title or block can neither format, inject HTML nor ping anyone.
+Escapes the characters that format inline text (emphasis, code, links, tables, strikethrough)
+and HTML, a line-start marker (heading, list, quote), folds newlines, and breaks @mentions
+with a zero-width joiner, so a title or block can neither format, inject HTML nor ping anyone.
+Plain punctuation stays readable: `#123` still links the issue, `v1.2-rc` needs no backslash.
 """
 
 from __future__ import annotations
 
 import re
 
-_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")
+_LINE_START = re.compile(r"^(\s*)(?:([#+\-])|(\d+)([.)]))")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 ZWJ = "\u200d"
 
@@ -17,7 +20,16 @@ def escape_text(text: str) -> str:
     """One line of inline Markdown that renders as exactly the characters given."""
     flat = " ".join(text.replace("\r", "\n").split("\n"))
     html = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MENTION.sub("@" + ZWJ, _PUNCTUATION.sub(r"\\\1", html))
+    escaped = _PUNCTUATION.sub(r"\\\1", html)
+    escaped = _LINE_START.sub(_escape_marker, escaped, count=1)
+    return _MENTION.sub("@" + ZWJ, escaped)
+
+
+def _escape_marker(match: re.Match[str]) -> str:
+    # `# x`, `- x`, `+ x` need the backslash before the marker; `1. x` before the dot.
+    if match.group(2):
+        return f"{match.group(1)}\\{match.group(2)}"
+    return f"{match.group(1)}{match.group(3)}\\{match.group(4)}"
 
 
 def escape_cell(text: str) -> str:

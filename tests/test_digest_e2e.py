@@ -1,0 +1,109 @@
+"""The digest end to end: a scheduled `python -m ai_context` against loopback GitHub and Slack."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.actionrun import run_action
+from tests.conftest import SEED_BLOCK
+from tests.fakes import GitHubFake, SlackFake
+
+TOKEN = "ghs_digestE2eToken0123456789abcdefABCDEF"
+BOT = "github-actions[bot]"
+T0 = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
+NOW = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"}
+
+
+@pytest.fixture
+def gh() -> Iterator[GitHubFake]:
+    with GitHubFake(token=TOKEN, now=T0) as fake:
+        fake.add_issue("o/r", "Booking history", SEED_BLOCK, number=1)
+        blocked = SEED_BLOCK.replace("- **Blockers:** none", "- **Blockers:**\n  - IdP metadata")
+        fake.add_issue("o/r", "SSO <!channel> | @here", blocked, number=2)
+        review = SEED_BLOCK.replace("implementing (chunk 3 of 5)", "in review")
+        fake.add_issue("o/r", "Dark mode", review, number=3, labels=["in-review"])
+        done = SEED_BLOCK.replace("implementing (chunk 3 of 5)", "done")
+        fake.add_issue(
+            "o/r",
+            "Flaky test",
+            done,
+            number=4,
+            state="closed",
+            closed_at=datetime(2026, 5, 26, 12, tzinfo=UTC),
+        )
+        fake.add_issue("o/r", "Digest", "", number=9, labels=["ai-context:digest"])
+        yield fake
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackFake]:
+    with SlackFake() as fake:
+        yield fake
+
+
+def run(gh: GitHubFake, tmp: Path, slack: SlackFake | None = None, **env: str) -> Any:
+    inputs = {"slack-webhook-url": slack.webhook_url} if slack else {}
+    return run_action(
+        tmp, gh.url, "schedule", {}, token=TOKEN, inputs=inputs, extra_env={**NOW, **env}
+    )
+
+
+def digests(gh: GitHubFake) -> list[Any]:
+    return [c for c in gh.comments("o/r", 9) if c.user == BOT]
+
+
+def test_posts_one_comment_and_one_slack_set_then_edits_same_day(
+    gh: GitHubFake, slack: SlackFake, tmp_path: Path
+) -> None:
+    first = run(gh, tmp_path / "1", slack)
+    assert first.code == 0, first.stdout + first.stderr
+    [comment] = digests(gh)
+    assert comment.body.startswith("<!-- ai-context:digest 2026-05-26 -->")
+    assert "Flaky test" in comment.body and "Dark mode" in comment.body
+    assert first.outputs["digest-url"].endswith(f"#issuecomment-{comment.id}")
+    assert len(slack.messages) >= 1 and slack.rejected == []
+    text = str(slack.messages)
+    assert "<!channel>" not in text and "@here" not in text  # escaped, cannot ping
+    assert "Booking history" in first.summary  # the step summary carries the digest
+    first_body = comment.body
+
+    gh.edit_issue("o/r", 1, body=SEED_BLOCK.replace("(in progress)", "(done)"))
+    second = run(gh, tmp_path / "2", slack, AI_CONTEXT_NOW="2026-05-26T16:00:00Z")
+    assert second.code == 0, second.stdout + second.stderr
+    [edited] = digests(gh)
+    assert edited.id == comment.id and edited.body != first_body
+
+
+def test_unchanged_rerun_writes_nothing(gh: GitHubFake, tmp_path: Path) -> None:
+    run(gh, tmp_path / "1")
+    gh.reset_requests()
+    again = run(gh, tmp_path / "2")
+    assert again.code == 0
+    assert [r for r in gh.requests if r.method != "GET"] == []
+
+
+def test_slack_410_fails_clearly_while_the_comment_lands(
+    gh: GitHubFake, slack: SlackFake, tmp_path: Path
+) -> None:
+    slack.fail_next("POST", "*", status=410, body="channel_is_archived")
+    result = run(gh, tmp_path, slack)
+    assert result.code == 3
+    assert "channel_is_archived" in result.stdout
+    shown = result.stdout.replace(f"::add-mask::{slack.webhook_url}\n", "") + result.stderr
+    assert slack.webhook_url not in shown
+    assert len(digests(gh)) == 1
+
+
+def test_digest_issue_is_created_when_absent(tmp_path: Path) -> None:
+    with GitHubFake(token=TOKEN, now=T0) as gh:
+        gh.add_issue("o/r", "Booking history", SEED_BLOCK, number=1)
+        result = run(gh, tmp_path)
+        assert result.code == 0, result.stdout + result.stderr
+        created = gh.issue("o/r", 2)
+        assert created.labels == ["ai-context:digest"]
+        assert len([c for c in gh.comments("o/r", 2) if c.user == BOT]) == 1
