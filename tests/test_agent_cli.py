@@ -131,12 +131,12 @@ def test_handoff_and_done(fake: GitHubFake) -> None:
     run(["save", "1"], SEED_BLOCK)
     code, out, _ = run(["handoff", "1", "--to", "cc-noa-desktop"])
     assert code == 0 and "handed off acme/shop#1" in out and "to cc-noa-desktop" in out
-    code, out, _ = run(
-        ["done", "1", "--pr", "https://x/pull/2", "--followup", "a", "--format", "json"]
-    )
+    argv = ["done", "1", "--pr", "https://x/pull/2", "--followup", "a", "b", "--followup", "c"]
+    code, out, _ = run([*argv, "--format", "json"])
     data = json.loads(out)
     assert code == 0 and data["state"]["phase"] == "done"
     assert data["state"]["extra"]["Pull request"] == "https://x/pull/2"
+    assert data["state"]["extra"]["Follow-ups"] == "\n  - a\n  - b\n  - c"
 
 
 @pytest.mark.parametrize(
@@ -225,3 +225,12 @@ def test_agent_commands_import_neither_jinja2_nor_the_github_client_to_start() -
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_seeds_single_file_cache(fake: GitHubFake, tmp_path: Path) -> None:
+    seed_file = ".claude/session/active-context.json"
+    assert run(["save", "1", "--cache", seed_file], SEED_BLOCK)[0] == 0
+    stored = json.loads((tmp_path / seed_file).read_text(encoding="utf-8"))
+    assert (stored["repository"], stored["issue"]) == (REPO, 1)
+    code, out, _ = run(["resume", "--cache", seed_file, "--format", "json"])
+    assert code == 0 and json.loads(out)["source"] == "cache"

@@ -105,13 +105,24 @@ def test_single_file_layout_holds_the_one_active_task(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "session" / "active-context.json"
     cache = open_cache(path)
     assert isinstance(cache, SingleFileCache)
-    cache.store(entry(issue=12))
-    cache.store(entry(issue=13))
+    clean = revision(BLOCK)  # type: ignore[arg-type]
+    cache.store(entry(issue=12, base=clean))
+    cache.store(entry(issue=13, base=clean))
     assert cache.load("acme/shop", 12) is None
     assert cache.load("acme/shop", 13) is not None
     now = datetime.now(UTC)
     assert [e.issue for e in cache.recent("acme/shop", timedelta(hours=24), now)] == [13]
     assert cache.log_conflict({"x": 1}).name == "active-context.conflicts.jsonl"
+
+
+def test_single_file_will_not_drop_another_tasks_unpushed_changes(tmp_path: Path) -> None:
+    cache = SingleFileCache(tmp_path / "active-context.json")
+    cache.store(entry(issue=12, base="never pushed"))
+    with pytest.raises(CacheError, match=r"acme/shop#12 that never reached the issue"):
+        cache.store(entry(issue=13))
+    cache.store(entry(issue=12, base=revision(BLOCK)))  # type: ignore[arg-type]
+    cache.store(entry(issue=13))
+    assert cache.load("acme/shop", 13) is not None
 
 
 def test_open_cache_defaults_env_and_bad_paths(tmp_path: Path) -> None:

@@ -123,7 +123,12 @@ def add_agent_commands(sub: Any) -> None:
     done.add_argument("issue", type=_issue, metavar="ISSUE")
     done.add_argument("--pr", metavar="URL", help="the pull request that shipped it")
     done.add_argument(
-        "--followup", action="append", default=[], metavar="TEXT", help="repeat for each one"
+        "--followup",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="TEXT",
+        help="follow-up work, one argument each",
     )
     done.add_argument("--shipped", metavar="TEXT", help="default: the plan's done steps")
     done.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")

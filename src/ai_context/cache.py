@@ -188,7 +188,8 @@ class DirectoryCache:
 
 
 class SingleFileCache:
-    """The seeds' layout: one file for the one active task; storing another task replaces it."""
+    """The seeds' layout: one file for the one active task. Storing another task replaces it,
+    unless the file holds changes that never reached their issue."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -207,6 +208,17 @@ class SingleFileCache:
         return entry
 
     def store(self, entry: CacheEntry) -> Path:
+        held = _read_entry(self.path)
+        if (
+            held is not None
+            and held.dirty
+            and (held.issue != entry.issue or not _same_repo(held.repository, entry.repository))
+        ):
+            raise CacheError(
+                f"{self.path} holds changes to {held.repository}#{held.issue} that never reached "
+                f"the issue; run `ai-context resume {held.issue}` to push or drop them first, or "
+                "use a cache directory (one file per task)"
+            )
         atomic_write(self.path, _dump(entry))
         return self.path
 
