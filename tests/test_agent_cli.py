@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.agent_cli import login_for, repository_from_remote
 from ai_context.cli import UsageError, main
+from ai_context.cli_agent import login_for
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -177,22 +177,6 @@ def test_an_issue_url_names_the_repository(
     monkeypatch.delenv("GITHUB_REPOSITORY")
     code, out, _ = run(["save", "https://github.com/acme/shop/issues/1"], SEED_BLOCK)
     assert code == 0 and "acme/shop#1" in out
-
-
-@pytest.mark.parametrize(
-    ("url", "repo"),
-    [
-        ("https://github.com/acme/shop.git", "acme/shop"),
-        ("https://github.com/acme/shop", "acme/shop"),
-        ("git@github.com:acme/shop.git", "acme/shop"),
-        ("ssh://git@ghe.example.com:2222/acme/shop.git", "acme/shop"),
-        ("https://x-access-token:abc@github.com/acme/shop.git\n", "acme/shop"),
-        ("https://ghe.example.com/scm/acme/shop/", "acme/shop"),
-        ("not a url", None),
-    ],
-)
-def test_repository_from_git_remote(url: str, repo: str | None) -> None:
-    assert repository_from_remote(url) == repo
 
 
 def test_repository_from_the_origin_remote(

@@ -1,7 +1,7 @@
 """The agent side's shell: save, resume, handoff and done over the issue and the local cache.
 
 Each command is one function that takes its adapters (the GitHub adapter, or anything with the
-same methods; the cache; the clock) and returns an Outcome; agent_cli.py turns arguments into
+same methods; the cache; the clock) and returns an Outcome; cli_agent.py turns arguments into
 calls and Outcomes into text or JSON. The decisions are reconcile.py's.
 
 GitHub has no compare-and-swap on issue bodies, so a write re-reads the issue right before its
@@ -86,7 +86,7 @@ class Candidate(BaseModel):
 
 
 class Outcome(BaseModel):
-    """What a command did: agent_cli renders it and maps `status` to the exit code."""
+    """What a command did: cli_agent renders it and maps `status` to the exit code."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -78,9 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_session_commands(sub)  # session save|load, scrub (cli_session.py)
     cli_digest.register(sub, timestamp=_timestamp, duration=_duration, usage_error=UsageError)
 
-    from ai_context.agent_cli import add_agent_commands  # noqa: PLC0415 - needs cli loaded
+    from ai_context.cli_agent import add_agent_commands  # noqa: PLC0415 - needs cli loaded
 
-    add_agent_commands(sub)  # save, resume, handoff, done
+    add_agent_commands(sub)  # save, resume, handoff, done (cli_agent.py)
     return parser
 
 

@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -48,7 +47,6 @@ EXIT_BY_STATUS = {
     "pick": EXIT_USAGE,
 }
 _ISSUE_URL_RE = re.compile(r"https?://[^/]+/(?:[^/]+/)*?([^/]+/[^/]+)/(?:issues|pull)/(\d+)/?")
-_REMOTE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:[^@/]+@)?[^/:]+[:/](.+?)(?:\.git)?/?$")
 
 
 # --- arguments ----------------------------------------------------------------------------
@@ -139,27 +137,13 @@ def add_agent_commands(sub: Any) -> None:
 # --- settings -----------------------------------------------------------------------------
 
 
-def repository_from_remote(url: str) -> str | None:
-    """owner/name from a git remote URL (https, ssh or scp-like), any host."""
-    match = _REMOTE_RE.match(url.strip())
-    if not match:
-        return None
-    parts = [p for p in match.group(1).split("/") if p]
-    return "/".join(parts[-2:]) if len(parts) >= 2 else None
-
-
 def _git_remote() -> str | None:
+    from ai_context.gitrepo import GitError, remote_repository  # noqa: PLC0415
+
     try:
-        done = subprocess.run(
-            ["git", "config", "--get", "remote.origin.url"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        return remote_repository(Path.cwd())
+    except GitError:
         return None
-    return repository_from_remote(done.stdout) if done.returncode == 0 else None
 
 
 def _repository(args: argparse.Namespace, env: Mapping[str, str]) -> str:
