@@ -6,7 +6,10 @@ calls and Outcomes into text or JSON. The decisions are reconcile.py's.
 
 GitHub has no compare-and-swap on issue bodies, so a write re-reads the issue right before its
 PATCH: a body changed since the read gets the block re-applied on the fresh text (human text
-outside the block is never lost), and a block changed by another actor stops the write.
+outside the block is never lost), and a block changed by another actor stops the write. The
+read is the cache's copy of the body when it has one (so a save costs 2 calls), else a GET.
+What lands between the re-read and the PATCH (one round trip) can still be overwritten: GitHub
+offers no conditional update of an issue body.
 """
 
 from __future__ import annotations
