@@ -416,7 +416,7 @@ def test_done_writes_the_final_block(fake: GitHubFake, tmp_path: Path) -> None:
     assert final.phase == "done" and final.blockers == ()
     assert final.extra["Pull request"] == "https://github.com/acme/shop/pull/9"
     assert final.extra["Shipped"] == "Add UserBookingRepository; Wire into BookingService"
-    assert final.extra["Follow-ups"] == "\n  - Add metrics\n  - Backfill old bookings"
+    assert final.extra["Follow-ups"] == "\n    - Add metrics\n    - Backfill old bookings"
     assert body(fake).endswith(HUMAN)
     with pytest.raises(agent.AgentError, match="not a URL"):
         agent.done(github(fake), cache, 1, pr="#9", now=T)

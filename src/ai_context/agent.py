@@ -723,7 +723,7 @@ def final_block(
     if pr:
         extra["Pull request"] = pr
     items = [item.strip() for item in followups if item.strip()]
-    extra["Follow-ups"] = "\n".join(["", *(f"  - {item}" for item in items)]) if items else "none"
+    extra["Follow-ups"] = "\n".join(["", *(f"- {item}" for item in items)]) if items else "none"
     next_step = "the follow-ups below (the task itself is done)" if items else "none (task done)"
     return with_changes(
         block,
