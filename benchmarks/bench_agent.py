@@ -23,7 +23,20 @@ from tests.fakes import GitHubFake  # noqa: E402
 
 REPO = "acme/shop"
 HUMAN = "Users need their booking history.\n\n" + "Acceptance criteria and notes. " * 60 + "\n"
-WATCHED = ("ai_context.block", "pydantic", "github", "requests", "yaml", "ai_context.github")
+WATCHED = (
+    "ai_context.cli",
+    "ai_context.cli_digest",
+    "ai_context.cli_session",
+    "ai_context.cli_git",
+    "ai_context.agent",
+    "ai_context.github",
+    "ai_context.block",
+    "jinja2",
+    "github",
+    "requests",
+    "pydantic",
+    "yaml",
+)
 
 
 class Runner:
@@ -131,7 +144,8 @@ def main() -> None:
         print(f"  resume beyond bare start-up: {extra * 1000:.1f} ms (the GitHub client's")
         print("  imports, one HTTP round trip, the cache write)")
 
-        print("\ncumulative import time of `ai-context resume` (ms, one run):")
+        print("\ncumulative import time of `ai-context resume` (ms, one run; nested: a module's")
+        print("figure includes what it was first to import):")
         for name, ms in sorted(import_times(laptop, [*cli, "resume"]).items(), key=lambda p: -p[1]):
             print(f"  {name:22} {ms:7.1f}")
 
