@@ -77,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_derive_command(sub)  # derive (cli_git.py)
     add_session_commands(sub)  # session save|load, scrub (cli_session.py)
     cli_digest.register(sub, timestamp=_timestamp, duration=_duration, usage_error=UsageError)
+
+    from ai_context.cli_agent import add_agent_commands  # noqa: PLC0415 - needs cli loaded
+
+    add_agent_commands(sub)  # save, resume, handoff, done (cli_agent.py)
     return parser
 
 

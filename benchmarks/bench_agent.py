@@ -1,0 +1,160 @@
+"""Agent checkpoints: wall time of `ai-context resume` and `save` as processes (cold start
+included) against the loopback GitHub, beside `python -c pass` (the reference), where the
+start-up goes (import times), and the GitHub calls each command costs (goal: resume 1, save 2-3).
+Run: `make bench` or `python benchmarks/bench_agent.py [ROUNDS]`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.fakes
+
+from tests.conftest import SEED_BLOCK  # noqa: E402
+from tests.fakes import GitHubFake  # noqa: E402
+
+REPO = "acme/shop"
+HUMAN = "Users need their booking history.\n\n" + "Acceptance criteria and notes. " * 60 + "\n"
+WATCHED = (
+    "ai_context.cli",
+    "ai_context.cli_digest",
+    "ai_context.cli_session",
+    "ai_context.cli_git",
+    "ai_context.agent",
+    "ai_context.github",
+    "ai_context.block",
+    "jinja2",
+    "github",
+    "requests",
+    "pydantic",
+    "yaml",
+)
+
+
+class Runner:
+    def __init__(self, fake: GitHubFake, cache: Path) -> None:
+        self.fake = fake
+        self.env = {
+            **os.environ,
+            "GITHUB_TOKEN": "t",
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_API_URL": fake.url,
+            "AI_CONTEXT_CACHE": str(cache),
+            "AI_CONTEXT_ACTOR": "cc-ariel-laptop",
+        }
+        self.env.pop("GH_TOKEN", None)
+        self.cwd = cache.parent
+
+    def run(self, argv: list[str], stdin: str = "") -> tuple[float, int, str, str]:
+        """(seconds, GitHub calls, stdout, stderr) of one process."""
+        before = self.fake.count()
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, *argv],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.cwd,
+            check=False,
+        )
+        elapsed = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{argv} exited {done.returncode}: {done.stderr or done.stdout}")
+        return elapsed, self.fake.count() - before, done.stdout, done.stderr
+
+
+def interleaved(
+    runner: Runner, commands: dict[str, tuple[list[str], str]], rounds: int
+) -> dict[str, list[float]]:
+    """Seconds per run of each command, run round-robin so machine noise hits all alike."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, (argv, stdin) in commands.items():
+            times[name].append(runner.run(argv, stdin)[0])
+    return times
+
+
+def import_times(runner: Runner, argv: list[str]) -> dict[str, float]:
+    """Cumulative import time (ms) of the watched modules, from `python -X importtime`."""
+    _, _, _, err = runner.run(["-X", "importtime", *argv])
+    found: dict[str, float] = {}
+    for line in err.splitlines():
+        parts = [p.strip() for p in line.removeprefix("import time:").split("|")]
+        if len(parts) == 3 and parts[2] in WATCHED and parts[1].isdigit():
+            found[parts[2]] = int(parts[1]) / 1000
+    return found
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    with GitHubFake() as fake, tempfile.TemporaryDirectory() as tmp:
+        fake.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"], labels=["in-progress"])
+        for name in "abc":
+            (Path(tmp) / name).mkdir()
+        laptop = Runner(fake, Path(tmp) / "a" / "cache")
+        fresh = Runner(fake, Path(tmp) / "b" / "cache")
+        phone = Runner(fake, Path(tmp) / "c" / "cache")
+        cli = ["-m", "ai_context"]
+
+        # GitHub calls per command (each counted at the fake, retries included).
+        calls = {
+            "save, no cache (read, re-read, PATCH)": laptop.run([*cli, "save", "1"], SEED_BLOCK)[1],
+            "save, cache holds the body (re-read, PATCH)": laptop.run(
+                [*cli, "save", "1"], SEED_BLOCK.replace("Finish", "Then finish")
+            )[1],
+            "save --dry-run": laptop.run([*cli, "save", "1", "--dry-run"], SEED_BLOCK)[1],
+            "resume, task named by the cache": laptop.run([*cli, "resume"])[1],
+            "resume ISSUE on a fresh machine": fresh.run([*cli, "resume", "1"])[1],
+            "resume, found by assignee + label": phone.run([*cli, "resume", "--assignee", "ariel"])[
+                1
+            ],
+        }
+
+        # Wall time as processes, cold start included.
+        print(f"agent commands as processes, {rounds} rounds, interleaved (median / best):")
+        times = interleaved(
+            laptop,
+            {
+                "python -c pass (reference)": (["-c", "pass"], ""),
+                "ai-context --version (start-up only)": ([*cli, "--version"], ""),
+                "ai-context resume (cache names the task)": ([*cli, "resume"], ""),
+                "ai-context save ISSUE (cache holds the body)": ([*cli, "save", "1"], SEED_BLOCK),
+            },
+            rounds,
+        )
+        medians = {name: statistics.median(runs) for name, runs in times.items()}
+        reference = medians["python -c pass (reference)"]
+        for name, runs in times.items():
+            median, best = medians[name], min(runs)
+            ratio = median / reference
+            print(f"  {name:46} {median * 1000:7.1f} ms / {best * 1000:7.1f} ms  ({ratio:5.1f}x)")
+        extra = (
+            medians["ai-context resume (cache names the task)"]
+            - medians["ai-context --version (start-up only)"]
+        )
+        print(f"  resume beyond bare start-up: {extra * 1000:.1f} ms (the GitHub client's")
+        print("  imports, one HTTP round trip, the cache write)")
+
+        print("\ncumulative import time of `ai-context resume` (ms, one run; nested: a module's")
+        print("figure includes what it was first to import):")
+        for name, ms in sorted(import_times(laptop, [*cli, "resume"]).items(), key=lambda p: -p[1]):
+            print(f"  {name:22} {ms:7.1f}")
+
+        print("\nGitHub calls per command (goal: resume 1, save 2-3):")
+        for name, n in calls.items():
+            print(f"  {name:46} {n}")
+        _, _, out, _ = laptop.run([*cli, "resume", "--format", "json"])
+        assert json.loads(out)["github_calls"] == calls["resume, task named by the cache"]
+
+
+if __name__ == "__main__":
+    main()

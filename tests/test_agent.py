@@ -1,0 +1,422 @@
+"""save / resume / handoff / done against the loopback GitHub: what reaches the issue, what the
+cache holds, and how many calls each costs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import SecretStr
+
+from ai_context import agent
+from ai_context.block import Block, parse, render
+from ai_context.cache import DirectoryCache
+from ai_context.github import GitHub, GitHubUnavailable
+from ai_context.models import Issue
+from ai_context.reconcile import revision
+from tests.conftest import SEED_BLOCK
+from tests.fakes import GitHubFake, Request
+
+REPO = "acme/shop"
+ISSUE = f"/repos/{REPO}/issues/1"
+T = datetime(2026, 5, 26, 14, 32, tzinfo=UTC)
+SEED = parse(SEED_BLOCK).block
+assert SEED is not None
+HUMAN = "Booking history for users.\r\n\r\nAcceptance: *all* bookings listed  \r\n"
+
+
+def block(actor: str = "cc-ariel-laptop", next_step: str = "Finish unit tests") -> Block:
+    assert SEED is not None
+    return SEED.model_copy(update={"actor": actor, "next_step": next_step})
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[GitHubFake]:
+    with GitHubFake() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake(server: GitHubFake) -> GitHubFake:
+    server.clear_faults()
+    server.repos.clear()
+    server.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"], labels=["in-progress"])
+    server.reset_requests()
+    return server
+
+
+def github(fake: GitHubFake) -> GitHub:
+    return GitHub(SecretStr("t"), REPO, api_url=fake.url, write_interval=0, backoff=0, retries=1)
+
+
+def body(fake: GitHubFake) -> str:
+    return fake.issue(REPO, 1).body or ""
+
+
+# --- save ---------------------------------------------------------------------------------
+
+
+def test_first_save_puts_the_block_on_top_and_keeps_the_human_text(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    cache = DirectoryCache(tmp_path)
+    out = agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    assert (out.status, out.wrote_remote, out.wrote_local) == ("ok", True, True)
+    text = body(fake)
+    assert text.endswith("\r\n\r\n" + HUMAN)
+    assert parse(text).block == block().model_copy(update={"last_updated": T})
+    assert fake.count() == 3  # read, re-read, PATCH (no cached body yet)
+    entry = cache.load(REPO, 1)
+    assert entry is not None and not entry.dirty and entry.body == text
+
+
+def test_save_with_a_cached_body_costs_two_calls(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    fake.reset_requests()
+    later = T + timedelta(minutes=30)
+    out = agent.save(github(fake), cache, 1, block(next_step="Open PR"), writer=None, now=later)
+    assert out.status == "ok"
+    assert fake.calls == {("GET", "/repos/{owner}/{repo}/issues/{number}"): 1, **_patch(1)}
+    assert parse(body(fake)).block == block(next_step="Open PR").model_copy(
+        update={"last_updated": later}
+    )
+
+
+def _patch(n: int) -> dict[tuple[str, str], int]:
+    return {("PATCH", "/repos/{owner}/{repo}/issues/{number}"): n}
+
+
+def test_an_edit_between_read_and_write_is_not_lost(fake: GitHubFake, tmp_path: Path) -> None:
+    """A person edits the issue right after the save's read: the re-read sees it and the block
+    is re-applied on the fresh body instead of writing the stale one back."""
+
+    def person_edits(_: Request) -> None:
+        fake.edit_issue(REPO, 1, body=body(fake) + "\r\nEdited by a person while saving.\r\n")
+
+    fake.after("GET", ISSUE, person_edits, times=1)
+    out = agent.save(github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T)
+    assert out.reapplied and out.wrote_remote
+    assert body(fake).endswith(HUMAN + "\r\nEdited by a person while saving.\r\n")
+    assert parse(body(fake)).block is not None
+
+
+def test_an_edit_since_the_cached_read_is_not_lost(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    fake.edit_issue(REPO, 1, body="Note added on top.\r\n\r\n" + body(fake) + "P.S.\r\n")
+    out = agent.save(
+        github(fake), cache, 1, block(next_step="Next"), writer=None, now=T + timedelta(hours=1)
+    )
+    assert out.reapplied
+    text = body(fake)
+    assert text.startswith("Note added on top.\r\n\r\n<!-- ai-context:begin")
+    assert text.endswith(HUMAN + "P.S.\r\n")
+
+
+def test_block_changed_by_another_actor_between_read_and_write_is_a_conflict(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    theirs = render(block("cc-noa-desktop", "Noa's step").model_copy(update={"last_updated": T}))
+
+    def noa_saves(_: Request) -> None:
+        fake.edit_issue(REPO, 1, body=theirs + "\n\n" + HUMAN)
+
+    fake.before("GET", ISSUE, noa_saves, times=1)
+    fake.reset_requests()
+    mine = block(next_step="Mine")
+    out = agent.save(github(fake), cache, 1, mine, writer=None, now=T + timedelta(minutes=5))
+    assert out.status == "conflict"
+    assert fake.count("PATCH") == 0
+    assert body(fake) == theirs + "\n\n" + HUMAN
+    assert out.decision is not None and out.decision.remote is not None
+    assert out.decision.remote.actor == "cc-noa-desktop"
+    assert "+- **Next step:** Mine" in out.diff
+    entry = cache.load(REPO, 1)
+    assert entry is not None and entry.dirty and entry.block.next_step == "Mine"
+    assert out.conflict_log is not None
+    assert json.loads(Path(out.conflict_log).read_text().splitlines()[-1])["choice"] is None
+
+
+def test_save_refuses_an_incomplete_block(fake: GitHubFake, tmp_path: Path) -> None:
+    half = Block(actor="cc-ariel-laptop", phase="planning")
+    out = agent.save(github(fake), DirectoryCache(tmp_path), 1, half, writer=None, now=T)
+    assert out.status == "incomplete"
+    assert out.missing == ("Plan", "Files touched", "Next step")
+    assert fake.count() == 0 and body(fake) == HUMAN
+    assert not any(tmp_path.iterdir())
+
+
+def test_dry_run_reads_once_and_writes_nothing(fake: GitHubFake, tmp_path: Path) -> None:
+    out = agent.save(
+        github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T, dry_run=True
+    )
+    assert out.dry_run and "+## AI Context" in out.diff
+    assert fake.count() == 1 and body(fake) == HUMAN
+    assert not any(tmp_path.iterdir())
+
+
+def test_mirror_hook_gets_the_written_issue_and_block(fake: GitHubFake, tmp_path: Path) -> None:
+    seen: list[tuple[Issue, Block]] = []
+    agent.save(
+        github(fake),
+        DirectoryCache(tmp_path),
+        1,
+        block(),
+        writer=None,
+        now=T,
+        mirror=lambda issue, b: seen.append((issue, b)),
+    )
+    assert [(i.number, b.actor) for i, b in seen] == [(1, "cc-ariel-laptop")]
+    assert seen[0][0].body == body(fake)
+
+
+# --- the human text survives, whatever it is ----------------------------------------------
+
+human_text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=200
+).filter(lambda t: parse(t).region is None and "<!--" not in t and "\r" not in t)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(before=human_text, after=human_text, newline=st.sampled_from(["\n", "\r\n"]))
+def test_human_text_outside_the_block_survives_save_byte_for_byte(
+    server: GitHubFake,
+    tmp_path_factory: pytest.TempPathFactory,
+    before: str,
+    after: str,
+    newline: str,
+) -> None:
+    prefix = before.replace("\n", newline) + (newline * 2 if before else "")
+    suffix = newline + after.replace("\n", newline)
+    current = render(block("cc-old"), markers=True, newline=newline)
+    server.repos.clear()
+    server.add_issue(REPO, "T", prefix + current + suffix)
+    out = agent.save(
+        github(server),
+        DirectoryCache(tmp_path_factory.mktemp("c")),
+        1,
+        block("cc-old", "new step"),
+        writer="cc-old",
+        now=T,
+    )
+    assert out.status == "ok"
+    text = server.issue(REPO, 1).body or ""
+    assert text.startswith(prefix) and text.endswith(suffix)
+    assert parse(text).block == block("cc-old", "new step").model_copy(update={"last_updated": T})
+
+
+# --- resume -------------------------------------------------------------------------------
+
+
+def test_resume_named_by_the_cache_costs_one_call(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    fake.reset_requests()
+    out = agent.resume(github(fake), cache)
+    assert (out.status, out.source, out.issue) == ("ok", "cache", 1)
+    assert out.decision is not None and out.decision.kind == "equal"
+    assert fake.count() == 1
+
+
+def test_resume_on_a_fresh_machine_takes_the_remote(fake: GitHubFake, tmp_path: Path) -> None:
+    agent.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
+    fresh = DirectoryCache(tmp_path / "b")
+    fake.reset_requests()
+    out = agent.resume(github(fake), fresh, 1, actor="cc-ariel-phone")
+    assert out.decision is not None and out.decision.kind == "take_remote"
+    assert fake.count() == 1
+    entry = fresh.load(REPO, 1)
+    assert entry is not None and not entry.dirty and entry.actor == "cc-ariel-phone"
+
+
+def test_resume_finds_the_actors_in_progress_issue_in_one_call(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    agent.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
+    fake.add_issue(REPO, "Someone else's", assignees=["noa"], labels=["in-progress"])
+    fake.reset_requests()
+    out = agent.resume(github(fake), DirectoryCache(tmp_path / "b"), login=lambda: "ariel")
+    assert (out.status, out.source, out.issue) == ("ok", "assigned", 1)
+    assert fake.count() == 1
+
+
+def test_resume_without_a_task_lists_the_open_ones(fake: GitHubFake, tmp_path: Path) -> None:
+    fake.add_issue(REPO, "Second", labels=["in-progress"])
+    out = agent.resume(github(fake), DirectoryCache(tmp_path), login="nobody")
+    assert out.status == "pick"
+    assert sorted(c.number for c in out.candidates) == [1, 2]
+
+
+def test_resume_pushes_a_save_that_never_reached_the_issue(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    """The seed's crash case: the PATCH failed, the local copy is newer and unpushed."""
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    fake.fail_next("PATCH", ISSUE, status=502, times=2)
+    later = T + timedelta(minutes=20)
+    with pytest.raises(GitHubUnavailable):
+        agent.save(github(fake), cache, 1, block(next_step="lost?"), writer=None, now=later)
+    assert parse(body(fake)).block != block(next_step="lost?").model_copy(
+        update={"last_updated": later}
+    )
+    out = agent.resume(github(fake), cache, 1)
+    assert out.decision is not None and out.decision.kind == "push_local"
+    assert out.wrote_remote
+    assert parse(body(fake)).block == block(next_step="lost?").model_copy(
+        update={"last_updated": later}
+    )
+    entry = cache.load(REPO, 1)
+    assert entry is not None and not entry.dirty
+
+
+def test_clock_skew_is_a_conflict_not_an_overwrite(fake: GitHubFake, tmp_path: Path) -> None:
+    """Same actor on two machines; the phone's clock is 30 minutes slow. The laptop has
+    unpushed work stamped 14:52; the phone saved newer work stamped (wrongly) 14:40. The seed's
+    clocks alone would push the laptop's copy over the phone's."""
+    laptop, phone = DirectoryCache(tmp_path / "laptop"), DirectoryCache(tmp_path / "phone")
+    agent.save(github(fake), laptop, 1, block(), writer=None, now=T)
+    agent.resume(github(fake), phone, 1)
+    fake.fail_next("PATCH", ISSUE, status=502, times=2)
+    with pytest.raises(GitHubUnavailable):
+        agent.save(
+            github(fake),
+            laptop,
+            1,
+            block(next_step="laptop"),
+            writer=None,
+            now=T + timedelta(minutes=20),
+        )
+    agent.save(
+        github(fake), phone, 1, block(next_step="phone"), writer=None, now=T + timedelta(minutes=8)
+    )
+    fake.reset_requests()
+    out = agent.resume(github(fake), laptop, 1)
+    assert out.status == "conflict"
+    assert fake.count("PATCH") == 0
+    assert parse(body(fake)).block == block(next_step="phone").model_copy(
+        update={"last_updated": T + timedelta(minutes=8)}
+    )
+
+
+def test_take_resolves_a_conflict_and_logs_the_choice(fake: GitHubFake, tmp_path: Path) -> None:
+    mine, theirs = DirectoryCache(tmp_path / "mine"), DirectoryCache(tmp_path / "theirs")
+    agent.save(github(fake), mine, 1, block(), writer=None, now=T)
+    agent.resume(github(fake), theirs, 1)
+    agent.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=T + timedelta(minutes=9))
+    conflict = agent.save(
+        github(fake), mine, 1, block(next_step="m"), writer=None, now=T + timedelta(minutes=10)
+    )
+    assert conflict.status == "conflict"
+    assert agent.resume(github(fake), mine, 1).status == "conflict"
+    out = agent.resume(github(fake), mine, 1, take="local")
+    assert out.status == "ok" and out.wrote_remote
+    assert parse(body(fake)).block is not None
+    assert parse(body(fake)).block.next_step == "m"  # type: ignore[union-attr]
+    log = [json.loads(line) for line in mine.conflict_log.read_text().splitlines()]
+    assert [r["choice"] for r in log] == [None, None, "local"]
+    assert log[-1]["remote"] is not None and "cc-noa" in log[-1]["remote"]
+    # the other side now sees the issue moved and its own copy clean: it takes the remote
+    again = agent.resume(github(fake), theirs, 1)
+    assert again.decision is not None and again.decision.kind == "take_remote"
+
+
+def test_take_remote_drops_the_local_copy_into_the_log(fake: GitHubFake, tmp_path: Path) -> None:
+    mine, theirs = DirectoryCache(tmp_path / "mine"), DirectoryCache(tmp_path / "theirs")
+    agent.save(github(fake), mine, 1, block(), writer=None, now=T)
+    agent.resume(github(fake), theirs, 1)
+    agent.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=T + timedelta(minutes=9))
+    agent.save(
+        github(fake), mine, 1, block(next_step="m"), writer=None, now=T + timedelta(minutes=10)
+    )
+    out = agent.resume(github(fake), mine, 1, take="remote")
+    assert out.status == "ok" and not out.wrote_remote
+    entry = mine.load(REPO, 1)
+    assert entry is not None and entry.block.actor == "cc-noa" and not entry.dirty
+    assert "- **Next step:** m" in mine.conflict_log.read_text()
+
+
+def test_incomplete_state_blocks_proceeding(fake: GitHubFake, tmp_path: Path) -> None:
+    half = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n"
+    fake.edit_issue(REPO, 1, body=half + "\n" + HUMAN)
+    cache = DirectoryCache(tmp_path)
+    out = agent.resume(github(fake), cache, 1)
+    assert out.status == "incomplete"
+    assert out.missing == ("Last updated", "Plan", "Files touched", "Next step")
+    assert cache.load(REPO, 1) is None and fake.count("PATCH") == 0
+
+
+def test_resume_of_a_task_with_no_state_anywhere_asks_for_every_field(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    out = agent.resume(github(fake), DirectoryCache(tmp_path), 1)
+    assert out.status == "incomplete" and out.decision is not None
+    assert out.decision.kind == "init" and len(out.missing) == 6
+
+
+# --- handoff and done ---------------------------------------------------------------------
+
+
+def test_handoff_sets_actor_and_phase_keeps_the_plan_and_releases_the_lease(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    released: list[tuple[int, str]] = []
+    out = agent.handoff(
+        github(fake),
+        cache,
+        1,
+        "cc-noa-desktop",
+        description="Claude Code on Noa's desktop",
+        now=T + timedelta(hours=1),
+        release_lease=lambda issue, actor: released.append((issue.number, actor)),
+    )
+    assert out.status == "ok"
+    written = parse(body(fake)).block
+    assert written is not None and SEED is not None
+    assert (written.actor, written.phase, written.chunk) == ("cc-noa-desktop", "handoff", None)
+    assert written.plan == SEED.plan and written.next_step == "Finish unit tests"
+    assert released == [(1, "cc-ariel-laptop")]
+    entry = cache.load(REPO, 1)
+    assert entry is not None and entry.base_revision == revision(written)
+
+
+def test_handoff_to_a_bad_actor_id_is_a_clear_error(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    with pytest.raises(agent.AgentError, match="one word"):
+        agent.handoff(github(fake), cache, 1, "Noa Levi", now=T)
+
+
+def test_done_writes_the_final_block(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    out = agent.done(
+        github(fake),
+        cache,
+        1,
+        pr="https://github.com/acme/shop/pull/9",
+        followups=["Add metrics", "Backfill old bookings"],
+        now=T + timedelta(days=1),
+    )
+    assert out.status == "ok"
+    final = parse(body(fake)).block
+    assert final is not None
+    assert final.phase == "done" and final.blockers == ()
+    assert final.extra["Pull request"] == "https://github.com/acme/shop/pull/9"
+    assert final.extra["Shipped"] == "Add UserBookingRepository; Wire into BookingService"
+    assert final.extra["Follow-ups"] == "\n    - Add metrics\n    - Backfill old bookings"
+    assert body(fake).endswith(HUMAN)
+    with pytest.raises(agent.AgentError, match="not a URL"):
+        agent.done(github(fake), cache, 1, pr="#9", now=T)

@@ -1,0 +1,216 @@
+"""The agent commands as a user meets them: settings, exit codes, text and JSON output."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ai_context.cli import UsageError, main
+from ai_context.cli_agent import login_for
+from tests.conftest import SEED_BLOCK
+from tests.fakes import GitHubFake
+
+REPO = "acme/shop"
+
+
+class TtyStdin(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def run(argv: list[str], stdin: str | io.StringIO = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdout, sys.stderr, sys.stdin
+    sys.stdout, sys.stderr = out, err
+    sys.stdin = stdin if isinstance(stdin, io.StringIO) else io.StringIO(stdin)
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = old
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[GitHubFake]:
+    with GitHubFake() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake(server: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
+    server.clear_faults()
+    server.repos.clear()
+    server.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
+    server.reset_requests()
+    for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    return server
+
+
+def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
+    code, out, err = run(["save", "1", "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)
+    assert (code, err) == (0, "")
+    assert out.startswith('saved the block to acme/shop#1 "Booking history"\n')
+    assert "Next step: Finish unit tests in booking.repository.spec.ts" in out
+    assert out.endswith("github calls: 3\n")
+    code, out, _ = run(["resume", "--format", "json"])
+    data = json.loads(out)
+    assert code == 0 and data["exit_code"] == 0
+    assert (data["status"], data["source"], data["issue"]) == ("ok", "cache", 1)
+    assert data["decision"]["kind"] == "equal" and data["github_calls"] == 1
+    assert data["state"]["actor"] == "cc-ariel-laptop"
+    assert data["next_step"] == "Finish unit tests in booking.repository.spec.ts"
+
+
+def test_conflict_exits_4_with_both_copies_and_the_diff(fake: GitHubFake, tmp_path: Path) -> None:
+    run(["save", "1"], SEED_BLOCK)
+    other = SEED_BLOCK.replace("cc-ariel-laptop", "cc-noa-desktop")
+    assert run(["save", "1", "--cache", str(tmp_path / "noa")], other)[0] == 4
+    code, out, _ = run(["save", "1", "--cache", str(tmp_path / "noa"), "--format", "json"], other)
+    data = json.loads(out)
+    assert code == 4 and data["status"] == "conflict"
+    assert "cc-ariel-laptop" in data["conflict"]["remote"]
+    assert "cc-noa-desktop" in data["conflict"]["local"]
+    assert data["conflict"]["diff"].startswith("--- remote (issue #1)")
+    code, out, _ = run(["resume", "1", "--cache", str(tmp_path / "noa")])
+    assert code == 4
+    assert "=== local copy (this machine)" in out and "=== the issue's copy" in out
+    assert "--take local" in out
+    code, out, _ = run(["resume", "1", "--cache", str(tmp_path / "noa"), "--take", "remote"])
+    assert code == 0 and "took the issue's copy" in out
+
+
+def test_incomplete_exits_5_naming_the_missing_fields(fake: GitHubFake) -> None:
+    code, out, _ = run(["save", "1"], "## AI Context\n- **Active actor:** cc-x\n")
+    assert code == 5
+    assert "missing Phase, Plan, Files touched, Next step" in out
+    code, out, _ = run(["resume", "1", "--format", "json"])
+    assert code == 5 and json.loads(out)["missing"][0] == "Active actor"
+
+
+def test_resume_without_a_task_lists_open_issues_and_exits_2(fake: GitHubFake) -> None:
+    code, out, _ = run(["resume"])
+    assert code == 2
+    assert "#1     Booking history" in out
+    assert "no GitHub login known" in out
+
+
+def test_resume_finds_the_task_through_the_actors_config(fake: GitHubFake, tmp_path: Path) -> None:
+    run(["save", "1", "--cache", str(tmp_path / "elsewhere")], SEED_BLOCK)
+    fake.edit_issue(REPO, 1, labels=["in-progress"])
+    config = tmp_path / ".github" / "ai-context.yml"
+    config.parent.mkdir()
+    config.write_text("actors:\n  cc-ariel-laptop:\n    github: ariel\n", encoding="utf-8")
+    code, out, _ = run(["resume", "--actor", "cc-ariel-laptop", "--format", "json"])
+    data = json.loads(out)
+    assert code == 0 and (data["source"], data["issue"]) == ("assigned", 1)
+    assert data["github_calls"] == 1
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(fake: GitHubFake, tmp_path: Path) -> None:
+    code, out, _ = run(["save", "1", "--dry-run"], SEED_BLOCK)
+    assert code == 0 and out.startswith("dry run: save would change acme/shop#1")
+    assert "+## AI Context" in out and " Human text." in out
+    assert fake.count("PATCH") == 0 and not (tmp_path / "cache").exists()
+
+
+def test_handoff_and_done(fake: GitHubFake) -> None:
+    run(["save", "1"], SEED_BLOCK)
+    code, out, _ = run(["handoff", "1", "--to", "cc-noa-desktop"])
+    assert code == 0 and "handed off acme/shop#1" in out and "to cc-noa-desktop" in out
+    argv = ["done", "1", "--pr", "https://x/pull/2", "--followup", "a", "b", "--followup", "c"]
+    code, out, _ = run([*argv, "--format", "json"])
+    data = json.loads(out)
+    assert code == 0 and data["state"]["phase"] == "done"
+    assert data["state"]["extra"]["Pull request"] == "https://x/pull/2"
+    assert data["state"]["extra"]["Follow-ups"] == "\n    - a\n    - b\n    - c"
+
+
+@pytest.mark.parametrize(
+    ("argv", "stdin", "message"),
+    [
+        (["save", "1", "--from", "nope.md"], "", "nope.md: no such file"),
+        (["save", "1"], "just text", "AIC101"),
+        (["save", "1"], SEED_BLOCK + "\n\n" + SEED_BLOCK, "AIC102"),
+        (["save", "1"], TtyStdin(), "pipe the block on stdin"),
+        (["save", "1", "--actor", "two words"], SEED_BLOCK, "one word"),
+        (["done", "1", "--pr", "nope"], "", "not a URL"),
+        (["resume", "9"], "", "check the issue number"),
+        (
+            ["resume", "https://github.com/acme/shop/issues/1", "--repo", "o/r"],
+            "",
+            "the issue URL is in acme/shop but --repo says o/r",
+        ),
+    ],
+)
+def test_bad_input_exits_2_saying_what_to_do(
+    fake: GitHubFake, argv: list[str], stdin: str | io.StringIO, message: str
+) -> None:
+    code, _, err = run(argv, stdin)
+    assert code == 2 and message in err
+
+
+def test_no_token_exits_2(fake: GitHubFake, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_TOKEN")
+    code, _, err = run(["resume", "1"])
+    assert code == 2 and "no GitHub token in $GITHUB_TOKEN or $GH_TOKEN" in err
+    monkeypatch.setenv("MY_TOKEN", "t")
+    assert run(["resume", "1", "--token-env", "MY_TOKEN"])[0] == 5  # reached GitHub: no block
+
+
+def test_an_issue_url_names_the_repository(
+    fake: GitHubFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_REPOSITORY")
+    code, out, _ = run(["save", "https://github.com/acme/shop/issues/1"], SEED_BLOCK)
+    assert code == 0 and "acme/shop#1" in out
+
+
+def test_repository_from_the_origin_remote(
+    fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_REPOSITORY")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(
+        ["git", "-C", str(tmp_path), "remote", "add", "origin", "git@github.com:acme/shop.git"],
+        check=True,
+    )
+    code, out, _ = run(["save", "1"], SEED_BLOCK)
+    assert code == 0 and "acme/shop#1" in out
+
+
+def test_login_for_reads_actors_from_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "c.yml"
+    assert login_for("cc-a", config) is None  # no file
+    config.write_text("actors:\n  cc-a: {github: ariel}\n  cc-b: {github: 3}\n")
+    assert login_for("cc-a", config) == "ariel"
+    assert login_for(None, config) is None
+    with pytest.raises(UsageError, match=r"actors\.cc-b\.github must be a GitHub login"):
+        login_for("cc-b", config)
+
+
+def test_the_agent_side_imports_neither_jinja2_nor_the_github_client_to_start() -> None:
+    """The GitHub client loads only when a command runs; the agent modules need no templates."""
+    probes = {
+        "import ai_context.agent": ("jinja2", "github", "requests", "yaml"),
+        "from ai_context.cli import build_parser; build_parser()": ("github", "requests"),
+    }
+    for code, heavy in probes.items():
+        probe = f"import sys; {code}; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == "[]", code

@@ -1,0 +1,134 @@
+"""Two machines, one issue, `python -m ai_context` as a process against the loopback GitHub:
+save / resume / handoff / resume, ending with the expected block and no lost update."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ai_context.block import parse
+from tests.conftest import ROOT, SEED_BLOCK
+from tests.fakes import GitHubFake
+
+REPO = "acme/shop"
+HUMAN = "Users need their booking history.\r\n\r\nAcceptance: every booking is listed.\r\n"
+
+
+class Machine:
+    """One agent's machine: its own cache directory and actor id."""
+
+    def __init__(self, fake: GitHubFake, cache: Path, actor: str) -> None:
+        self.fake, self.actor = fake, actor
+        self.env = {
+            **os.environ,
+            "GITHUB_TOKEN": "t",
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_API_URL": fake.url,
+            "AI_CONTEXT_CACHE": str(cache),
+            "AI_CONTEXT_ACTOR": actor,
+            "PYTHONPATH": str(ROOT / "src"),
+        }
+        self.env.pop("GH_TOKEN", None)
+        self.cwd = cache.parent
+
+    def run(self, *argv: str, stdin: str = "") -> tuple[int, dict[str, Any]]:
+        before = self.fake.count()
+        done = subprocess.run(
+            [sys.executable, "-m", "ai_context", *argv, "--format", "json"],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.cwd,
+            timeout=60,
+            check=False,
+        )
+        assert done.stderr == "", done.stderr
+        data: dict[str, Any] = json.loads(done.stdout)
+        assert data["github_calls"] == self.fake.count() - before
+        return done.returncode, data
+
+
+def block(actor: str, *, step3: str, next_step: str) -> str:
+    return (
+        SEED_BLOCK.replace("cc-ariel-laptop (Claude Code on Ariel's laptop)", actor)
+        .replace("3. Add unit tests for repository (in progress)", f"3. Add unit tests ({step3})")
+        .replace("Finish unit tests in booking.repository.spec.ts", next_step)
+    )
+
+
+def test_two_machines_save_resume_handoff_resume(tmp_path: Path) -> None:
+    with GitHubFake() as fake:
+        fake.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"], labels=["in-progress"])
+        laptop = Machine(fake, tmp_path / "laptop" / "cache", "cc-ariel-laptop")
+        phone = Machine(fake, tmp_path / "phone" / "cache", "cc-ariel-phone")
+        for m in (laptop, phone):
+            m.cwd.mkdir()
+
+        # 1. The laptop saves the first state; nothing cached yet: read, re-read, PATCH.
+        v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
+        code, out = laptop.run("save", "1", "--now", "2026-05-26T09:00:00Z", stdin=v1)
+        assert (code, out["github_calls"]) == (0, 3)
+
+        # 2. A person edits the issue's own text on GitHub.
+        edited = (fake.issue(REPO, 1).body or "") + "\r\nPM: also export to CSV.\r\n"
+        fake.edit_issue(REPO, 1, body=edited)
+
+        # 3. The phone has no cache: resume finds ariel's in-progress issue in one call.
+        code, out = phone.run("resume", "--assignee", "ariel")
+        assert (code, out["source"], out["decision"]["kind"]) == (0, "assigned", "take_remote")
+        assert out["github_calls"] == 1
+
+        # 4. The phone works and saves: its cache holds the body, so re-read + PATCH.
+        v2 = block("cc-ariel-phone", step3="done", next_step="Add the integration test")
+        code, out = phone.run("save", "1", "--now", "2026-05-26T09:30:00Z", stdin=v2)
+        assert (code, out["github_calls"], out["reapplied"]) == (0, 2, False)
+
+        # 5. Back on the laptop: its cache names the task; the issue is newer. One call.
+        code, out = laptop.run("resume")
+        assert (code, out["source"], out["decision"]["kind"]) == (0, "cache", "take_remote")
+        assert out["github_calls"] == 1
+        assert out["next_step"] == "Add the integration test"
+
+        # 6. The laptop hands the task to Noa.
+        code, out = laptop.run(
+            "handoff", "1", "--to", "cc-noa-desktop", "--now", "2026-05-26T10:00:00Z"
+        )
+        assert code == 0 and out["state"]["phase"] == "handoff"
+
+        # 7. The phone, not knowing, saves over it: a conflict, and nothing is written.
+        patches = fake.count("PATCH")
+        v3 = block("cc-ariel-phone", step3="done", next_step="phone's late idea")
+        code, out = phone.run("save", "1", "--now", "2026-05-26T10:05:00Z", stdin=v3)
+        assert (code, out["status"]) == (4, "conflict")
+        assert "cc-noa-desktop" in out["conflict"]["remote"]
+        assert "phone's late idea" in out["conflict"]["local"]
+        assert fake.count("PATCH") == patches
+
+        # 8. The phone resumes: still a conflict until someone picks; it takes the issue's.
+        code, out = phone.run("resume")
+        assert (code, out["status"]) == (4, "conflict")
+        code, out = phone.run("resume", "1", "--take", "remote")
+        assert (code, out["decision"]["kind"], out["state"]["actor"]) == (
+            0,
+            "take_remote",
+            "cc-noa-desktop",
+        )
+        assert fake.count("PATCH") == patches
+
+    final_body = fake.issue(REPO, 1).body or ""
+    final = parse(final_body).block
+    assert final is not None
+    assert (final.actor, final.phase) == ("cc-noa-desktop", "handoff")
+    assert str(final.last_updated) == "2026-05-26 10:00:00+00:00"
+    assert final.next_step == "Add the integration test"  # the phone's save reached Noa
+    assert [s.status for s in final.plan][:3] == ["done", "done", "done"]
+    assert final_body.endswith(HUMAN + "\r\nPM: also export to CSV.\r\n")  # the person's edit
+    logged = (tmp_path / "phone" / "cache" / "conflicts.jsonl").read_text(encoding="utf-8")
+    records = [json.loads(line) for line in logged.splitlines()]
+    assert [r["choice"] for r in records] == [None, None, "remote"]
+    assert "phone's late idea" in records[-1]["local"]  # the dropped copy is kept in the log

@@ -1,0 +1,155 @@
+"""The local cache: entries round-trip, writes are atomic, recency by mtime, both layouts."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ai_context.block import parse, render
+from ai_context.cache import (
+    CacheEntry,
+    CacheError,
+    DirectoryCache,
+    SingleFileCache,
+    entry_for,
+    open_cache,
+)
+from ai_context.reconcile import revision
+from tests.conftest import SEED_BLOCK
+
+NOW = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
+BLOCK = parse(SEED_BLOCK).block
+assert BLOCK is not None
+
+
+def entry(repository: str = "acme/shop", issue: int = 12, base: str | None = "b") -> CacheEntry:
+    assert BLOCK is not None
+    return entry_for(
+        repository=repository,
+        issue=issue,
+        block=BLOCK,
+        text=render(BLOCK),
+        revision=revision(BLOCK),
+        base_revision=base,
+        actor="cc-ariel-laptop",
+        body="Human text\n\n" + SEED_BLOCK,
+        now=NOW,
+    )
+
+
+def test_entry_round_trips_with_everything_reconciliation_needs(tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path / "cache")
+    path = cache.store(entry())
+    assert path == tmp_path / "cache" / "acme__shop__12.json"
+    loaded = cache.load("acme/shop", 12)
+    assert loaded == entry()
+    assert loaded is not None and loaded.block == BLOCK
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["last_updated"] == "2026-05-26T14:32:00Z"
+    assert data["actor"] == "cc-ariel-laptop"
+    assert data["text"] == render(BLOCK)
+    assert (data["repository"], data["issue"], data["base_revision"]) == ("acme/shop", 12, "b")
+    assert "paths" not in data["block"]
+    assert (tmp_path / "cache" / ".gitignore").read_text() == "*\n"
+
+
+def test_dirty_means_changes_the_issue_never_had() -> None:
+    assert entry(base="b").dirty
+    assert not entry(base=revision(BLOCK)).dirty  # type: ignore[arg-type]
+
+
+def test_load_is_by_repository_and_issue_case_blind(tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    cache.store(entry("Acme/Shop", 12))
+    assert cache.load("acme/shop", 12) is not None
+    assert cache.load("acme/shop", 13) is None
+    assert cache.load("acme/other", 12) is None
+
+
+def test_a_failed_write_leaves_the_old_entry_and_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = DirectoryCache(tmp_path)
+    path = cache.store(entry(base="old"))
+    before = path.read_bytes()
+
+    def disk_full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space"):
+        cache.store(entry(base="new"))
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", "acme__shop__12.json"]
+
+
+def test_recent_is_by_file_time_within_the_window_newest_first(tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    now = time.time()
+    ages = {1: 2 * 3600, 2: 600, 3: 25 * 3600}
+    for issue, age in ages.items():
+        path = cache.store(entry(issue=issue))
+        os.utime(path, (now - age, now - age))
+    cache.store(entry("acme/other", 9))
+    found = cache.recent("acme/shop", timedelta(hours=24), datetime.fromtimestamp(now, UTC))
+    assert [e.issue for e in found] == [2, 1]
+    assert DirectoryCache(tmp_path / "missing").recent("acme/shop", timedelta(hours=1), NOW) == []
+
+
+def test_single_file_layout_holds_the_one_active_task(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "session" / "active-context.json"
+    cache = open_cache(path)
+    assert isinstance(cache, SingleFileCache)
+    clean = revision(BLOCK)  # type: ignore[arg-type]
+    cache.store(entry(issue=12, base=clean))
+    cache.store(entry(issue=13, base=clean))
+    assert cache.load("acme/shop", 12) is None
+    assert cache.load("acme/shop", 13) is not None
+    now = datetime.now(UTC)
+    assert [e.issue for e in cache.recent("acme/shop", timedelta(hours=24), now)] == [13]
+    assert cache.log_conflict({"x": 1}).name == "active-context.conflicts.jsonl"
+
+
+def test_single_file_will_not_drop_another_tasks_unpushed_changes(tmp_path: Path) -> None:
+    cache = SingleFileCache(tmp_path / "active-context.json")
+    cache.store(entry(issue=12, base="never pushed"))
+    with pytest.raises(CacheError, match=r"acme/shop#12 that never reached the issue"):
+        cache.store(entry(issue=13))
+    cache.store(entry(issue=12, base=revision(BLOCK)))  # type: ignore[arg-type]
+    cache.store(entry(issue=13))
+    assert cache.load("acme/shop", 13) is not None
+
+
+def test_open_cache_defaults_env_and_bad_paths(tmp_path: Path) -> None:
+    assert isinstance(open_cache(), DirectoryCache)
+    assert open_cache().root == Path(".ai-context/cache")  # type: ignore[union-attr]
+    chosen = open_cache(None, {"AI_CONTEXT_CACHE": str(tmp_path / "c")})
+    assert isinstance(chosen, DirectoryCache) and chosen.root == tmp_path / "c"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(CacheError, match="is a file"):
+        open_cache(tmp_path / "file")
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(CacheError, match="is a directory"):
+        open_cache(tmp_path / "dir.json")
+
+
+def test_a_damaged_entry_is_an_error_naming_the_file_and_the_fix(tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    path = cache.store(entry())
+    path.write_text('{"repository": "acme/shop", "issue": 12}', encoding="utf-8")
+    with pytest.raises(CacheError) as info:
+        cache.load("acme/shop", 12)
+    assert str(path) in str(info.value) and "ai-context resume" in str(info.value)
+
+
+def test_conflict_log_appends_one_json_line_per_record(tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    cache.log_conflict({"choice": None, "issue": 1})
+    log = cache.log_conflict({"choice": "local", "issue": 1})
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [r["choice"] for r in records] == [None, "local"]
