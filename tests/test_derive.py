@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from ai_context import cli, cli_git, cli_session
 from ai_context.cli import main
 from ai_context.gitlog import format_checkpoint
 from ai_context.gitrepo import (
@@ -231,11 +230,6 @@ def test_derive_rejects_a_bad_issue_number() -> None:
     with pytest.raises(SystemExit) as exc:
         run(["derive", "abc"])
     assert exc.value.code == 2
-
-
-def test_exit_codes_match_cli() -> None:
-    assert (cli_git.EXIT_OK, cli_git.EXIT_USAGE) == (cli.EXIT_OK, cli.EXIT_USAGE)
-    assert cli_session.EXIT_FINDINGS == cli.EXIT_FINDINGS
 
 
 @pytest.mark.parametrize(

@@ -10,44 +10,30 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context import __version__, cli_digest
+from ai_context import __version__
 from ai_context.block import Block, format_timestamp
 from ai_context.checks import CheckConfig, CheckResult, check_body
-from ai_context.cli_git import add_derive_command
-from ai_context.cli_session import add_session_commands
-from ai_context.durations import parse_duration
+from ai_context.cli_common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    block_json,
+    duration_arg,
+    timestamp_arg,
+)
 from ai_context.store import DirectoryStore, StoreError
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_SERVICE, EXIT_CONFLICT, EXIT_INCOMPLETE = range(6)
+_timestamp, _duration = timestamp_arg, duration_arg
 
 
-class UsageError(Exception):
-    """Bad usage or configuration: exit 2 with the message."""
-
-
-def _timestamp(value: str) -> datetime:
-    try:
-        stamp = datetime.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not an ISO 8601 time; write it like 2026-05-27T09:00:00Z"
-        ) from None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
-
-
-def _duration(value: str) -> Any:
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with COMMAND, only that command's module is imported and registered."""
     parser = argparse.ArgumentParser(
         prog="ai-context",
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
@@ -74,40 +60,63 @@ def build_parser() -> argparse.ArgumentParser:
     checking(report)
     report.set_defaults(handler=cmd_report)
 
-    add_derive_command(sub)  # derive (cli_git.py)
-    add_session_commands(sub)  # session save|load, scrub (cli_session.py)
-    cli_digest.register(sub, timestamp=_timestamp, duration=_duration, usage_error=UsageError)
-
-    from ai_context.cli_agent import add_agent_commands  # noqa: PLC0415 - needs cli loaded
-
-    add_agent_commands(sub)  # save, resume, handoff, done (cli_agent.py)
+    wanted = {COMMAND_GROUPS[command]} if command in COMMAND_GROUPS else set(GROUPS)
+    for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
+        if group in wanted:
+            register(sub)
     return parser
+
+
+# Commands that live in their own modules, imported only when they run (or for --help): an
+# agent's `resume` must not pay for jinja2 and the digest models at every checkpoint.
+def _git(sub: Any) -> None:
+    from ai_context.cli_git import add_derive_command  # noqa: PLC0415
+
+    add_derive_command(sub)
+
+
+def _session(sub: Any) -> None:
+    from ai_context.cli_session import add_session_commands  # noqa: PLC0415
+
+    add_session_commands(sub)
+
+
+def _digest(sub: Any) -> None:
+    from ai_context import cli_digest  # noqa: PLC0415
+
+    cli_digest.register(sub, timestamp=timestamp_arg, duration=duration_arg, usage_error=UsageError)
+
+
+def _agent(sub: Any) -> None:
+    from ai_context.cli_agent import add_agent_commands  # noqa: PLC0415
+
+    add_agent_commands(sub)
+
+
+GROUPS: dict[str, Callable[[Any], None]] = {
+    "git": _git,
+    "session": _session,
+    "digest": _digest,
+    "agent": _agent,
+}
+COMMAND_GROUPS = {
+    "derive": "git",
+    "session": "session",
+    "scrub": "session",
+    "digest": "digest",
+    "summary": "digest",
+    "status": "digest",
+    "save": "agent",
+    "resume": "agent",
+    "handoff": "agent",
+    "done": "agent",
+}
 
 
 def _config(args: argparse.Namespace) -> CheckConfig:
     if args.stale_after is None:
         return CheckConfig()
     return CheckConfig(stale_after=args.stale_after)
-
-
-def block_json(block: Block | None) -> dict[str, Any] | None:
-    """The stable JSON shape of a block: keys may be added, never renamed."""
-    if block is None:
-        return None
-    return {
-        "actor": block.actor,
-        "actor_description": block.actor_description,
-        "phase": block.phase,
-        "chunk": list(block.chunk) if block.chunk else None,
-        "last_updated": format_timestamp(block.last_updated) or None,
-        "plan": [step.model_dump() for step in block.plan],
-        "files_touched": block.files_touched,
-        "paths": list(block.paths),
-        "decisions": list(block.decisions),
-        "blockers": list(block.blockers),
-        "next_step": block.next_step,
-        "extra": dict(block.extra),
-    }
 
 
 def result_json(path: str, result: CheckResult) -> dict[str, Any]:
@@ -223,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
 
         return run_action()
-    parser = build_parser()
+    first = next((a for a in args_list if not a.startswith("-")), None)
+    parser = build_parser(first)
     args = parser.parse_args(args_list)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)

@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.block import parse, render
-from ai_context.cli import (
+from ai_context.cli_common import (
     EXIT_CONFLICT,
     EXIT_INCOMPLETE,
     EXIT_OK,
     EXIT_SERVICE,
     EXIT_USAGE,
     UsageError,
-    _timestamp,
     block_json,
 )
+from ai_context.cli_common import timestamp_arg as _timestamp
 
 if TYPE_CHECKING:
     from ai_context.agent import Outcome

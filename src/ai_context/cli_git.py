@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ai_context.block import Block, format_timestamp
-from ai_context.durations import parse_duration
+from ai_context.cli_common import EXIT_OK, EXIT_USAGE, duration_arg
 from ai_context.findings import Finding
 from ai_context.gitlog import Derivation, GitRules, derive
 from ai_context.gitrepo import (
@@ -26,8 +26,6 @@ from ai_context.gitrepo import (
     remote_repository,
 )
 from ai_context.store import DirectoryStore, StoreError, split_front_matter
-
-EXIT_OK, EXIT_USAGE = 0, 2  # the values of cli.EXIT_OK and cli.EXIT_USAGE (DESIGN.md §4)
 
 
 class CommandError(Exception):
@@ -44,13 +42,6 @@ def _issue_number(value: str) -> int:
     if not text.isdigit() or int(text) <= 0:
         raise argparse.ArgumentTypeError(f"{value!r} is not an issue number; write it like 42")
     return int(text)
-
-
-def _duration(value: str) -> Any:
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_derive_command(sub: Any) -> None:
@@ -72,7 +63,7 @@ def add_derive_command(sub: Any) -> None:
         help="count owner/repo#N only for this repository (default: from the origin remote)",
     )
     p.add_argument(
-        "--behind-after", type=_duration, default=None, help="block behind git after (def. 1h)"
+        "--behind-after", type=duration_arg, default=None, help="block behind git after (def. 1h)"
     )
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(handler=cmd_derive)

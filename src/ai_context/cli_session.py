@@ -24,7 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context.cli_git import EXIT_OK, CommandError, fail
+from ai_context.cli_common import EXIT_FINDINGS, EXIT_OK, timestamp_arg
+from ai_context.cli_git import CommandError, fail
 from ai_context.gitrepo import (
     GitError,
     commits_between,
@@ -49,18 +50,6 @@ from ai_context.session import (
     to_json,
 )
 
-EXIT_FINDINGS = 1  # cli.EXIT_FINDINGS
-
-
-def _timestamp(value: str) -> datetime:
-    try:
-        stamp = datetime.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not an ISO 8601 time; write it like 2026-05-27T09:00:00Z"
-        ) from None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
-
 
 def add_session_commands(sub: Any) -> None:
     """Register `session save`, `session load` and `scrub` on cli.py's subparsers."""
@@ -72,7 +61,7 @@ def add_session_commands(sub: Any) -> None:
         p.add_argument(
             "--repo", type=Path, default=None, help="git checkout (default: the file's directory)"
         )
-        p.add_argument("--now", type=_timestamp, help="fix the clock (ISO 8601)")
+        p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601)")
 
     save_p = actions.add_parser("save", help="write what the agent knows to sp.json")
     save_p.add_argument(
