@@ -43,6 +43,7 @@ from ai_context.gitlog import (
 )
 from ai_context.jobs import CheckReport, is_task, run_check
 from ai_context.markdown import escape_cell
+from ai_context.mirror_job import mirror_job
 from ai_context.models import Issue
 from ai_context.session import check_session_file
 from ai_context.workflow import Workflow
@@ -96,7 +97,7 @@ def _jobs_for(event: str, settings: Settings) -> tuple[str, ...]:
                 f"setting jobs: {', '.join(unknown)} is not available in this version; "
                 f"available: {', '.join(JOBS)}"
             )
-        return tuple(j for j in settings.jobs if j != "auto")
+        return tuple(j for j in JOBS if j in settings.jobs)  # in JOBS order
     return AUTO_JOBS.get(event, ())
 
 
@@ -142,6 +143,8 @@ class RunContext:
     exit_codes: list[int] = field(default_factory=list)
     workflow_env: Mapping[str, str] = field(default_factory=dict)
     github_api_url: str = DEFAULT_API_URL
+    # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
+    findings: dict[int, list[Finding]] = field(default_factory=dict)
     _issues: list[Issue] | None = None
     _open: list[Issue] | None = None
 
@@ -169,11 +172,13 @@ def check_job(ctx: RunContext) -> None:
     repository = ctx.github.repository
 
     def git_findings(issue: Issue, result: CheckResult) -> list[Finding]:
-        # What the pushed commits say about the task, beside what its block says (issue 8).
+        # What the pushed commits say about the task, beside what its block says (issue 8),
+        # and what jobs that ran before check found (the mirror's, issue 4).
+        earlier = ctx.findings.get(issue.number, [])
         if not commits or result.block is None:
-            return []
+            return earlier
         parsed = parse(issue.body)
-        return compare_block(
+        return earlier + compare_block(
             issue.number, result.block, commits, repo=repository, field_lines=parsed.field_lines
         )
 
@@ -274,13 +279,14 @@ def digest_job(ctx: RunContext) -> None:
         ctx.exit_codes.append(3)
 
 
-# Jobs by name, and the ones `jobs: auto` runs for each event. Other jobs register here.
-JOBS: dict[str, Job] = {"check": check_job, "digest": digest_job}
+# Jobs by name, in the order they run, and the ones `jobs: auto` runs for each event. Other
+# jobs register here. Jobs that add findings to the sticky comment come before check.
+JOBS: dict[str, Job] = {"mirror": mirror_job, "check": check_job, "digest": digest_job}
 AUTO_JOBS: dict[str, tuple[str, ...]] = {
-    "issues": ("check",),
-    "push": ("check",),
-    "schedule": ("check", "digest"),
-    "workflow_dispatch": ("check", "digest"),
+    "issues": ("mirror", "check"),
+    "push": ("mirror", "check"),
+    "schedule": ("mirror", "check", "digest"),
+    "workflow_dispatch": ("mirror", "check", "digest"),
 }
 
 

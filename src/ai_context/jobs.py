@@ -86,16 +86,17 @@ def plan_check(
 ) -> IssueCheck:
     """What the check job would write for one issue; reads comments only when it must.
 
-    `extra_findings` adds what other sources know about the task (git, staleness) to the
-    block's own findings, so one comment carries them all.
+    `extra_findings` adds what other sources know about the task (git, staleness, the
+    ClickUp mirror) to the block's own findings, so one comment carries them all; the labels
+    speak of the block alone (a duplicate ClickUp field does not make the block invalid).
     """
     result = task_findings(issue, now, config)
+    ops = plan_labels(issue, result.findings)
     if extra_findings is not None and result.block is not None:
         extra = extra_findings(issue, result)
         if extra:
             merged = sorted([*result.findings, *extra], key=lambda f: (f.line or 0, f.code))
             result = result.model_copy(update={"findings": tuple(merged)})
-    ops = plan_labels(issue, result.findings)
     if needs_comments(issue, result.findings):
         ops = plan_comment(issue.number, result.findings, comments(issue.number), bot_login) + ops
     elif result.findings:
