@@ -57,7 +57,8 @@ _LABEL_RE = re.compile(
     r"\s*(?P<value>.*)$",
     re.IGNORECASE,
 )
-_CU_TOKEN_RE = re.compile(r"(?<![\w/-])[Cc][Uu]-(?P<id>" + _NATIVE_ID + r")(?![\w-])")
+# ClickUp's GitHub convention: CU-<id> in a title or message, CU-<id>_<name> in a branch.
+_CU_TOKEN_RE = re.compile(r"(?<![\w/-])[Cc][Uu]-(?P<id>" + _NATIVE_ID + r")(?![A-Za-z0-9-])")
 _CUSTOM_RE = re.compile(_CUSTOM_ID)
 _NATIVE_RE = re.compile(_NATIVE_ID)
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
