@@ -3,12 +3,7 @@ fakes on the loopback interface."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,22 +13,14 @@ from ai_context.block import parse
 from ai_context.github import issue_from_json
 from ai_context.mirror import mirror_text, template_env
 from ai_context.sticky import MARKER
-from tests.conftest import ROOT, SEED_BLOCK
+from tests.actionrun import ActionRun, run_action
+from tests.conftest import SEED_BLOCK
 from tests.fakes import ClickUpFake, GitHubFake
 
 REPO = "acme/shop"
 TASK_GET = "/task/{task_id}"
 FIELD_POST = "/task/{task_id}/field/{field_id}"
 LINKED = f"{SEED_BLOCK}\n\nClickUp: https://app.clickup.com/t/86c0abc\n"
-
-
-@dataclass
-class Done:
-    code: int
-    stdout: str
-    stderr: str
-    outputs: str
-    summary: str
 
 
 @pytest.fixture
@@ -68,57 +55,23 @@ def edited_payload(gh: GitHubFake, number: int) -> dict[str, Any]:
     }
 
 
-def run_action(
+def run(
     tmp: Path, gh: GitHubFake, cu: ClickUpFake, event: str, payload: dict[str, Any]
-) -> Done:
-    event_path = tmp / "event.json"
-    event_path.write_text(json.dumps(payload), encoding="utf-8")
-    outputs, summary = tmp / "outputs", tmp / "summary.md"
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": event,
-        "GITHUB_EVENT_PATH": str(event_path),
-        "GITHUB_REPOSITORY": REPO,
-        "GITHUB_API_URL": gh.url,
-        "GITHUB_WORKSPACE": str(tmp),
-        "GITHUB_OUTPUT": str(outputs),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "INPUT_GITHUB-TOKEN": "t",
-        "INPUT_WRITE-INTERVAL": "0",
-        "INPUT_CLICKUP-TOKEN": cu.token,
-        "INPUT_CLICKUP-API-URL": cu.url,
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "ai_context"],
-        env=env,
-        cwd=tmp,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    read = lambda p: p.read_text(encoding="utf-8") if p.exists() else ""  # noqa: E731
-    return Done(done.returncode, done.stdout, done.stderr, read(outputs), read(summary))
-
-
-def output(done: Done, name: str) -> str:
-    lines = done.outputs.splitlines()
-    start = lines.index(next(line for line in lines if line.startswith(f"{name}<<")))
-    return lines[start + 1]
+) -> ActionRun:
+    inputs = {"clickup-token": cu.token, "clickup-api-url": cu.url}
+    return run_action(tmp, gh.url, event, payload, repository=REPO, inputs=inputs, timeout=60)
 
 
 def test_a_changed_block_is_mirrored(tmp_path: Path, gh: GitHubFake, cu: ClickUpFake) -> None:
     gh.add_issue(REPO, "Booking history", LINKED, number=7)
     cu.add_task("Booking", task_id="86c0abc", values={"ai_context": "an older state"})
 
-    done = run_action(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
+    done = run(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
 
     assert done.code == 0, done.stdout + done.stderr
     assert cu.value("86c0abc") == expected(gh, 7)
     assert cu.count("POST", FIELD_POST) == 1
-    assert output(done, "mirrored") == "1"
+    assert done.outputs["mirrored"] == "1"
     assert "ClickUp 2" in done.stdout  # one read, one write, counted with the API calls
     assert "1 written, 0 unchanged" in done.summary
 
@@ -127,11 +80,11 @@ def test_an_unchanged_block_makes_no_post(tmp_path: Path, gh: GitHubFake, cu: Cl
     gh.add_issue(REPO, "Booking history", LINKED, number=7)
     cu.add_task("Booking", task_id="86c0abc", values={"ai_context": expected(gh, 7)})
 
-    done = run_action(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
+    done = run(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
 
     assert done.code == 0, done.stdout + done.stderr
     assert cu.count("POST", FIELD_POST) == 0 and cu.count("GET", TASK_GET) == 1
-    assert output(done, "mirrored") == "0"
+    assert done.outputs["mirrored"] == "0"
 
 
 def test_a_missing_field_is_a_note_and_exit_0(
@@ -140,7 +93,7 @@ def test_a_missing_field_is_a_note_and_exit_0(
     gh.add_issue(REPO, "Booking history", LINKED, number=7)
     cu.add_task("Booking", task_id="86c0abc", list_id="555")
 
-    done = run_action(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
+    done = run(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
 
     assert done.code == 0, done.stdout + done.stderr
     note = (
@@ -160,7 +113,7 @@ def test_a_429_is_waited_out_until_x_ratelimit_reset(
     cu.add_task("Booking", task_id="86c0abc")
     cu.rate_limit_next("GET", TASK_GET, reset_in=1)
 
-    done = run_action(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
+    done = run(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
 
     assert done.code == 0, done.stdout + done.stderr
     gets = cu.requests_to("GET", TASK_GET)
@@ -176,7 +129,7 @@ def test_a_deleted_task_is_a_finding_in_the_sticky_comment(
     cu.add_task("Booking", task_id="86c0abc")
     cu.delete_task("86c0abc")
 
-    done = run_action(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
+    done = run(tmp_path, gh, cu, "issues", edited_payload(gh, 7))
 
     assert done.code == 0, done.stdout + done.stderr
     (comment,) = gh.comments(REPO, 7)
@@ -196,12 +149,12 @@ def test_a_scheduled_full_rebuild_reads_pages(
     for n in (1, 2, 3):
         value = "old" if n == 2 else expected(gh, n)
         cu.add_task(f"t{n}", task_id=f"tsk{n}", custom_id=f"DEV-{n}", values={"ai_context": value})
-    (tmp_path / ".github").mkdir()
-    (tmp_path / ".github/ai-context.yml").write_text("mirror:\n  lists: ['901']\n")
+    (tmp_path / "workspace/.github").mkdir(parents=True)
+    (tmp_path / "workspace/.github/ai-context.yml").write_text("mirror:\n  lists: ['901']\n")
 
-    done = run_action(tmp_path, gh, cu, "schedule", {"schedule": "0 * * * *"})
+    done = run(tmp_path, gh, cu, "schedule", {"schedule": "0 * * * *"})
 
     assert done.code == 0, done.stdout + done.stderr
     assert cu.count("GET", "/team/{team_id}/task") == 1 and cu.count("GET", TASK_GET) == 0
     assert cu.count("POST", FIELD_POST) == 1 and cu.value("tsk2") == expected(gh, 2)
-    assert output(done, "mirrored") == "1"
+    assert done.outputs["mirrored"] == "1"

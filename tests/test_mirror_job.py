@@ -299,8 +299,14 @@ def test_mirror_findings_join_the_sticky_comment_but_not_the_labels(cu: ClickUpF
     cu.add_task("t", task_id="tk1")
     item = issue(1, "CU-tk1")
     report, _ = run(cu, [item])
-    bot = "github-actions[bot]"
-    planned = plan_check(item, NOW, CheckConfig(), bot, lambda _n: [], extra=report.findings[1])
+    planned = plan_check(
+        item,
+        now=NOW,
+        config=CheckConfig(),
+        bot_login="github-actions[bot]",
+        comments=lambda _n: [],
+        extra_findings=lambda _issue, _result: report.findings[1],
+    )
     (comment,) = [op for op in planned.ops if op.kind == "create_comment"]
     assert comment.body is not None and "AIC602" in comment.body
     assert all(LABEL_INVALID not in op.labels for op in planned.ops)
