@@ -273,9 +273,18 @@ def test_full_rebuild_finds_deleted_tasks_by_reading_them(cu: ClickUpFake) -> No
     assert cu.count("GET", TASK_GET) == 1
 
 
+def test_full_rebuild_by_list_learns_the_workspace_from_the_first_task(cu: ClickUpFake) -> None:
+    issues = seed(cu, 3, changed={2})
+    report, _ = run(cu, issues, full=True, config=MirrorConfig(lists=("901",)))
+    assert cu.count("GET", TASK_GET) == 1 and cu.count("GET", PAGES) == 1
+    assert cu.requests_to("GET", PAGES)[0].path.endswith(f"/team/{TEAM}/task")
+    assert report.count("written") == 1
+
+
 def test_full_rebuild_without_any_workspace_reads_each_task(cu: ClickUpFake) -> None:
     issues = seed(cu, 3, changed={2})
-    cu.add_field("902", "other", field_id="f-other")
+    original = cu._task_json
+    cu._task_json = lambda task: {**original(task), "team_id": None}  # type: ignore[method-assign]
     report, _ = run(cu, issues, full=True, config=MirrorConfig(lists=("901",)))
     assert cu.count("GET", PAGES) == 0 and cu.count("GET", TASK_GET) == 3
     assert report.count("written") == 1

@@ -168,28 +168,30 @@ class _Run:
     def prefetch(self, items: Sequence[Mirrored]) -> dict[str, Task]:
         """Current values for many tasks in pages of 100, filtered by list or by the field.
 
-        Without configured lists, one task is read first: it names the field's id (and the
-        workspace, when no setting or URL did), and the pages then hold only tasks whose
-        field has a value. Tasks the pages do not hold are read one by one afterwards, so
-        paging stops once it would cost more reads than it can still save.
+        Without configured lists (or without a workspace id from the setting or a URL), one
+        task is read first: it names the field's id and the workspace; filtered by the field,
+        the pages hold only tasks whose field has a value. Tasks the pages do not hold are
+        read one by one afterwards, so paging stops once it would cost more reads than it
+        can still save (at most about twice the cheaper of the two ways).
         """
         found: dict[str, Task] = {}
-        team = self.team_id or next(
-            (i.target.link.team_id for i in items if i.target.link.team_id), None
-        )
+        links = [i.target.link for i in items]
+        team = self.team_id or next((link.team_id for link in links if link.team_id), None)
+        by_field = not self.config.lists
         custom_fields: str | None = None
-        if not self.config.lists:
-            for item in items:
+        if team is None or by_field:
+            for item in items:  # the first task that can be read
                 task = self.fetch(item)
                 if task is None:
                     continue
                 found[item.target.link.key] = item.task = task
-                match = self.fields.resolve(task)
-                if match.status != "found" or match.field is None:
-                    return found
-                rule = {"field_id": match.field.id, "operator": "IS NOT NULL"}
-                custom_fields = json.dumps([rule], separators=(",", ":"))
                 team = team or task.team_id
+                if by_field:
+                    match = self.fields.resolve(task)
+                    if match.status != "found" or match.field is None:
+                        return found
+                    rule = {"field_id": match.field.id, "operator": "IS NOT NULL"}
+                    custom_fields = json.dumps([rule], separators=(",", ":"))
                 break
         if team is None:
             return found
