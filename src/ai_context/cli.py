@@ -93,11 +93,18 @@ def _agent(sub: Any) -> None:
     add_agent_commands(sub)
 
 
+def _mirror(sub: Any) -> None:
+    from ai_context.cli_mirror import add_mirror_command  # noqa: PLC0415
+
+    add_mirror_command(sub)
+
+
 GROUPS: dict[str, Callable[[Any], None]] = {
     "git": _git,
     "session": _session,
     "digest": _digest,
     "agent": _agent,
+    "mirror": _mirror,
 }
 COMMAND_GROUPS = {
     "derive": "git",
@@ -110,6 +117,7 @@ COMMAND_GROUPS = {
     "resume": "agent",
     "handoff": "agent",
     "done": "agent",
+    "mirror": "mirror",
 }
 
 

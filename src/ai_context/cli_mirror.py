@@ -1,0 +1,120 @@
+"""`ai-context mirror ISSUE... | --all [--dry-run]`: the mirror job from a terminal.
+
+Settings come as in the Action, from the environment and `.github/ai-context.yml` in the
+current directory: GITHUB_TOKEN (or GH_TOKEN), CLICKUP_TOKEN, AI_CONTEXT_CLICKUP_TEAM_ID...
+A dry run prints each write it would make as a diff of the field's old and new value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, TextIO
+
+from ai_context.cli_common import EXIT_FINDINGS, EXIT_OK, EXIT_SERVICE, UsageError
+from ai_context.clickup import ClickUp, ClickUpConfigError
+from ai_context.config import ConfigError, load_settings
+from ai_context.github import (
+    DEFAULT_API_URL,
+    GitHub,
+    GitHubConfigError,
+    GitHubNotFound,
+    GitHubUnavailable,
+)
+from ai_context.gitrepo import remote_repository
+from ai_context.jobs import is_task
+from ai_context.mirror import load_mirror_config, template_env
+from ai_context.mirror_job import MirrorReport, run_mirror
+
+
+def add_mirror_command(sub: Any) -> None:
+    """Register `mirror` on the CLI's subparsers."""
+    mirror = sub.add_parser(
+        "mirror",
+        help="mirror issues' AI Context blocks to their ClickUp tasks' ai_context field",
+        description="Rebuild the ClickUp field of the tasks the issues link, writing only "
+        "values that changed. Needs GITHUB_TOKEN (or GH_TOKEN) and CLICKUP_TOKEN.",
+    )
+    mirror.add_argument("issues", nargs="*", type=int, metavar="ISSUE", help="issue numbers")
+    mirror.add_argument("--all", action="store_true", help="every open issue with a block")
+    mirror.add_argument("--dry-run", action="store_true", help="print the diffs, write nothing")
+    mirror.add_argument("--repo", metavar="OWNER/NAME", help="default: GITHUB_REPOSITORY or origin")
+    mirror.set_defaults(handler=cmd_mirror)
+
+
+def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+
+    del stdin
+    if bool(args.issues) == bool(args.all):
+        raise UsageError("mirror: name issue numbers or pass --all (not both)")
+    workspace = Path.cwd()
+    try:
+        settings, extras = load_settings(os.environ, workspace)
+        config = load_mirror_config(extras, settings.config)
+        templates = Path(settings.templates) if settings.templates else None
+        env = template_env(workspace / templates if templates else None)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    repository = args.repo or os.environ.get("GITHUB_REPOSITORY") or remote_repository(workspace)
+    if not repository:
+        raise UsageError("mirror: no repository; pass --repo OWNER/NAME")
+    if settings.github_token is None:
+        raise UsageError("mirror: set GITHUB_TOKEN (or GH_TOKEN) to a token that reads issues")
+    if settings.clickup_token is None:
+        raise UsageError("mirror: set CLICKUP_TOKEN to a ClickUp personal API token (pk_...)")
+    try:
+        github = GitHub(
+            settings.github_token,
+            repository,
+            api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+            write_interval=0,
+        )
+        if args.all:
+            issues = [i for i in github.list_issues("open") if is_task(i)]
+        else:
+            issues = [github.get_issue(n) for n in args.issues]
+        store = ClickUp(settings.clickup_token, api_url=settings.clickup_api_url)
+    except GitHubNotFound as exc:
+        raise UsageError(f"mirror: {exc}; check the issue numbers and --repo") from exc
+    except (GitHubConfigError, ClickUpConfigError) as exc:
+        raise UsageError(str(exc)) from exc
+    except GitHubUnavailable as exc:
+        out.write(f"ai-context: {exc}\n")
+        return EXIT_SERVICE
+
+    def log(line: str) -> None:
+        out.write(line + "\n")
+
+    report = run_mirror(
+        issues,
+        store,
+        config=config,
+        env=env,
+        team_id=settings.clickup_team_id,
+        full=args.all,
+        dry_run=args.dry_run or settings.dry_run,
+        log=log,
+    )
+    _print(report, out)
+    out.write(
+        f"ClickUp calls: {store.counter.reads} reads, {store.counter.writes} writes; "
+        f"GitHub calls: {github.counter.total}\n"
+    )
+    if report.exit_code:
+        return report.exit_code
+    errors = any(f.severity == "error" for fs in report.findings.values() for f in fs)
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _print(report: MirrorReport, out: TextIO) -> None:
+    for item in report.items:
+        task = item.task.id if item.task else item.target.link.task_id
+        out.write(f"#{item.number} -> ClickUp {task}: {item.result.replace('_', ' ')}\n")
+    for number, findings in sorted(report.findings.items()):
+        for f in findings:
+            out.write(f"#{number}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
+    for note in report.notes:
+        out.write(f"note: {note}\n")
+    for error in report.errors:
+        out.write(f"error: {error}\n")
