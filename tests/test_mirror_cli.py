@@ -61,8 +61,8 @@ def test_dry_run_all_prints_diffs_and_writes_nothing(
     assert main(["mirror", "--all", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "[dry-run] would set ClickUp task tsk1 field ai_context from #1" in out
-    assert "--- ClickUp tsk1 (now)\n+++ from #1\n" in out
-    assert "-Plan: 1/5 done\n" in out and "+Plan: 2/5 done\n" in out
+    assert "| --- ClickUp tsk1 (now)\n| +++ from #1\n" in out
+    assert "| -Plan: 1/5 done\n" in out and "| +Plan: 2/5 done\n" in out
     assert "#2 -> ClickUp tsk2: would write" in out
     assert cu.count("POST", FIELD_POST) == 0
 

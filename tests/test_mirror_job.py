@@ -176,7 +176,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(cu: ClickUpFake) -> None:
     assert (
         log[0] == f"[dry-run] would set ClickUp task tk1 field ai_context from #1 ({chars} chars):"
     )
-    assert "-Plan: 1/5 done\n+Plan: 2/5 done" in log[1]
+    assert "| -Plan: 1/5 done\n| +Plan: 2/5 done" in log[1]
     assert cu.value("tk1") == old
 
 
@@ -204,6 +204,33 @@ def test_other_refusals_are_reported_per_issue(cu: ClickUpFake) -> None:
     assert report.errors == [
         "#1: ClickUp refused to set field f-ai on task tk1 (400 FIELD_342 Invalid Value)"
     ]
+
+
+def test_a_refused_read_skips_that_issue_only(cu: ClickUpFake) -> None:
+    cu.add_task("t", task_id="tk1")
+    cu.add_task("t", task_id="tk2")
+    body = {"err": "Something odd", "ECODE": "ITEM_999"}
+    cu.fail_next("GET", "/api/v2/task/tk1", status=400, body=body)
+    report, _ = run(cu, [issue(1, "CU-tk1"), issue(2, "CU-tk2")])
+    assert [i.result for i in report.items] == ["skipped", "written"]
+    assert report.errors == ["#1: ClickUp refused to read task tk1 (400 ITEM_999 Something odd)"]
+    assert report.exit_code == 0
+
+
+def test_a_refused_listing_stops_the_rebuild_with_exit_3(cu: ClickUpFake) -> None:
+    issues = seed(cu, 3, changed={2})
+    cu.fail_next("GET", PAGES, status=400, body={"err": "Bad filter", "ECODE": "ITEM_015"})
+    report, _ = run(cu, issues, full=True, team_id=TEAM, config=MirrorConfig(lists=("901",)))
+    assert report.exit_code == 3 and "400 ITEM_015 Bad filter" in report.errors[0]
+
+
+def test_a_dry_run_diff_cannot_smuggle_a_workflow_command(cu: ClickUpFake) -> None:
+    hostile = SEED_BLOCK.replace("Finish unit tests", "::error::pwned")
+    cu.add_task("t", task_id="tk1", values={"ai_context": "  ::warning::old\nx"})
+    log: list[str] = []
+    run(cu, [issue(1, "CU-tk1", hostile)], log, dry_run=True)
+    assert all(line.startswith("| ") for line in log[1].splitlines())
+    assert not any(line.lstrip().startswith("::") for entry in log for line in entry.splitlines())
 
 
 # --- the full rebuild reads pages -------------------------------------------------------

@@ -256,12 +256,6 @@ class _Run:
             self.report.errors.append(str(exc))
             self.report.exit_code = max(self.report.exit_code, 2)
             return
-        except (ClickUpConfigError, ClickUpUnavailable):
-            raise
-        except ClickUpError as exc:
-            item.result = "skipped"
-            self.report.errors.append(f"#{item.number}: {exc}")
-            return
         item.result = "written"
         self.log(f"set {where} ({len(target.text)} chars)")
 
@@ -290,7 +284,10 @@ def _keys(task: Task, team: str) -> list[str]:
 
 
 def diff(old: str, new: str, task_id: str, number: int) -> str:
-    """Old and new field values as a unified diff, for a dry run."""
+    """Old and new field values as a unified diff, for a dry run.
+
+    Every line starts with `| `: the text comes from issues and from ClickUp, and a line of
+    the log that starts with `::` (leading spaces aside) would be a workflow command."""
     lines = difflib.unified_diff(
         old.splitlines(),
         new.splitlines(),
@@ -298,7 +295,7 @@ def diff(old: str, new: str, task_id: str, number: int) -> str:
         tofile=f"from #{number}",
         lineterm="",
     )
-    return "\n".join(lines)
+    return "\n".join(f"| {line}" for line in lines)
 
 
 def run_mirror(
@@ -325,13 +322,19 @@ def run_mirror(
         for item in report.items:
             if item.result == "not_found":
                 continue
-            task = item.task or known.get(item.target.link.key) or run.fetch(item)
-            if task is not None:
-                run.mirror(item, task)
+            try:
+                task = item.task or known.get(item.target.link.key) or run.fetch(item)
+                if task is not None:
+                    run.mirror(item, task)
+            except (ClickUpConfigError, ClickUpUnavailable):
+                raise
+            except ClickUpError as exc:  # a refusal about this task alone: the run goes on
+                item.result = "skipped"
+                report.errors.append(f"#{item.number}: {exc}")
     except ClickUpConfigError as exc:
         report.errors.append(str(exc))
         report.exit_code = max(report.exit_code, 2)
-    except ClickUpUnavailable as exc:
+    except ClickUpError as exc:  # unavailable after retries, or a refused listing
         report.errors.append(str(exc))
         report.exit_code = max(report.exit_code, 3)
     return report
