@@ -174,11 +174,6 @@ class Task(BaseModel):
     team_id: str | None = None
     fields: tuple[CustomField, ...] = ()
 
-    def matches(self, link: Link) -> bool:
-        if link.custom:
-            return (self.custom_id or "").upper() == link.task_id.upper()
-        return self.id == link.task_id
-
 
 class FieldMatch(BaseModel):
     """The mirror field on one list: found (with its id), missing, or ambiguous."""
