@@ -231,7 +231,10 @@ def test_every_template_escapes_every_string_field() -> None:
         "task.md.j2": render_task(summarize_task(hostile_issue(1), NOW)),
         "status.md.j2": render_status([plate(digest, HOSTILE_ACTOR)]),
     }
-    assert set(outputs) == set(make_env(None).list_templates())  # a new template needs a case
+    # Plain-text templates (mirror.txt.j2, the ClickUp field) escape nothing by design; their
+    # hostile-text test is in test_mirror.py.
+    markup = {t for t in make_env(None).list_templates() if not t.endswith(".txt.j2")}
+    assert set(outputs) == markup  # a new template needs a case
     for name, text in outputs.items():
         assert HOSTILE_ACTOR not in text, name
         _assert_no_raw_danger(text, SLACK_DANGERS if "slack" in name else MD_DANGERS)

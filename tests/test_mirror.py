@@ -169,6 +169,11 @@ def test_progress_and_current_step() -> None:
     assert current_step(block(all_done)) is None
 
 
+def test_only_a_web_address_is_shown_as_the_issue_url() -> None:
+    hostile = Issue(number=42, title="T", html_url="javascript:alert(1)", repository="acme/shop")
+    assert mirror_data(hostile, block())["issue_url"] == "acme/shop#42"
+
+
 def test_control_characters_are_stripped_from_data_and_output() -> None:
     hostile = issue(title="Fix\x1b[31m red\u202e txt\x00", body=SEED_BLOCK)
     text = mirror_text(hostile, block(), template_env())

@@ -10,22 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.cli_common import EXIT_FINDINGS, EXIT_OK, EXIT_SERVICE, UsageError
-from ai_context.clickup import ClickUp, ClickUpConfigError
-from ai_context.config import ConfigError, load_settings
-from ai_context.github import (
-    DEFAULT_API_URL,
-    GitHub,
-    GitHubConfigError,
-    GitHubNotFound,
-    GitHubUnavailable,
-)
-from ai_context.gitrepo import remote_repository
-from ai_context.jobs import is_task
-from ai_context.mirror import load_mirror_config, template_env
-from ai_context.mirror_job import MirrorReport, run_mirror
+
+if TYPE_CHECKING:
+    from ai_context.mirror_job import MirrorReport
 
 
 def add_mirror_command(sub: Any) -> None:
@@ -44,6 +34,21 @@ def add_mirror_command(sub: Any) -> None:
 
 
 def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    # Imported here: `ai-context --help` and the agent commands must not load requests,
+    # PyGithub or Jinja just to build the parser.
+    from ai_context.clickup import ClickUp, ClickUpConfigError  # noqa: PLC0415
+    from ai_context.config import ConfigError, load_settings  # noqa: PLC0415
+    from ai_context.github import (  # noqa: PLC0415
+        DEFAULT_API_URL,
+        GitHub,
+        GitHubConfigError,
+        GitHubNotFound,
+        GitHubUnavailable,
+    )
+    from ai_context.gitrepo import remote_repository  # noqa: PLC0415
+    from ai_context.jobs import is_task  # noqa: PLC0415
+    from ai_context.mirror import load_mirror_config, template_env  # noqa: PLC0415
+    from ai_context.mirror_job import run_mirror  # noqa: PLC0415
 
     del stdin
     if bool(args.issues) == bool(args.all):
@@ -74,7 +79,12 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             issues = [i for i in github.list_issues("open") if is_task(i)]
         else:
             issues = [github.get_issue(n) for n in args.issues]
-        store = ClickUp(settings.clickup_token, api_url=settings.clickup_api_url)
+        store = ClickUp(
+            settings.clickup_token,
+            api_url=settings.clickup_api_url,
+            retries=settings.http_retries,
+            backoff=settings.http_backoff,
+        )
     except GitHubNotFound as exc:
         raise UsageError(f"mirror: {exc}; check the issue numbers and --repo") from exc
     except (GitHubConfigError, ClickUpConfigError) as exc:

@@ -20,22 +20,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from jinja2 import (
-    BaseLoader,
-    ChoiceLoader,
-    Environment,
-    FileSystemLoader,
-    PackageLoader,
-    StrictUndefined,
-    TemplateError,
-)
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2 import Environment, TemplateError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ai_context.block import Block, PlanStep, format_timestamp, parse
 from ai_context.config import ConfigError
 from ai_context.findings import Finding
 from ai_context.models import Issue
+from ai_context.templating import make_env
 
 TEMPLATE = "mirror.txt.j2"
 DEFAULT_FIELD = "ai_context"
@@ -232,6 +224,14 @@ def _step(step: PlanStep | None) -> str | None:
     return _line(f"{step.number}. {step.text}{status}")
 
 
+def _web_url(url: str) -> str | None:
+    """URL when it is an http(s) address without spaces; ClickUp may turn it into a link."""
+    text = _line(url)
+    if text and text.lower().startswith(("https://", "http://")) and " " not in text:
+        return text
+    return None
+
+
 def current_step(block: Block) -> PlanStep | None:
     """The step in progress; else the first one still open (pending, blocked or unmarked)."""
     for step in block.plan:
@@ -261,7 +261,7 @@ def mirror_data(issue: Issue, block: Block) -> dict[str, Any]:
         "current_step": _step(current_step(block)),
         "next_step": _line(block.next_step),
         "blockers": [b for b in (_line(x) for x in block.blockers) if b],
-        "issue_url": _line(issue.html_url) or f"{issue.repository}#{issue.number}",
+        "issue_url": _web_url(issue.html_url) or f"{issue.repository}#{issue.number}",
         "issue_number": issue.number,
         "issue_title": _line(issue.title) or "",
         "repository": _line(issue.repository) or "",
@@ -284,27 +284,12 @@ def fit(text: str, limit: int, url: str) -> str:
     return head.rstrip() + mark
 
 
-# Will switch to templating.make_env(user_dir) when the lead merges the templating branch;
-# until then this is the same sandbox (immutable, StrictUndefined, trimmed blocks), so a user
-# template written now renders the same after the switch.
 def _env(templates_dir: Path | None) -> Environment:
-    loaders: list[BaseLoader] = []
-    if templates_dir is not None:
-        if not templates_dir.is_dir():
-            raise ConfigError(
-                f"setting templates: {templates_dir} is not a directory; create it or unset "
-                "`templates`"
-            )
-        loaders.append(FileSystemLoader(str(templates_dir)))
-    loaders.append(PackageLoader("ai_context", "templates"))
-    return ImmutableSandboxedEnvironment(
-        loader=ChoiceLoader(loaders),
-        undefined=StrictUndefined,
-        autoescape=False,  # plain text: no Markdown or HTML context; control chars are stripped
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    """The project's one sandbox (templating.make_env); a missing directory is a ConfigError."""
+    try:
+        return make_env(templates_dir)
+    except ValueError as exc:
+        raise ConfigError(f"setting templates: {exc}") from exc
 
 
 def template_env(templates_dir: Path | None = None) -> Environment:

@@ -365,7 +365,12 @@ def mirror_job(ctx: RunContext) -> None:
         return
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     env = template_env(_templates_dir(settings.templates, workspace))
-    store = ClickUp(settings.clickup_token, api_url=settings.clickup_api_url)
+    store = ClickUp(
+        settings.clickup_token,
+        api_url=settings.clickup_api_url,
+        retries=settings.http_retries,
+        backoff=settings.http_backoff,
+    )
     ctx.api_calls["ClickUp"] = lambda: store.counter.total
     report = run_mirror(
         issues,
