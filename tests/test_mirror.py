@@ -306,8 +306,8 @@ def test_targets_skip_quietly_and_report_unusable_links() -> None:
     assert [t.issue.number for t in found] == [1]
     assert found[0].text.endswith("Issue: https://github.com/acme/shop/issues/1")
     assert {n: [f.code for f in fs] for n, fs in findings.items()} == {
-        4: ["AIC603"],
-        5: ["AIC604"],
-        6: ["AIC604"],
+        4: ["AIC703"],
+        5: ["AIC704"],
+        6: ["AIC704"],
     }
     assert "#6" in findings[5][0].message and findings[4][0].line == 19

@@ -74,10 +74,10 @@ def test_findings_and_exit_codes(
     seed(gh, cu)
     cu.delete_task("tsk2")
     assert main(["mirror", "2"]) == 0
-    assert "#2:19: AIC601 warning linked ClickUp task not found" in capsys.readouterr().out
+    assert "#2:19: AIC701 warning linked ClickUp task not found" in capsys.readouterr().out
     cu.add_field("901", "ai_context", field_id="f-dup")
     assert main(["mirror", "1"]) == 1
-    assert "AIC602 error" in capsys.readouterr().out
+    assert "AIC702 error" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -134,9 +134,9 @@ def test_a_deleted_task_is_a_finding_in_the_sticky_comment(
     assert done.code == 0, done.stdout + done.stderr
     (comment,) = gh.comments(REPO, 7)
     assert comment.body.startswith(MARKER)
-    assert "AIC601" in comment.body and "linked ClickUp task not found" in comment.body
+    assert "AIC701" in comment.body and "linked ClickUp task not found" in comment.body
     assert "ITEM\\_013" in comment.body or "ITEM_013" in comment.body
-    assert "::warning title=AIC601 in #7::linked ClickUp task not found" in done.stdout
+    assert "::warning title=AIC701 in #7::linked ClickUp task not found" in done.stdout
     assert gh.issue(REPO, 7).labels == []  # the block itself is fine: no invalid label
 
 

@@ -118,7 +118,7 @@ def test_two_fields_with_the_name_is_an_error_finding(cu: ClickUpFake) -> None:
     cu.add_task("t", task_id="tk1")
     report, _ = run(cu, [issue(1, "CU-tk1")])
     (finding,) = report.findings[1]
-    assert (finding.code, finding.severity) == ("AIC602", "error")
+    assert (finding.code, finding.severity) == ("AIC702", "error")
     assert "f-ai, f-ai-2" in finding.message and finding.line == 19
     assert cu.count("POST", FIELD_POST) == 0
 
@@ -131,7 +131,7 @@ def test_deleted_and_never_existing_tasks_are_findings_and_the_run_goes_on(
     cu.add_task("ok", task_id="tk3")
     report, _ = run(cu, [issue(1, "CU-tk1"), issue(2, "CU-tk2"), issue(3, "CU-tk3")])
     assert [i.result for i in report.items] == ["not_found", "not_found", "written"]
-    assert report.findings[1][0].code == "AIC601"
+    assert report.findings[1][0].code == "AIC701"
     assert "404 ITEM_013" in report.findings[1][0].message
     assert "401 OAUTH_027" in report.findings[2][0].message
     assert report.exit_code == 0
@@ -141,7 +141,7 @@ def test_a_task_deleted_between_read_and_write_is_a_finding(cu: ClickUpFake) -> 
     cu.add_task("t", task_id="tk1")
     cu.after("GET", "/api/v2/task/tk1", lambda _req: cu.delete_task("tk1"))
     report, _ = run(cu, [issue(1, "CU-tk1")])
-    assert report.items[0].result == "not_found" and report.findings[1][0].code == "AIC601"
+    assert report.items[0].result == "not_found" and report.findings[1][0].code == "AIC701"
 
 
 def test_field_033_stops_every_further_write_in_the_run(cu: ClickUpFake) -> None:
@@ -344,5 +344,5 @@ def test_mirror_findings_join_the_sticky_comment_but_not_the_labels(cu: ClickUpF
         extra_findings=lambda _issue, _result: report.findings[1],
     )
     (comment,) = [op for op in planned.ops if op.kind == "create_comment"]
-    assert comment.body is not None and "AIC602" in comment.body
+    assert comment.body is not None and "AIC702" in comment.body
     assert all(LABEL_INVALID not in op.labels for op in planned.ops)

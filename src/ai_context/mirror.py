@@ -5,11 +5,11 @@ The mirror text holds nothing that changes from run to run (no "mirrored at" tim
 unchanged block renders the same text and costs no write: on ClickUp's free plan every
 custom-field write counts against a lifetime cap of 60.
 
-Finding codes (AIC6xx, the mirror):
-  AIC601 warning  the linked ClickUp task is not found (deleted, or the token cannot see it)
-  AIC602 error    two or more ClickUp fields carry the mirror field's name on the task's list
-  AIC603 warning  a custom task id (DEV-123) but no workspace id to resolve it with
-  AIC604 warning  one ClickUp task is linked from several issues: none of them is mirrored
+Finding codes (AIC7xx, the mirror):
+  AIC701 warning  the linked ClickUp task is not found (deleted, or the token cannot see it)
+  AIC702 error    two or more ClickUp fields carry the mirror field's name on the task's list
+  AIC703 warning  a custom task id (DEV-123) but no workspace id to resolve it with
+  AIC704 warning  one ClickUp task is linked from several issues: none of them is mirrored
 """
 
 from __future__ import annotations
@@ -387,7 +387,7 @@ def load_mirror_config(extras: Mapping[str, Any], where: str = "the config file"
 
 def not_found(link: Link, detail: str) -> Finding:
     return Finding(
-        code="AIC601",
+        code="AIC701",
         severity="warning",
         message=f"linked ClickUp task not found: {link.text or link.task_id} ({detail})",
         line=link.line,
@@ -399,7 +399,7 @@ def not_found(link: Link, detail: str) -> Finding:
 def duplicate_field(link: Link, match: FieldMatch, name: str, list_id: str) -> Finding:
     ids = ", ".join(f.id for f in match.candidates)
     return Finding(
-        code="AIC602",
+        code="AIC702",
         severity="error",
         message=f"ClickUp list {list_id} has {len(match.candidates)} fields named {name} "
         f"({ids}); the mirror cannot tell which one to write",
@@ -411,7 +411,7 @@ def duplicate_field(link: Link, match: FieldMatch, name: str, list_id: str) -> F
 
 def needs_workspace(link: Link) -> Finding:
     return Finding(
-        code="AIC603",
+        code="AIC703",
         severity="warning",
         message=f"ClickUp custom task id {link.task_id} needs the workspace id to be found",
         line=link.line,
@@ -423,7 +423,7 @@ def needs_workspace(link: Link) -> Finding:
 def shared_task(link: Link, others: Sequence[int]) -> Finding:
     names = ", ".join(f"#{n}" for n in others)
     return Finding(
-        code="AIC604",
+        code="AIC704",
         severity="warning",
         message=f"ClickUp task {link.text or link.task_id} is also linked from {names}; "
         "none of them is mirrored, since each would overwrite the others",
