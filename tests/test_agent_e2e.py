@@ -35,7 +35,9 @@ class Machine:
         self.env.pop("GH_TOKEN", None)
         self.cwd = cache.parent
 
-    def run(self, *argv: str, stdin: str = "") -> tuple[int, dict[str, Any]]:
+    def run(
+        self, *argv: str, stdin: str = "", log: list[str] | None = None
+    ) -> tuple[int, dict[str, Any]]:
         before = self.fake.count()
         done = subprocess.run(
             [sys.executable, "-m", "ai_context", *argv, "--format", "json"],
@@ -47,7 +49,10 @@ class Machine:
             timeout=60,
             check=False,
         )
-        assert done.stderr == "", done.stderr
+        if log is None:
+            assert done.stderr == "", done.stderr
+        else:
+            log.append(done.stderr)
         data: dict[str, Any] = json.loads(done.stdout)
         assert data["github_calls"] == self.fake.count() - before
         return done.returncode, data
@@ -132,3 +137,26 @@ def test_two_machines_save_resume_handoff_resume(tmp_path: Path) -> None:
     records = [json.loads(line) for line in logged.splitlines()]
     assert [r["choice"] for r in records] == [None, None, "remote"]
     assert "phone's late idea" in records[-1]["local"]  # the dropped copy is kept in the log
+
+
+def test_save_mirrors_to_clickup_when_a_token_is_set(tmp_path: Path) -> None:
+    from tests.fakes import ClickUpFake
+
+    with GitHubFake() as fake, ClickUpFake() as clickup:
+        clickup.add_field("901")
+        task = clickup.add_task("Booking history", list_id="901")
+        body = (
+            f"Users need their booking history.\n\nClickUp: https://app.clickup.com/t/{task.id}\n"
+        )
+        fake.add_issue(REPO, "Booking history", body)
+        laptop = Machine(fake, tmp_path / "laptop" / "cache", "cc-ariel-laptop")
+        laptop.cwd.mkdir()
+        laptop.env.update(CLICKUP_TOKEN="pk_test_token", AI_CONTEXT_CLICKUP_API_URL=clickup.url)
+        v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
+        log: list[str] = []
+        code, _ = laptop.run("save", "1", "--now", "2026-05-26T09:00:00Z", stdin=v1, log=log)
+        assert code == 0
+        assert f"set ClickUp task {task.id} field ai_context from #1" in log[0]
+        mirrored = str(clickup.value(task.id))
+        assert "cc-ariel-laptop" in mirrored and "Finish unit tests" in mirrored
+        assert "/issues/1" in mirrored  # the link is readable from the ClickUp side too

@@ -30,6 +30,7 @@ from ai_context.cli_common import (
     block_json,
 )
 from ai_context.cli_common import timestamp_arg as _timestamp
+from ai_context.cli_mirror import agent_mirror_hook
 
 if TYPE_CHECKING:
     from ai_context.agent import Outcome
@@ -301,7 +302,7 @@ def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
-            mirror=None,  # the ClickUp mirror (issue 4) is wired here when configured
+            mirror=agent_mirror_hook(),
         ),
     )
 
@@ -323,7 +324,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             login=lambda: args.assignee or login_for(actor, config),
             now=_now(args),
             take=args.take,
-            mirror=None,  # the ClickUp mirror (issue 4) is wired here when configured
+            mirror=agent_mirror_hook(),
         ),
     )
 
@@ -347,7 +348,7 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             now=_now(args),
             dry_run=args.dry_run,
             release_lease=None,  # the lead wires the lease release (leases) here
-            mirror=None,
+            mirror=agent_mirror_hook(),
         ),
     )
 
@@ -370,7 +371,7 @@ def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
-            mirror=None,
+            mirror=agent_mirror_hook(),
         ),
     )
 

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.cli_common import EXIT_FINDINGS, EXIT_OK, EXIT_SERVICE, UsageError
 
 if TYPE_CHECKING:
+    from ai_context.block import Block
     from ai_context.mirror_job import MirrorReport
+    from ai_context.models import Issue
 
 
 def add_mirror_command(sub: Any) -> None:
@@ -128,3 +132,65 @@ def _print(report: MirrorReport, out: TextIO) -> None:
         out.write(f"note: {note}\n")
     for error in report.errors:
         out.write(f"error: {error}\n")
+
+
+CLICKUP_TOKEN_VARS = ("INPUT_CLICKUP-TOKEN", "AI_CONTEXT_CLICKUP_TOKEN", "CLICKUP_TOKEN")
+
+
+def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], None] | None:
+    """The ClickUp mirror an agent's save, handoff or done triggers (the seeds' state-sync).
+
+    None when no ClickUp token is set, so agents without ClickUp pay nothing. The issue body is
+    the authority and was written already: a mirror that fails is reported (on stderr, so a
+    `--format json` answer stays parseable), never fatal.
+    """
+    out = out or sys.stderr
+    if not any(os.environ.get(name, "").strip() for name in CLICKUP_TOKEN_VARS):
+        return None
+
+    def hook(issue: Issue, block: Block) -> None:
+        del block  # the mirror renders from the issue body, the authority
+        from ai_context.clickup import ClickUp, ClickUpError  # noqa: PLC0415
+        from ai_context.config import ConfigError, load_settings  # noqa: PLC0415
+        from ai_context.mirror import load_mirror_config, template_env  # noqa: PLC0415
+        from ai_context.mirror_job import run_mirror  # noqa: PLC0415
+
+        workspace = Path.cwd()
+        try:
+            settings, extras = load_settings(os.environ, workspace)
+            config = load_mirror_config(extras, settings.config)
+            templates = workspace / settings.templates if settings.templates else None
+            env = template_env(templates)
+        except ConfigError as exc:
+            out.write(f"mirror: skipped ({exc})\n")
+            return
+        if settings.clickup_token is None:
+            return
+        store = ClickUp(
+            settings.clickup_token,
+            api_url=settings.clickup_api_url,
+            retries=settings.http_retries,
+            backoff=settings.http_backoff,
+        )
+        def log(line: str) -> None:
+            out.write(f"mirror: {line}\n")
+
+        try:
+            report = run_mirror(
+                [issue],
+                store,
+                config=config,
+                env=env,
+                team_id=settings.clickup_team_id,
+                log=log,
+            )
+        except ClickUpError as exc:
+            out.write(f"mirror: ClickUp failed ({exc}); the issue holds the block\n")
+            return
+        for findings in report.findings.values():
+            for f in findings:
+                out.write(f"mirror: {f.code} {f.severity} {f.message}\n")
+        for line in (*report.notes, *report.errors):
+            out.write(f"mirror: {line}\n")
+
+    return hook
