@@ -89,3 +89,25 @@ def test_every_action_input_is_a_setting_the_code_reads() -> None:
 
     action = yaml.safe_load((Path(__file__).parents[1] / "action.yml").read_text("utf-8"))
     assert set(action["inputs"]) <= set(setting_names())
+
+
+def test_every_action_input_is_documented_and_read_by_the_code() -> None:
+    import re
+
+    import yaml
+
+    root = Path(__file__).parents[1]
+    action = yaml.safe_load((root / "action.yml").read_text("utf-8"))
+    readme = (root / "README.md").read_text("utf-8")
+    sources = "\n".join(
+        p.read_text("utf-8")
+        for p in (root / "src" / "ai_context").glob("*.py")
+        if p.name != "config.py"
+    )
+    for name in action["inputs"]:
+        assert f"`{name}`" in readme, f"input {name} is not documented in the README"
+        field = name.replace("-", "_")
+        if name == "config":
+            assert "load_settings(" in sources
+            continue
+        assert re.search(rf"settings\.{field}\b", sources), f"no code reads settings.{field}"
