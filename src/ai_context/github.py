@@ -115,6 +115,9 @@ def _counted(base: type[Any]) -> type[Any]:
 Requester.injectConnectionClasses(
     _counted(HTTPRequestsConnectionClass), _counted(HTTPSRequestsConnectionClass)
 )
+# Injecting classes also switches off PyGithub's connection reuse (meant for its replay tests);
+# switch it back on, or every call pays a new TCP (and TLS) handshake.
+setattr(Requester, "_Requester__persist", True)  # noqa: B010 - a name-mangled class attribute
 
 
 def _raw(obj: GithubObject) -> dict[str, Any]:
