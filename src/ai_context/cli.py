@@ -19,6 +19,7 @@ from ai_context import __version__
 from ai_context.block import Block, format_timestamp
 from ai_context.checks import CheckConfig, CheckResult, check_body
 from ai_context.durations import parse_duration
+from ai_context.lease_cli import add_lease_commands
 from ai_context.store import DirectoryStore, StoreError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_SERVICE, EXIT_CONFLICT, EXIT_INCOMPLETE = range(6)
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--issues-dir", type=Path, required=True, metavar="DIR")
     checking(report)
     report.set_defaults(handler=cmd_report)
+    add_lease_commands(sub)  # claim, renew, release, who (lease_cli.py)
     return parser
 
 
