@@ -52,3 +52,12 @@ def test_ref_calls_fail_loudly_on_outages(gh: GitHubFake) -> None:
     with pytest.raises(GitHubUnavailable):
         api.create_ref(REF, "0" * 40)
     assert gh.count("POST", "/repos/{owner}/{repo}/git/refs") == 1  # a POST is never re-sent
+
+
+def test_an_empty_repository_has_no_refs(gh: GitHubFake) -> None:
+    api = adapter(gh)
+    empty = {"message": "Git Repository is empty.", "status": "409"}
+    gh.fail_next("GET", "/repos/{owner}/{repo}/git/ref/{ref}", status=409, body=empty)
+    gh.fail_next("GET", "/repos/{owner}/{repo}/git/matching-refs/{ref}", status=409, body=empty)
+    assert api.get_ref(REF) is None
+    assert api.matching_refs("refs/ai-context/leases/") == {}

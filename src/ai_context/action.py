@@ -5,7 +5,8 @@ Routing (`jobs: auto`):
       skipped quietly when the bot itself sent it, when an edit left the block as it was, or
       when only one of our own labels changed;
   push -> check each issue the pushed commits name;
-  schedule, workflow_dispatch -> check every open issue that is a task.
+  schedule, workflow_dispatch -> check every open issue that is a task, and look for stale
+      and conflicting actors (the `stale` job) in the same comment plan.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context.block import find
+from ai_context.actors import parse_actors
+from ai_context.block import find, parse
 from ai_context.config import ConfigError, Settings, load_settings, mask_secrets
 from ai_context.github import (
     DEFAULT_API_URL,
@@ -30,9 +32,17 @@ from ai_context.github import (
     GitHubUnavailable,
     issue_from_json,
 )
-from ai_context.jobs import CheckReport, is_task, run_check
+from ai_context.jobs import CheckReport, is_task, read_leases, run_check
+from ai_context.lease import parse_lease_config
 from ai_context.markdown import escape_cell
 from ai_context.models import Issue
+from ai_context.stale import (
+    Evidence,
+    StaleRules,
+    active_tasks,
+    parse_stale_config,
+    push_commits,
+)
 from ai_context.workflow import Workflow
 
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
@@ -141,6 +151,8 @@ class RunContext:
     summary: list[str] = field(default_factory=list)
     api_calls: dict[str, Callable[[], int]] = field(default_factory=dict)
     exit_codes: list[int] = field(default_factory=list)
+    event: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)
     _issues: list[Issue] | None = None
 
     def issues(self) -> list[Issue]:
@@ -154,6 +166,7 @@ Job = Callable[[RunContext], None]
 
 
 def check_job(ctx: RunContext) -> None:
+    tasks = stale_rules(ctx)
     report = run_check(
         ctx.issues(),
         ctx.github,
@@ -162,21 +175,83 @@ def check_job(ctx: RunContext) -> None:
         bot_login=ctx.settings.bot_login,
         dry_run=ctx.settings.dry_run,
         log=ctx.workflow.log,
+        tasks=tasks,
     )
     _annotate(report, ctx.workflow)
     ctx.outputs["findings"] = str(report.findings)
     ctx.outputs["errors"] = str(report.count("error"))
     ctx.summary.append(_check_summary(report, ctx.settings))
+    if tasks is not None:
+        ctx.outputs["stale"] = str(report.stale)
+        ctx.summary.append(_stale_summary(report))
     ctx.exit_codes.append(_exit_code(report, ctx.settings))
 
 
+# --- the stale job ---------------------------------------------------------------------------
+# Stale and conflict findings share the check job's one comment and label plan per issue:
+# whenever the stale job is enabled, every check judges the stale rules too (so the comment
+# never flips between runs), with the evidence this run can gather; a `stale` run (schedule,
+# on demand) is the one that reads the leases and counts every actor's tasks.
+
+
+def stale_enabled(settings: Settings) -> bool:
+    return settings.jobs == ("auto",) or "stale" in settings.jobs
+
+
+def stale_rules(ctx: RunContext) -> StaleRules | None:
+    """The stale rules for this run's comment plans, or None when the stale job is off."""
+    if not stale_enabled(ctx.settings):
+        return None
+    source, extras = ctx.settings.config, ctx.extras
+    actors = parse_actors(extras.get("actors"), source)
+    config = parse_stale_config(extras.get("stale"), source, ctx.settings.stale_after)
+    leases = parse_lease_config(extras.get("lease"), source)
+    issues = ctx.issues()
+    fresh: dict[int, Evidence] = {}
+    if "stale" in ctx.route.jobs:
+        numbers = [issue.number for issue in issues]
+        fresh.update(read_leases(ctx.github, numbers, leases, ctx.workflow.log))
+        if ctx.route.scan_all and config.max_active_per_actor is not None:
+            blocks = {issue.number: parse(issue.body).block for issue in issues}
+            counts = active_tasks(blocks.items(), actors, config)
+            for number, block in blocks.items():
+                if block is not None and block.actor:
+                    active = counts.get(actors.name(block.actor), ())
+                    update = {"active": active, "active_actor": block.actor}
+                    fresh[number] = fresh.get(number, Evidence()).model_copy(update=update)
+    if ctx.event == "push":
+        commits = push_commits(ctx.payload, issues_named)
+        for issue in issues:
+            mine = tuple(c for c in commits if issue.number in c.issues)
+            if mine:
+                evidence = fresh.get(issue.number, Evidence())
+                fresh[issue.number] = evidence.model_copy(update={"commits": mine})
+    return StaleRules(config=config, actors=actors, now=ctx.now, fresh=fresh)
+
+
+def stale_job(ctx: RunContext) -> None:
+    if "check" in ctx.route.jobs:
+        return  # the check job's plan already carries the stale findings: one comment
+    check_job(ctx)
+
+
+def _stale_summary(report: CheckReport) -> str:
+    flagged = [c for c in report.checks if c.verdict is not None and c.verdict.findings]
+    lines = [f"Stale tasks: {report.stale}; conflicts: {report.conflicts}."]
+    for check in flagged:
+        assert check.verdict is not None
+        codes = ", ".join(sorted(check.verdict.codes))
+        lines.append(f"- #{check.issue.number} {escape_cell(check.issue.title)}: {codes}")
+    return "\n".join(lines)
+
+
 # Jobs by name, and the ones `jobs: auto` runs for each event. Other jobs register here.
-JOBS: dict[str, Job] = {"check": check_job}
+JOBS: dict[str, Job] = {"check": check_job, "stale": stale_job}
 AUTO_JOBS: dict[str, tuple[str, ...]] = {
     "issues": ("check",),
     "push": ("check",),
-    "schedule": ("check",),
-    "workflow_dispatch": ("check",),
+    "schedule": ("check", "stale"),
+    "workflow_dispatch": ("check", "stale"),
 }
 
 
@@ -220,14 +295,17 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
         write_interval=settings.write_interval,
     )
+    payload = _payload(env)
     ctx = RunContext(
         settings=settings,
         extras=extras,
         github=github,
         workflow=wf,
         now=datetime.now(UTC),
-        route=route(event, _payload(env), settings, repository),
+        route=route(event, payload, settings, repository),
         outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
+        event=event,
+        payload=payload,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total
     if ctx.route.skipped:

@@ -299,7 +299,7 @@ class GitHub:
             try:
                 data = self._request("GET", f"/git/ref/{_ref_path(ref)}")
             except GithubException as exc:
-                if exc.status == 404:
+                if exc.status in (404, 409):  # 409: the repository is empty
                     return None
                 raise
             return str(data["object"]["sha"])
@@ -307,7 +307,12 @@ class GitHub:
     def matching_refs(self, prefix: str) -> dict[str, str]:
         """Every ref whose name starts with PREFIX ("refs/..."), name -> sha, in one call."""
         with _translated(f"list refs {prefix}"):
-            data = self._request("GET", f"/git/matching-refs/{_ref_path(prefix)}")
+            try:
+                data = self._request("GET", f"/git/matching-refs/{_ref_path(prefix)}")
+            except GithubException as exc:
+                if exc.status == 409:  # the repository is empty: no refs at all
+                    return {}
+                raise
             return {str(r["ref"]): str(r["object"]["sha"]) for r in data or ()}
 
     def create_ref(self, ref: str, sha: str) -> bool:
