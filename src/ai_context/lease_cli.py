@@ -29,13 +29,6 @@ from pydantic import BaseModel, ConfigDict
 from ai_context.actors import ActorMap, parse_actors
 from ai_context.config import ConfigError, load_settings
 from ai_context.durations import parse_duration
-from ai_context.github import (
-    DEFAULT_API_URL,
-    GitHub,
-    GitHubConfigError,
-    GitHubError,
-    GitHubUnavailable,
-)
 from ai_context.lease import (
     EMPTY_TREE,
     Lease,
@@ -115,6 +108,8 @@ def read_lease(store: RefStore, ref: str, sha: str | None = None) -> Lease | Non
 
 def _moved(store: RefStore, ref: str, current: Lease | None, sha: str) -> bool:
     """Create or fast-forward REF to SHA; a POST lost to a 5xx may have landed: ask the ref."""
+    from ai_context.github import GitHubUnavailable  # noqa: PLC0415 - see cmd_lease
+
     try:
         if current is None:
             return store.create_ref(ref, sha)
@@ -258,6 +253,14 @@ def add_lease_commands(sub: Any) -> None:
 
 
 def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    # PyGithub takes a quarter of a second to import: only the lease commands pay for it.
+    from ai_context.github import (  # noqa: PLC0415
+        DEFAULT_API_URL,
+        GitHub,
+        GitHubConfigError,
+        GitHubError,
+    )
+
     del stdin
     env = os.environ
     try:
