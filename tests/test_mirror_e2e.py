@@ -59,7 +59,10 @@ def run(
     tmp: Path, gh: GitHubFake, cu: ClickUpFake, event: str, payload: dict[str, Any]
 ) -> ActionRun:
     inputs = {"clickup-token": cu.token, "clickup-api-url": cu.url}
-    return run_action(tmp, gh.url, event, payload, repository=REPO, inputs=inputs, timeout=60)
+    clock = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"}  # the seed block is then fresh
+    return run_action(
+        tmp, gh.url, event, payload, repository=REPO, inputs=inputs, timeout=60, extra_env=clock
+    )
 
 
 def test_a_changed_block_is_mirrored(tmp_path: Path, gh: GitHubFake, cu: ClickUpFake) -> None:

@@ -6,7 +6,8 @@ Routing (`jobs: auto`):
       when only one of our own labels changed;
   push -> check each issue the pushed commits name, with what the commits say about it
       (gitlog.compare_block), and every committed sp.json session file;
-  schedule, workflow_dispatch -> check every open issue that is a task.
+  schedule, workflow_dispatch -> check every open issue that is a task, and look for stale
+      and conflicting actors (the `stale` job) in the same comment plan.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from ai_context.actors import parse_actors
 from ai_context.block import find, parse
 from ai_context.checks import CheckResult
 from ai_context.config import ConfigError, Settings, load_settings, mask_secrets
@@ -39,13 +41,22 @@ from ai_context.gitlog import (
     commits_from_push,
     compare_block,
     group_by_issue,
+    issues_named,
     session_files_changed,
 )
-from ai_context.jobs import CheckReport, is_task, run_check
+from ai_context.jobs import CheckReport, is_task, read_leases, run_check
+from ai_context.lease import parse_lease_config
 from ai_context.markdown import escape_cell
 from ai_context.mirror_job import mirror_job
 from ai_context.models import Issue
 from ai_context.session import check_session_file
+from ai_context.stale import (
+    Evidence,
+    StaleRules,
+    active_tasks,
+    parse_stale_config,
+    push_commits,
+)
 from ai_context.workflow import Workflow
 
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
@@ -141,6 +152,8 @@ class RunContext:
     summary: list[str] = field(default_factory=list)
     api_calls: dict[str, Callable[[], int]] = field(default_factory=dict)
     exit_codes: list[int] = field(default_factory=list)
+    event: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)
     workflow_env: Mapping[str, str] = field(default_factory=dict)
     github_api_url: str = DEFAULT_API_URL
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
@@ -182,6 +195,7 @@ def check_job(ctx: RunContext) -> None:
             issue.number, result.block, commits, repo=repository, field_lines=parsed.field_lines
         )
 
+    tasks = stale_rules(ctx)
     report = run_check(
         ctx.issues(),
         ctx.github,
@@ -191,6 +205,7 @@ def check_job(ctx: RunContext) -> None:
         dry_run=ctx.settings.dry_run,
         log=ctx.workflow.log,
         extra_findings=git_findings,
+        tasks=tasks,
     )
     session = _session_files(ctx)
     _annotate(report, ctx.workflow)
@@ -199,6 +214,9 @@ def check_job(ctx: RunContext) -> None:
         report.count("error") + sum(1 for f in session if f.severity == "error")
     )
     ctx.summary.append(_check_summary(report, ctx.settings))
+    if tasks is not None:
+        ctx.outputs["stale"] = str(report.stale)
+        ctx.summary.append(_stale_summary(report))
     ctx.exit_codes.append(_exit_code(report, ctx.settings))
     if session:
         ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
@@ -281,12 +299,76 @@ def digest_job(ctx: RunContext) -> None:
 
 # Jobs by name, in the order they run, and the ones `jobs: auto` runs for each event. Other
 # jobs register here. Jobs that add findings to the sticky comment come before check.
-JOBS: dict[str, Job] = {"mirror": mirror_job, "check": check_job, "digest": digest_job}
+# --- the stale job ---------------------------------------------------------------------------
+# Stale and conflict findings share the check job's one comment and label plan per issue:
+# whenever the stale job is enabled, every check judges the stale rules too (so the comment
+# never flips between runs), with the evidence this run can gather; a `stale` run (schedule,
+# on demand) is the one that reads the leases and counts every actor's tasks.
+
+
+def stale_enabled(settings: Settings) -> bool:
+    return settings.jobs == ("auto",) or "stale" in settings.jobs
+
+
+def stale_rules(ctx: RunContext) -> StaleRules | None:
+    """The stale rules for this run's comment plans, or None when the stale job is off."""
+    if not stale_enabled(ctx.settings):
+        return None
+    source, extras = ctx.settings.config, ctx.extras
+    actors = parse_actors(extras.get("actors"), source)
+    config = parse_stale_config(extras.get("stale"), source, ctx.settings.stale_after)
+    leases = parse_lease_config(extras.get("lease"), source)
+    issues = ctx.issues()
+    fresh: dict[int, Evidence] = {}
+    if "stale" in ctx.route.jobs:
+        numbers = [issue.number for issue in issues]
+        fresh.update(read_leases(ctx.github, numbers, leases, ctx.workflow.log))
+        if ctx.route.scan_all and config.max_active_per_actor is not None:
+            blocks = {issue.number: parse(issue.body).block for issue in issues}
+            counts = active_tasks(blocks.items(), actors, config)
+            for number, block in blocks.items():
+                if block is not None and block.actor:
+                    active = counts.get(actors.name(block.actor), ())
+                    update = {"active": active, "active_actor": block.actor}
+                    fresh[number] = fresh.get(number, Evidence()).model_copy(update=update)
+    if ctx.event == "push":
+        repository = ctx.github.repository
+        commits = push_commits(ctx.payload, lambda message: issues_named(message, repository))
+        for issue in issues:
+            mine = tuple(c for c in commits if issue.number in c.issues)
+            if mine:
+                evidence = fresh.get(issue.number, Evidence())
+                fresh[issue.number] = evidence.model_copy(update={"commits": mine})
+    return StaleRules(config=config, actors=actors, now=ctx.now, fresh=fresh)
+
+
+def stale_job(ctx: RunContext) -> None:
+    if "check" in ctx.route.jobs:
+        return  # the check job's plan already carries the stale findings: one comment
+    check_job(ctx)
+
+
+def _stale_summary(report: CheckReport) -> str:
+    flagged = [c for c in report.checks if c.verdict is not None and c.verdict.findings]
+    lines = [f"Stale tasks: {report.stale}; conflicts: {report.conflicts}."]
+    for check in flagged:
+        assert check.verdict is not None
+        codes = ", ".join(sorted(check.verdict.codes))
+        lines.append(f"- #{check.issue.number} {escape_cell(check.issue.title)}: {codes}")
+    return "\n".join(lines)
+
+
+JOBS: dict[str, Job] = {
+    "mirror": mirror_job,
+    "check": check_job,
+    "stale": stale_job,
+    "digest": digest_job,
+}
 AUTO_JOBS: dict[str, tuple[str, ...]] = {
     "issues": ("mirror", "check"),
     "push": ("mirror", "check"),
-    "schedule": ("mirror", "check", "digest"),
-    "workflow_dispatch": ("mirror", "check", "digest"),
+    "schedule": ("mirror", "check", "stale", "digest"),
+    "workflow_dispatch": ("mirror", "check", "stale", "digest"),
 }
 
 
@@ -332,15 +414,18 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         retries=settings.http_retries,
         backoff=settings.http_backoff,
     )
+    payload = _payload(env)
     ctx = RunContext(
         settings=settings,
         extras=extras,
         github=github,
         workflow=wf,
         now=settings.now or datetime.now(UTC),
-        route=route(event, _payload(env), settings, repository),
+        route=route(event, payload, settings, repository),
         outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
         workflow_env=env,
+        event=event,
+        payload=payload,
         github_api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total

@@ -99,11 +99,18 @@ def _mirror(sub: Any) -> None:
     add_mirror_command(sub)
 
 
+def _lease(sub: Any) -> None:
+    from ai_context.lease_cli import add_lease_commands  # noqa: PLC0415
+
+    add_lease_commands(sub)
+
+
 GROUPS: dict[str, Callable[[Any], None]] = {
     "git": _git,
     "session": _session,
     "digest": _digest,
     "agent": _agent,
+    "lease": _lease,
     "mirror": _mirror,
 }
 COMMAND_GROUPS = {
@@ -117,6 +124,10 @@ COMMAND_GROUPS = {
     "resume": "agent",
     "handoff": "agent",
     "done": "agent",
+    "claim": "lease",
+    "renew": "lease",
+    "release": "lease",
+    "who": "lease",
     "mirror": "mirror",
 }
 

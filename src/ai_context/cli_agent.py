@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ai_context.block import Block
     from ai_context.cache import Cache
     from ai_context.github import GitHub
+    from ai_context.models import Issue
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_CONFIG = ".github/ai-context.yml"
@@ -347,10 +348,16 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
-            release_lease=None,  # the lead wires the lease release (leases) here
+            release_lease=_release_hook(gh),
             mirror=agent_mirror_hook(),
         ),
     )
+
+
+def _release_hook(gh: GitHub) -> Callable[[Issue, str], None]:
+    from ai_context.lease_cli import handoff_release_hook  # noqa: PLC0415
+
+    return handoff_release_hook(gh)
 
 
 def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:

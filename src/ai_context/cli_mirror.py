@@ -172,6 +172,7 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
             retries=settings.http_retries,
             backoff=settings.http_backoff,
         )
+
         def log(line: str) -> None:
             out.write(f"mirror: {line}\n")
 

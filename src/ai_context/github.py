@@ -29,7 +29,7 @@ from github.Requester import (
 from pydantic import SecretStr
 from urllib3 import Retry
 
-from ai_context.models import Comment, Issue
+from ai_context.models import Comment, GitCommit, Issue
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -115,6 +115,9 @@ def _counted(base: type[Any]) -> type[Any]:
 Requester.injectConnectionClasses(
     _counted(HTTPRequestsConnectionClass), _counted(HTTPSRequestsConnectionClass)
 )
+# Injecting classes also switches off PyGithub's connection reuse (meant for its replay tests);
+# switch it back on, or every call pays a new TCP (and TLS) handshake.
+setattr(Requester, "_Requester__persist", True)  # noqa: B010 - a name-mangled class attribute
 
 
 def _raw(obj: GithubObject) -> dict[str, Any]:
@@ -148,6 +151,16 @@ def issue_from_json(data: dict[str, Any], repository: str) -> Issue:
         closed_at=_time(data.get("closed_at")),
         html_url=str(data.get("html_url") or ""),
         repository=repository,
+    )
+
+
+def git_commit_from_json(data: dict[str, Any]) -> GitCommit:
+    return GitCommit(
+        sha=str(data["sha"]),
+        message=str(data.get("message") or ""),
+        tree=str((data.get("tree") or {}).get("sha") or ""),
+        parents=tuple(str(p["sha"]) for p in data.get("parents") or ()),
+        author_date=_time((data.get("author") or {}).get("date")),
     )
 
 
@@ -306,6 +319,75 @@ class GitHub:
                 if exc.status != 404:  # already gone is what we wanted
                     raise
 
+    # --- git refs and commits (leases) ----------------------------------------------------
+    # Refs are GitHub's one compare-and-swap: creating an existing ref and a non-fast-forward
+    # update both answer 422, which these methods return as False ("you lost, re-read").
+
+    def get_ref(self, ref: str) -> str | None:
+        """The commit sha REF ("refs/...") points at, or None when there is no such ref."""
+        with _translated(f"read ref {ref}"):
+            try:
+                data = self._request("GET", f"/git/ref/{_ref_path(ref)}")
+            except GithubException as exc:
+                if exc.status in (404, 409):  # 409: the repository is empty
+                    return None
+                raise
+            return str(data["object"]["sha"])
+
+    def matching_refs(self, prefix: str) -> dict[str, str]:
+        """Every ref whose name starts with PREFIX ("refs/..."), name -> sha, in one call."""
+        with _translated(f"list refs {prefix}"):
+            try:
+                data = self._request("GET", f"/git/matching-refs/{_ref_path(prefix)}")
+            except GithubException as exc:
+                if exc.status == 409:  # the repository is empty: no refs at all
+                    return {}
+                raise
+            return {str(r["ref"]): str(r["object"]["sha"]) for r in data or ()}
+
+    def create_ref(self, ref: str, sha: str) -> bool:
+        """Create REF at SHA; False when it already exists (422)."""
+        with _translated(f"create ref {ref}"):
+            try:
+                self._request("POST", "/git/refs", {"ref": ref, "sha": sha})
+            except GithubException as exc:
+                if exc.status == 422:
+                    return False
+                raise
+            return True
+
+    def update_ref(self, ref: str, sha: str, *, force: bool = False) -> bool:
+        """Move REF to SHA; False (422) when that is not a fast-forward or REF is gone."""
+        with _translated(f"update ref {ref}"):
+            try:
+                self._request("PATCH", f"/git/refs/{_ref_path(ref)}", {"sha": sha, "force": force})
+            except GithubException as exc:
+                if exc.status == 422:
+                    return False
+                raise
+            return True
+
+    def delete_ref(self, ref: str) -> bool:
+        """Delete REF; False when it was already gone."""
+        with _translated(f"delete ref {ref}"):
+            try:
+                self._request("DELETE", f"/git/refs/{_ref_path(ref)}")
+            except GithubException as exc:
+                if exc.status in (404, 422):
+                    return False
+                raise
+            return True
+
+    def create_commit(self, message: str, tree: str, parents: Iterable[str] = ()) -> GitCommit:
+        """A commit object in the git database; no ref moves."""
+        payload = {"message": message, "tree": tree, "parents": list(parents)}
+        with _translated("create a commit"):
+            return git_commit_from_json(self._request("POST", "/git/commits", payload))
+
+    def get_commit(self, sha: str) -> GitCommit:
+        with _translated(f"read commit {sha[:12]}"):
+            return git_commit_from_json(self._request("GET", f"/git/commits/{sha}"))
+
     # --- plumbing -------------------------------------------------------------------------
 
     def _request(self, verb: str, path: str, payload: dict[str, Any] | None = None) -> Any:
@@ -313,6 +395,11 @@ class GitHub:
             verb, f"{self._repo.url}{path}", input=payload
         )
         return data
+
+
+def _ref_path(ref: str) -> str:
+    """`refs/ai-context/leases/6` -> `ai-context/leases/6`, quoted for a URL path."""
+    return quote(ref.removeprefix("refs/"), safe="/")
 
 
 class _translated:

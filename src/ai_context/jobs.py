@@ -6,18 +6,34 @@ instead of GitHub.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from ai_context.block import find
 from ai_context.checks import CheckConfig, CheckResult, check_body
 from ai_context.findings import Finding
 from ai_context.github import GitHubUnavailable
-from ai_context.models import Comment, Issue
-from ai_context.sticky import CHECK_LABELS, MARKER, Op, needs_comments, plan_comment, plan_labels
+from ai_context.lease import LeaseConfig, LeaseError, LeaseRecord, parse_record
+from ai_context.models import Comment, GitCommit, Issue
+from ai_context.stale import Evidence, Verdict
+from ai_context.sticky import (
+    CHECK_LABELS,
+    MARKER,
+    Op,
+    needs_comments,
+    plan_comment,
+    plan_labels,
+    read_state,
+    sticky_comment,
+)
+
+# Findings about the task beyond its block (stale.StaleRules): given the issue, its block
+# check and what the sticky comment remembers, the verdict to merge into the one comment.
+TaskRules = Callable[[Issue, CheckResult, Mapping[str, Any] | None], Verdict]
 
 
 class IssueWriter(Protocol):
@@ -41,6 +57,7 @@ class IssueCheck:
     issue: Issue
     result: CheckResult
     ops: list[Op] = field(default_factory=list)
+    verdict: Verdict | None = None  # the stale rules' verdict, when they ran
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -58,6 +75,14 @@ class CheckReport:
 
     def count(self, severity: str) -> int:
         return sum(1 for c in self.checks for f in c.findings if f.severity == severity)
+
+    @property
+    def stale(self) -> int:
+        return sum(1 for c in self.checks if c.verdict is not None and c.verdict.stale)
+
+    @property
+    def conflicts(self) -> int:
+        return sum(1 for c in self.checks if c.verdict is not None and c.verdict.conflict)
 
 
 def is_task(issue: Issue) -> bool:
@@ -83,25 +108,58 @@ def plan_check(
     bot_login: str,
     comments: Callable[[int], list[Comment]],
     extra_findings: ExtraFindings | None = None,
+    tasks: TaskRules | None = None,
 ) -> IssueCheck:
     """What the check job would write for one issue; reads comments only when it must.
 
-    `extra_findings` adds what other sources know about the task (git, staleness, the
-    ClickUp mirror) to the block's own findings, so one comment carries them all; the labels
-    speak of the block alone (a duplicate ClickUp field does not make the block invalid).
+    With TASKS (the stale rules), their findings join the block's in the one comment and
+    labels; their evidence is remembered in that comment for runs that cannot gather it.
+    `extra_findings` adds what other sources know (git, the ClickUp mirror) to the comment
+    only: the labels speak of the block and the task (a duplicate ClickUp field does not make
+    the block invalid).
     """
     result = task_findings(issue, now, config)
-    ops = plan_labels(issue, result.findings)
+    verdict = tasks(issue, result, None) if tasks and result.block is not None else None
+    findings = _merge(result, verdict)
+    extra: tuple[Finding, ...] = ()
     if extra_findings is not None and result.block is not None:
-        extra = extra_findings(issue, result)
-        if extra:
-            merged = sorted([*result.findings, *extra], key=lambda f: (f.line or 0, f.code))
-            result = result.model_copy(update={"findings": tuple(merged)})
-    if needs_comments(issue, result.findings):
-        ops = plan_comment(issue.number, result.findings, comments(issue.number), bot_login) + ops
-    elif result.findings:
-        ops = plan_comment(issue.number, result.findings, [], bot_login) + ops
-    return IssueCheck(issue, result, ops)
+        extra = tuple(extra_findings(issue, result))
+    shown = _by_line([*findings, *extra])
+    listed: list[Comment] | None = None
+    if needs_comments(issue, shown):
+        listed = comments(issue.number)
+        memory = read_state(getattr(sticky_comment(listed, bot_login), "body", None))
+        if tasks and result.block is not None and memory:
+            verdict = tasks(issue, result, memory)
+            findings = _merge(result, verdict)
+            shown = _by_line([*findings, *extra])
+    ops = plan_labels(issue, findings)
+    if listed is not None or shown:
+        notes = (mention_note(verdict.mention),) if verdict and verdict.mention else ()
+        state = verdict.state() if verdict else None
+        planned = plan_comment(
+            issue.number, shown, listed or [], bot_login, notes=notes, state=state
+        )
+        ops = planned + ops
+    return IssueCheck(issue, result.model_copy(update={"findings": shown}), ops, verdict)
+
+
+def _by_line(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    return tuple(sorted(findings, key=lambda f: (f.line or 0, f.code)))
+
+
+def _merge(result: CheckResult, verdict: Verdict | None) -> tuple[Finding, ...]:
+    if verdict is None:
+        return result.findings
+    drop = verdict.supersedes
+    return _by_line([f for f in result.findings if f.code not in drop] + list(verdict.findings))
+
+
+def mention_note(login: str) -> str:
+    """The one mention of a stale task's owner. Its text never changes while the task stays
+    stale, so the comment is not re-edited for it and GitHub does not notify again; it leaves
+    when the task is fresh, and comes back (one new notification) if it goes stale again."""
+    return f"@{login}: this task looks stale (see above). Nudge its Active actor or hand it off."
 
 
 def run_check(
@@ -114,6 +172,7 @@ def run_check(
     dry_run: bool,
     log: Callable[[str], None],
     extra_findings: ExtraFindings | None = None,
+    tasks: TaskRules | None = None,
 ) -> CheckReport:
     report = CheckReport([])
     for issue in issues:
@@ -124,6 +183,7 @@ def run_check(
             bot_login=bot_login,
             comments=writer.list_comments,
             extra_findings=extra_findings,
+            tasks=tasks,
         )
         report.checks.append(planned)
         for op in planned.ops:
@@ -163,3 +223,43 @@ def _create_once(op: Op, writer: IssueWriter, bot_login: str) -> None:
         )
         if not landed:
             writer.create_comment(op.issue, op.body)
+
+
+# --- evidence for the stale rules ------------------------------------------------------------
+
+
+class LeaseReader(Protocol):
+    """The reads that find the leases; github.GitHub provides them."""
+
+    def matching_refs(self, prefix: str) -> dict[str, str]: ...
+
+    def get_commit(self, sha: str) -> GitCommit: ...
+
+
+def read_leases(
+    reader: LeaseReader,
+    numbers: Iterable[int],
+    config: LeaseConfig,
+    log: Callable[[str], None],
+) -> dict[int, Evidence]:
+    """The lease (and the one it replaced) of every issue in NUMBERS: one listing call, then
+    one read per lease and one per lease that replaced another. A ref that holds no lease
+    record is logged and treated as none."""
+    wanted = set(numbers)
+    found: dict[int, Evidence] = {n: Evidence(leases_read=True) for n in wanted}
+    for ref, sha in reader.matching_refs(config.prefix).items():
+        number = config.issue_of(ref)
+        if number not in wanted or number is None:
+            continue
+        commit = reader.get_commit(sha)
+        try:
+            record = parse_record(commit.message)
+        except LeaseError as exc:
+            log(f"ai-context: {ref} holds no lease record ({exc}); ignored")
+            continue
+        previous: LeaseRecord | None = None
+        if commit.parents:
+            with contextlib.suppress(LeaseError):  # history before leases were leases
+                previous = parse_record(reader.get_commit(commit.parents[0]).message)
+        found[number] = Evidence(lease=record, previous=previous, leases_read=True)
+    return found

@@ -46,3 +46,15 @@ class IssueRef(BaseModel):
 
     repository: str
     number: int = Field(gt=0)
+
+
+class GitCommit(BaseModel):
+    """A git commit object as the git database API returns it (leases are built on these)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sha: str
+    message: str
+    tree: str = ""
+    parents: tuple[str, ...] = ()
+    author_date: datetime | None = None
