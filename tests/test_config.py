@@ -111,3 +111,30 @@ def test_every_action_input_is_documented_and_read_by_the_code() -> None:
             assert "load_settings(" in sources
             continue
         assert re.search(rf"settings\.{field}\b", sources), f"no code reads settings.{field}"
+
+
+def test_the_readme_config_example_is_valid(tmp_path: Path) -> None:
+    """What the README shows users to copy must load, section by section."""
+    import re
+
+    from ai_context.actors import parse_actors
+    from ai_context.digest_job import digest_section
+    from ai_context.lease import parse_lease_config
+    from ai_context.mirror import load_mirror_config
+    from ai_context.stale import parse_stale_config
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", readme, re.S)
+    [example] = [b for b in blocks if b.startswith("stale-after:")]
+    path = tmp_path / "ai-context.yml"
+    path.write_text(example, encoding="utf-8")
+    settings, extras = load_settings({"INPUT_CONFIG": str(path), "SLACK_WEBHOOK_URL": "https://x"})
+    assert settings.stale_after == timedelta(days=2) and settings.fail_on == "error"
+    source = str(path)
+    assert parse_actors(extras["actors"], source).owner("cc-ariel-laptop") == "ariel"
+    assert (
+        parse_stale_config(extras["stale"], source, settings.stale_after).max_active_per_actor == 3
+    )
+    assert parse_lease_config(extras["lease"], source).ttl == timedelta(hours=2)
+    assert load_mirror_config(extras, source).lists == ("901",)
+    assert digest_section(extras, settings).repositories == ("acme/shop", "acme/infra")

@@ -392,8 +392,9 @@ def action_step(workflow: dict[Any, Any], uses: str) -> dict[str, Any]:
 
 def docs_workflow() -> dict[Any, Any]:
     blocks = re.findall(r"```yaml\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S)
-    assert blocks, "README.md shows no workflow"
-    data = yaml.safe_load(blocks[0])
+    workflows = [b for b in blocks if b.startswith("name: ai-context")]
+    assert workflows, "README.md shows no workflow"
+    data = yaml.safe_load(workflows[0])
     assert isinstance(data, dict)
     return data
 
