@@ -1,8 +1,8 @@
 """Leases against the loopback GitHub, whose git refs answer 422 like GitHub's: claims,
 renewals, releases and take-overs, the calls each costs, and races with exactly one winner.
 
-The 20-claimer race runs AI_CONTEXT_RACE_ROUNDS rounds (default 50, about 5 s; the issue asks
-for 200, about 20 s: `AI_CONTEXT_RACE_ROUNDS=200 pytest tests/test_lease_race.py`).
+The 20-claimer race runs AI_CONTEXT_RACE_ROUNDS rounds: 200 by default, as issue 6 asks (about
+20 s); set fewer for a quick local loop.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tests.fakes.base import Request
 T0 = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 REF = "refs/ai-context/leases/6"
-ROUNDS = int(os.environ.get("AI_CONTEXT_RACE_ROUNDS", "50"))
+ROUNDS = int(os.environ.get("AI_CONTEXT_RACE_ROUNDS", "200"))
 T = TypeVar("T")
 
 
