@@ -326,3 +326,17 @@ def test_push_of_a_session_file_with_a_secret_is_an_error(gh: GitHubFake, tmp_pa
     assert result.code == 1, result.stdout + result.stderr
     assert "::error title=AIC530 in sp.json,file=sp.json,line=1::" in result.stdout
     assert secret not in result.stdout + result.stderr + result.summary
+
+
+def test_a_warnings_only_comment_turns_all_clear_on_the_fixing_edit(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    unmarked = SEED_BLOCK.replace("Open PR (pending)", "Open PR")  # AIC105, a warning
+    gh.add_issue("o/r", "Task", unmarked, number=3)
+    run(gh, tmp_path / "1", "issues", issue_event(gh, 3, changes={"body": {"from": "old"}}))
+    [comment] = ours(gh, 3)
+    assert "AIC105" in comment.body and gh.issue("o/r", 3).labels == []  # no label for warnings
+    gh.edit_issue("o/r", 3, body=SEED_BLOCK)
+    run(gh, tmp_path / "2", "issues", issue_event(gh, 3, changes={"body": {"from": unmarked}}))
+    [comment] = ours(gh, 3)
+    assert "no findings now" in comment.body

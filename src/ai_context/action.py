@@ -206,6 +206,7 @@ def check_job(ctx: RunContext) -> None:
         log=ctx.workflow.log,
         extra_findings=git_findings,
         tasks=tasks,
+        thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
     )
     session = _session_files(ctx)
     _annotate(report, ctx.workflow)

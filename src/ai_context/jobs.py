@@ -109,6 +109,7 @@ def plan_check(
     comments: Callable[[int], list[Comment]],
     extra_findings: ExtraFindings | None = None,
     tasks: TaskRules | None = None,
+    thorough: bool = False,
 ) -> IssueCheck:
     """What the check job would write for one issue; reads comments only when it must.
 
@@ -126,7 +127,7 @@ def plan_check(
         extra = tuple(extra_findings(issue, result))
     shown = _by_line([*findings, *extra])
     listed: list[Comment] | None = None
-    if needs_comments(issue, shown):
+    if needs_comments(issue, shown, thorough=thorough):
         listed = comments(issue.number)
         memory = read_state(getattr(sticky_comment(listed, bot_login), "body", None))
         if tasks and result.block is not None and memory:
@@ -173,6 +174,7 @@ def run_check(
     log: Callable[[str], None],
     extra_findings: ExtraFindings | None = None,
     tasks: TaskRules | None = None,
+    thorough: bool = False,
 ) -> CheckReport:
     report = CheckReport([])
     for issue in issues:
@@ -184,6 +186,7 @@ def run_check(
             comments=writer.list_comments,
             extra_findings=extra_findings,
             tasks=tasks,
+            thorough=thorough,
         )
         report.checks.append(planned)
         for op in planned.ops:

@@ -187,14 +187,18 @@ def plan_labels(issue: Issue, findings: Sequence[Finding]) -> list[Op]:
     return ops
 
 
-def needs_comments(issue: Issue, findings: Sequence[Finding]) -> bool:
+def needs_comments(issue: Issue, findings: Sequence[Finding], *, thorough: bool = False) -> bool:
     """Whether the comment list must be read: only when a sticky comment may exist or is due.
 
-    No comments on the issue means no sticky one; no findings and none of our labels means
-    any sticky comment there is already the all-clear line.
+    No comments on the issue means no sticky one. In a full scan, no findings and none of our
+    labels is taken to mean any sticky comment there is already the all-clear line (that saves
+    a read per clean task); a THOROUGH check (one issue, from its event) reads anyway, so a
+    comment that listed only warnings turns all-clear when the agent fixes them.
     """
     if issue_comment_count(issue) == 0:
         return False
+    if thorough:
+        return True
     return bool(findings) or any(label in OWNED_LABELS for label in issue.labels)
 
 

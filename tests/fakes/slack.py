@@ -54,7 +54,7 @@ class SlackFake(FakeServer):
 
     def __init__(
         self,
-        webhook_path: str = "/services/T000FAKE/B000FAKE/XXXXXXXXXXXXXXXXXXXXXXXX",
+        webhook_path: str = "/services/T000FAKE/B000FAKE/fakeWebhookSecret0123456",
         *,
         min_interval: float = 0.0,
         latency: float = 0.0,
