@@ -79,7 +79,7 @@ def render_findings(
     errors = sum(1 for f in findings if f.severity == "error")
     head = (
         f"{MARKER}\n### ai-context: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
-        f" in the AI Context block ({errors} error{'s' if errors != 1 else ''})\n\n"
+        f" on this task ({errors} error{'s' if errors != 1 else ''})\n\n"
         "| severity | line | code | finding | what to do |\n|---|---|---|---|---|\n"
     )
     tail = (
