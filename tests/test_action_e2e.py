@@ -340,3 +340,14 @@ def test_a_warnings_only_comment_turns_all_clear_on_the_fixing_edit(
     run(gh, tmp_path / "2", "issues", issue_event(gh, 3, changes={"body": {"from": unmarked}}))
     [comment] = ours(gh, 3)
     assert "no findings now" in comment.body
+
+
+def test_a_pull_request_named_by_a_merge_commit_is_not_a_task(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    gh.add_pull_request("o/r", "Feature", INCOMPLETE)  # number 1
+    payload = push_payload(("Merge pull request #1 from o/feature", "2026-05-26T14:00:00Z", []))
+    result = run(gh, tmp_path, "push", payload)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "#1 named by a commit is a pull request; skipped" in result.stdout
+    assert gh.comments("o/r", 1) == [] and gh.issue("o/r", 1).labels == []

@@ -107,3 +107,39 @@ def test_digest_issue_is_created_when_absent(tmp_path: Path) -> None:
         created = gh.issue("o/r", 2)
         assert created.labels == ["ai-context:digest"]
         assert len([c for c in gh.comments("o/r", 2) if c.user == BOT]) == 1
+
+
+def test_a_missing_digest_issue_is_a_config_error_with_a_summary(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    result = run_action(
+        tmp_path,
+        gh.url,
+        "schedule",
+        {},
+        token=TOKEN,
+        inputs={"digest-issue": "999"},
+        extra_env=NOW,
+    )
+    assert result.code == 2
+    assert "setting digest-issue: #999 does not exist in o/r" in result.stdout
+    assert result.outputs["errors"] == "0" and "api-calls" in result.outputs  # still written
+    assert "**Stopped:**" in result.summary
+
+
+def test_a_webhook_url_without_scheme_fails_before_anything_is_posted(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    hook = "hooks.slack.com/services/T1/B1/secretpart"
+    result = run_action(
+        tmp_path,
+        gh.url,
+        "schedule",
+        {},
+        token=TOKEN,
+        inputs={"slack-webhook-url": hook},
+        extra_env=NOW,
+    )
+    assert result.code == 2 and "setting slack-webhook-url" in result.stdout
+    assert "secretpart" not in result.stdout.replace(f"::add-mask::{hook}\n", "")
+    assert [r for r in gh.requests if r.method != "GET"] == [] and gh.count() == 0

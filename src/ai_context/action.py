@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +25,7 @@ from typing import Any, TextIO
 from ai_context.actors import parse_actors
 from ai_context.block import find, parse
 from ai_context.checks import CheckResult
+from ai_context.clickup import ClickUpError
 from ai_context.config import ConfigError, Settings, load_settings, mask_secrets
 from ai_context.digest_job import deliver_digest
 from ai_context.findings import Finding
@@ -32,7 +35,6 @@ from ai_context.github import (
     GitHubConfigError,
     GitHubError,
     GitHubNotFound,
-    GitHubUnavailable,
     issue_from_json,
 )
 from ai_context.gitlog import (
@@ -143,7 +145,7 @@ class RunContext:
     """Everything a job needs in an Action run; jobs add to outputs, summary and stats."""
 
     settings: Settings
-    extras: dict[str, Any]
+    extras: dict[str, Any] = field(repr=False)
     github: GitHub
     workflow: Workflow
     now: datetime
@@ -153,8 +155,9 @@ class RunContext:
     api_calls: dict[str, Callable[[], int]] = field(default_factory=dict)
     exit_codes: list[int] = field(default_factory=list)
     event: str = ""
-    payload: dict[str, Any] = field(default_factory=dict)
-    workflow_env: Mapping[str, str] = field(default_factory=dict)
+    payload: dict[str, Any] = field(default_factory=dict, repr=False)
+    # The environment holds the tokens: never in a repr, a log line or a traceback's locals.
+    workflow_env: Mapping[str, str] = field(default_factory=dict, repr=False)
     github_api_url: str = DEFAULT_API_URL
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
     findings: dict[int, list[Finding]] = field(default_factory=dict)
@@ -385,8 +388,18 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
     except GitHubConfigError as exc:
         wf.annotate("error", str(exc), title="ai-context: GitHub refused")
         return 2
-    except GitHubUnavailable as exc:
-        wf.annotate("error", str(exc), title="ai-context: GitHub unavailable")
+    except (GitHubError, ClickUpError) as exc:
+        service = "ClickUp" if isinstance(exc, ClickUpError) else "GitHub"
+        wf.annotate("error", str(exc), title=f"ai-context: {service} failed")
+        return 3
+    except Exception as exc:  # a bug of ours: say so plainly, never as a findings exit (1)
+        traceback.print_exc(file=sys.stderr)
+        wf.annotate(
+            "error",
+            f"ai-context stopped on an unexpected {type(exc).__name__}: {exc}. Please report it "
+            "with this log.",
+            title="ai-context: internal error",
+        )
         return 3
 
 
@@ -430,18 +443,29 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         github_api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total
-    if ctx.route.skipped:
-        wf.log(f"ai-context: nothing to do ({ctx.route.skipped})")
-        ctx.summary.append(f"Nothing to do: {ctx.route.skipped}.")
-    else:
-        if settings.dry_run:
-            wf.log("ai-context: dry run: no writes will be made")
-        for name in ctx.route.jobs:
-            wf.group(f"ai-context {name}")
-            try:
-                JOBS[name](ctx)
-            finally:
-                wf.endgroup()
+    try:
+        if ctx.route.skipped:
+            wf.log(f"ai-context: nothing to do ({ctx.route.skipped})")
+            ctx.summary.append(f"Nothing to do: {ctx.route.skipped}.")
+        else:
+            if settings.dry_run:
+                wf.log("ai-context: dry run: no writes will be made")
+            for name in ctx.route.jobs:
+                wf.group(f"ai-context {name}")
+                try:
+                    JOBS[name](ctx)
+                finally:
+                    wf.endgroup()
+    except Exception as exc:
+        ctx.summary.append(f"**Stopped:** {escape_cell(str(exc))}")
+        raise
+    finally:
+        _finish(ctx, github, wf)
+    return max(ctx.exit_codes, default=0)
+
+
+def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
+    """Outputs, summary and the calls line: written whether the jobs finished or not."""
     calls = {service: count() for service, count in ctx.api_calls.items()}
     ctx.outputs["api-calls"] = str(sum(calls.values()))
     wf.set_outputs(ctx.outputs)
@@ -450,7 +474,6 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
     left = f"; GitHub rate limit {limit[0]}/{limit[1]} left" if limit else ""
     per_service = ", ".join(f"{service} {n}" for service, n in calls.items())
     wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
-    return max(ctx.exit_codes, default=0)
 
 
 def _payload(env: Mapping[str, str]) -> dict[str, Any]:
@@ -468,9 +491,14 @@ def _issues_for(plan: Route, github: GitHub, wf: Workflow) -> list[Issue]:
     issues = list(plan.issues)
     for number in plan.numbers:
         try:
-            issues.append(github.get_issue(number))
+            issue = github.get_issue(number)
         except GitHubNotFound:
             wf.log(f"ai-context: #{number} named by a commit does not exist; skipped")
+            continue
+        if issue.is_pull_request:  # "Merge pull request #7" names a PR, not a task
+            wf.log(f"ai-context: #{number} named by a commit is a pull request; skipped")
+            continue
+        issues.append(issue)
     return [issue for issue in issues if is_task(issue)]
 
 

@@ -108,6 +108,17 @@ class Settings(BaseModel):
     def _aware(cls, value: datetime | None) -> datetime | None:
         return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
+    @field_validator("slack_webhook_url")
+    @classmethod
+    def _webhook(cls, value: SecretStr | None) -> SecretStr | None:
+        # Checked up front, so a bad URL fails the run (exit 2) before anything is posted;
+        # the message never repeats the URL, which is a secret.
+        if value is not None and not value.get_secret_value().startswith(("https://", "http://")):
+            raise ValueError(
+                "is not an http(s) URL (paste the whole https://hooks.slack.com/... URL)"
+            )
+        return value
+
     @field_validator("clickup_api_url")
     @classmethod
     def _url(cls, value: str) -> str:

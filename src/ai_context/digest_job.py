@@ -24,7 +24,7 @@ from ai_context.config import ConfigError, Settings
 from ai_context.digest import Digest, DigestConfig, StateRead, build_digest, find_state
 from ai_context.digest_render import render_markdown, slack_messages
 from ai_context.durations import parse_duration
-from ai_context.github import GitHub
+from ai_context.github import GitHub, GitHubNotFound
 from ai_context.models import Comment, Issue
 from ai_context.slack import SlackResult, post_messages
 from ai_context.templating import make_env
@@ -136,7 +136,10 @@ def deliver_digest(
 ) -> DigestOutcome:
     section = digest_section(extras, settings)
     targets = targets_of(section, settings)
-    env = make_env(workspace / settings.templates if settings.templates else None)
+    try:
+        env = make_env(workspace / settings.templates if settings.templates else None)
+    except ValueError as exc:
+        raise ConfigError(f"setting templates: {exc}") from exc
     today = now.date().isoformat()
     closed = [
         i
@@ -154,7 +157,14 @@ def deliver_digest(
     digest_issue = _find_digest_issue(settings, open_issues)
     comments: list[Comment] = []
     if "issue-comment" in targets and digest_issue is not None:
-        comments = github.list_comments(digest_issue)
+        try:
+            comments = github.list_comments(digest_issue)
+        except GitHubNotFound as exc:
+            raise ConfigError(
+                f"setting digest-issue: #{digest_issue} does not exist in {github.repository}; "
+                "name an open issue, or leave it empty to use (or create) the issue labelled "
+                f"{DIGEST_LABEL}"
+            ) from exc
     previous = previous_state(comments, today, settings.bot_login)
     config = DigestConfig(window=section.window, stale_after=settings.stale_after)
     digest = build_digest(issues, now, config, previous)

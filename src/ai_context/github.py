@@ -151,6 +151,7 @@ def issue_from_json(data: dict[str, Any], repository: str) -> Issue:
         closed_at=_time(data.get("closed_at")),
         html_url=str(data.get("html_url") or ""),
         repository=repository,
+        is_pull_request="pull_request" in data,
     )
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Issue(BaseModel):
@@ -26,6 +26,13 @@ class Issue(BaseModel):
     closed_at: datetime | None = None
     html_url: str = ""
     repository: str = ""
+    is_pull_request: bool = False
+
+    @field_validator("updated_at", "closed_at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        # Front matter written by hand may carry no offset: times here are UTC.
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
 
 class Comment(BaseModel):
