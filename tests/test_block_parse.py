@@ -262,3 +262,28 @@ def test_aic302_not_utc(stamp: str) -> None:
 def test_find_reports_regions_in_order() -> None:
     body = f"{SEED_BLOCK}\n\n```\n## AI Context\n```\n\n### AI Context\n- **Phase:** y\n"
     assert [r.level for r in find(body)] == [2, 3]
+
+
+def test_replace_block_keeps_lines_the_block_could_not_read() -> None:
+    from ai_context.block import replace_block
+
+    body = (
+        "## AI Context\n- **Phase:** x\n- **Phase:** y\n  - its sub-item\n"
+        "- a human bullet in the block\n\n- Note: ask Dana\n- second human bullet\n"
+        "    $ make test\n\nTail."
+    )
+    new = Block(phase="z")
+    result = replace_block(body, new, markers=False)
+    for text in (
+        "- **Phase:** y",
+        "  - its sub-item",
+        "- a human bullet in the block",
+        "ask Dana",
+        "- second human bullet",
+        "    $ make test",
+        "Tail.",
+    ):
+        assert text in result, text
+    assert parse(result).block is not None
+    again = replace_block(result, new, markers=False)
+    assert again.count("- second human bullet") == 1  # stable: not duplicated on the next save

@@ -441,7 +441,7 @@ def _collect(body: str, heading: Line, level: int) -> Region:
             or (first == "<" and stripped.startswith(BEGIN_MARKER))
             or (first in "`~" and _FENCE_RE.match(text))
             # a new top-level paragraph after a blank line is human text, not the block's
-            or (after_blank and _indent(text) < 2 and not _is_field_line(text))
+            or (after_blank and _indent(text) < 2 and not _continues_block(text))
         ):
             resume = line.start
             break
@@ -473,6 +473,9 @@ class Parsed:
     field_lines: dict[str, int] = field(default_factory=dict)
     marker: Marker | None = None
     blocks_found: int = 0
+    # Lines inside the block that the model does not hold (unreadable lines, a field given
+    # twice): replace_block keeps their text after the new block, so no human text is lost.
+    dropped: list[Line] = field(default_factory=list)
 
 
 def _canon_label(label: str) -> str:
@@ -516,8 +519,16 @@ def field_of(text: str) -> tuple[str, str] | None:
     return pair
 
 
-def _is_field_line(text: str) -> bool:
-    return field_of(text) is not None
+def _continues_block(text: str) -> bool:
+    """After a blank line, only a known field or a bold label (the agent's own style) is still
+    the block; `- Note: ask Dana` there is a person's list, and stays theirs."""
+    pair = field_of(text)
+    if pair is None:
+        return False
+    stripped = text.strip()
+    bullet = _BULLET_RE.match(stripped)
+    content = stripped[bullet.end() :] if bullet else stripped
+    return _canon_label(pair[0]) in ALIASES or content[:2] in ("**", "__")
 
 
 def _indent(text: str) -> int:
@@ -577,7 +588,15 @@ def parse(body: str) -> Parsed:
     raw_fields = _raw_fields(region, findings)
     block, field_lines = _build(raw_fields, findings)
     marker = _check_marker(region, findings)
-    return Parsed(block, findings, region, field_lines, marker, len(regions))
+    dropped_numbers = {f.line for f in findings if f.code == "AIC103"}
+    seen: set[str] = set()
+    for raw in raw_fields:
+        name = raw.key or _canon_label(raw.label)
+        if name in seen:  # the AIC104 duplicate: its line and its sub-items are not in the model
+            dropped_numbers.update([raw.line, *(c.number for c in raw.children)])
+        seen.add(name)
+    dropped = [line for line in region.lines if line.number in dropped_numbers]
+    return Parsed(block, findings, region, field_lines, marker, len(regions), dropped)
 
 
 def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
@@ -922,14 +941,17 @@ def render(block: Block, *, markers: bool = False, newline: str = "\n") -> str:
 
 def replace_block(body: str, block: Block, *, markers: bool = True) -> str:
     """The body with only its block replaced (or the block inserted at the top)."""
-    regions = find(body)
-    if not regions:
+    if not find(body):
         first = body.find("\n")
         newline = "\r\n" if first > 0 and body[first - 1] == "\r" else "\n"
         text = render(block, markers=markers, newline=newline)
         return text + newline + newline + body if body else text
-    region = regions[0]
+    parsed = parse(body)
+    region = parsed.region
+    assert region is not None  # find() found one, so parse() has it
     after_heading = region.heading.start + len(region.heading.text)
     newline = "\r\n" if body.startswith("\r\n", after_heading) else "\n"
     text = render(block, markers=markers, newline=newline)
+    if parsed.dropped:  # lines the old block held but could not read: kept, below the block
+        text += newline + newline + newline.join(line.text for line in parsed.dropped)
     return body[: region.start] + text + body[region.end :]
