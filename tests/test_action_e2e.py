@@ -114,7 +114,7 @@ def test_bot_sender_and_unchanged_block_are_skipped_quietly(gh: GitHubFake, tmp_
         gh, 3, changes={"body": {"from": INCOMPLETE.replace("Human", "Other")}}
     )
     result = run(gh, tmp_path / "2", "issues", same_block)
-    assert "left the AI Context block as it was" in result.stdout
+    assert "the edit left the block as it was" in result.stdout
     title_only = issue_event(gh, 3, changes={"title": {"from": "Old"}})
     assert "did not touch the body" in run(gh, tmp_path / "3", "issues", title_only).stdout
     assert gh.count() == 0  # not one API call for any of them

@@ -161,3 +161,19 @@ def test_a_scheduled_full_rebuild_reads_pages(
     assert cu.count("GET", "/team/{team_id}/task") == 1 and cu.count("GET", TASK_GET) == 0
     assert cu.count("POST", FIELD_POST) == 1 and cu.value("tsk2") == expected(gh, 2)
     assert done.outputs["mirrored"] == "1"
+
+
+def test_a_title_or_link_edit_is_mirrored_without_a_check(
+    tmp_path: Path, gh: GitHubFake, cu: ClickUpFake
+) -> None:
+    gh.add_issue(REPO, "Booking history", LINKED, number=7)
+    cu.add_task("Booking", task_id="86c0abc", values={"ai_context": "an older state"})
+    payload = edited_payload(gh, 7)
+    payload["changes"] = {"title": {"from": "Old title"}}  # only the title changed
+
+    done = run(tmp_path, gh, cu, "issues", payload)
+
+    assert done.code == 0, done.stdout + done.stderr
+    assert cu.value("86c0abc") == expected(gh, 7)
+    assert "ai-context check" not in done.stdout  # the block did not change: no check ran
+    assert gh.comments(REPO, 7) == []

@@ -49,6 +49,7 @@ from ai_context.gitlog import (
 from ai_context.jobs import CheckReport, is_task, read_leases, run_check
 from ai_context.lease import parse_lease_config
 from ai_context.markdown import escape_cell
+from ai_context.mirror import find_link
 from ai_context.mirror_job import mirror_job
 from ai_context.models import Issue
 from ai_context.session import check_session_file
@@ -132,11 +133,17 @@ def _route_issue(
             return Route(jobs, skipped=f"only our own label {name} changed")
     issue = issue_from_json(dict(data), repository)
     if action == "edited":
-        body_change = (payload.get("changes") or {}).get("body")
-        if body_change is None:
-            return Route(jobs, skipped="the edit did not touch the body")
-        if block_text(str(body_change.get("from") or "")) == block_text(issue.body):
-            return Route(jobs, skipped="the edit left the AI Context block as it was")
+        changes = payload.get("changes") or {}
+        body_change = changes.get("body")
+        old_body = str(body_change.get("from") or "") if body_change is not None else issue.body
+        if block_text(old_body) == block_text(issue.body):
+            # The block is as it was: nothing to check. The mirror still shows the title and
+            # follows the ClickUp link, so a change to either is mirrored on its own.
+            moved = "title" in changes or find_link(old_body) != find_link(issue.body)
+            if moved and "mirror" in jobs and settings.clickup_token is not None:
+                return Route(("mirror",), issues=[issue])
+            what = "did not touch the body" if body_change is None else "left the block as it was"
+            return Route(jobs, skipped=f"the edit {what}")
     return Route(jobs, issues=[issue])
 
 
