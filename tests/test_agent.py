@@ -145,6 +145,20 @@ def test_block_changed_by_another_actor_between_read_and_write_is_a_conflict(
     assert json.loads(Path(out.conflict_log).read_text().splitlines()[-1])["choice"] is None
 
 
+def test_a_dry_run_conflict_writes_no_log(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    theirs = render(block("cc-noa-desktop", "Noa's step").model_copy(update={"last_updated": T}))
+    fake.edit_issue(REPO, 1, body=theirs + "\n\n" + HUMAN)
+    fake.reset_requests()
+    mine = block(next_step="Mine")
+    later = T + timedelta(minutes=5)
+    out = agent.save(github(fake), cache, 1, mine, writer=None, now=later, dry_run=True)
+    assert out.status == "conflict" and out.conflict_log is None
+    assert list(tmp_path.rglob("conflicts*")) == []
+    assert fake.count("PATCH") == 0
+
+
 def test_save_refuses_an_incomplete_block(fake: GitHubFake, tmp_path: Path) -> None:
     half = Block(actor="cc-ariel-laptop", phase="planning")
     out = agent.save(github(fake), DirectoryCache(tmp_path), 1, half, writer=None, now=T)
@@ -247,6 +261,20 @@ def test_resume_finds_the_actors_in_progress_issue_in_one_call(
     fake.reset_requests()
     out = agent.resume(github(fake), DirectoryCache(tmp_path / "b"), login=lambda: "ariel")
     assert (out.status, out.source, out.issue) == ("ok", "assigned", 1)
+    assert fake.count() == 1
+
+
+def test_resume_picks_by_the_blocks_last_updated_not_the_bots_activity(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    agent.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
+    newer = render(block().model_copy(update={"last_updated": T + timedelta(hours=2)}))
+    fake.add_issue(REPO, "Newer work", newer, assignees=["ariel"], labels=["in-progress"])
+    fake.clock.advance(hours=3)
+    fake.add_comment(REPO, 1, "<!-- ai-context:findings -->\nbot", user="github-actions[bot]")
+    fake.reset_requests()  # issue 1 is now GitHub's most recently updated, by the bot alone
+    out = agent.resume(github(fake), DirectoryCache(tmp_path / "b"), login=lambda: "ariel")
+    assert (out.status, out.source, out.issue) == ("ok", "assigned", 2)
     assert fake.count() == 1
 
 

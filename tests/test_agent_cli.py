@@ -113,7 +113,7 @@ def test_resume_finds_the_task_through_the_actors_config(fake: GitHubFake, tmp_p
     fake.edit_issue(REPO, 1, labels=["in-progress"])
     config = tmp_path / ".github" / "ai-context.yml"
     config.parent.mkdir()
-    config.write_text("actors:\n  cc-ariel-laptop:\n    github: ariel\n", encoding="utf-8")
+    config.write_text("actors:\n  cc-ariel-laptop:\n    owner: ariel\n", encoding="utf-8")
     code, out, _ = run(["resume", "--actor", "cc-ariel-laptop", "--format", "json"])
     data = json.loads(out)
     assert code == 0 and (data["source"], data["issue"]) == ("assigned", 1)
@@ -195,11 +195,12 @@ def test_repository_from_the_origin_remote(
 def test_login_for_reads_actors_from_the_config(tmp_path: Path) -> None:
     config = tmp_path / "c.yml"
     assert login_for("cc-a", config) is None  # no file
-    config.write_text("actors:\n  cc-a: {github: ariel}\n  cc-b: {github: 3}\n")
-    assert login_for("cc-a", config) == "ariel"
+    config.write_text("actors:\n  cc-a: {owner: ariel}\n  cc-b: {owner: 'not a login!'}\n")
     assert login_for(None, config) is None
-    with pytest.raises(UsageError, match=r"actors\.cc-b\.github must be a GitHub login"):
-        login_for("cc-b", config)
+    with pytest.raises(UsageError, match="cc-b"):
+        login_for("cc-a", config)  # the whole actors section is checked, and cc-b is bad
+    config.write_text("actors:\n  cc-a: {owner: ariel}\n")
+    assert login_for("cc-a", config) == "ariel"
 
 
 def test_the_agent_side_imports_neither_jinja2_nor_the_github_client_to_start() -> None:

@@ -238,8 +238,14 @@ def _conflict(
     now: datetime,
     issue: Issue | None = None,
     notes: tuple[str, ...] = (),
+    dry_run: bool = False,
 ) -> Outcome:
-    log = _log_conflict(cache, tracker, command, number, decision, actor=actor, now=now)
+    # A dry run writes nothing, the conflict log included.
+    log = (
+        None
+        if dry_run
+        else _log_conflict(cache, tracker, command, number, decision, actor=actor, now=now)
+    )
     return Outcome(
         command=command,
         repository=tracker.repository,
@@ -333,6 +339,7 @@ def save(
             now=now,
             issue=written.issue,
             notes=hint if not dry_run else (),
+            dry_run=dry_run,
         )
     if dry_run:
         return Outcome(
@@ -393,6 +400,14 @@ def _candidate(issue: Issue) -> Candidate:
     )
 
 
+def _declared_activity(issue: Issue) -> tuple[datetime, datetime]:
+    """When the task's actor last wrote (the block), then GitHub's time as the tie-break."""
+    block = parse(issue.body).block
+    floor = datetime.min.replace(tzinfo=UTC)
+    declared = block.last_updated if block is not None and block.last_updated else floor
+    return declared, issue.updated_at or floor
+
+
 def resume(
     tracker: Tracker,
     cache: Cache,
@@ -419,15 +434,18 @@ def resume(
         if recent:
             entry, number, source = recent[0], recent[0].issue, "cache"
         elif who := (login() if callable(login) else login):
+            # One page (one call). GitHub's "updated" moves with the bot's own comments and
+            # labels, so the task is chosen by its block's Last updated (DESIGN.md §5).
             found = tracker.list_issues(
-                "open", assignee=who, labels=[IN_PROGRESS], sort="updated", limit=1
+                "open", assignee=who, labels=[IN_PROGRESS], sort="updated", limit=100
             )
             if found:
-                issue, number, source = found[0], found[0].number, "assigned"
+                issue = max(found, key=_declared_activity)
+                number, source = issue.number, "assigned"
         else:
             notes.append(
                 "no GitHub login known for this actor: pass --assignee LOGIN or set "
-                "actors.<id>.github in the config file to find your in-progress issue"
+                "actors.<id>.owner in the config file to find your in-progress issue"
             )
         if number is None:
             listed = tracker.list_issues("open", sort="updated", limit=30)
@@ -588,6 +606,7 @@ def _rewrite(
                 now=now,
                 issue=issue,
                 notes=(f"resolve it first with `ai-context resume {number} --take local|remote`",),
+                dry_run=dry_run,
             ),
             None,
             writer,
@@ -627,6 +646,7 @@ def _rewrite(
                 actor=writer,
                 now=now,
                 issue=issue,
+                dry_run=dry_run,
             ),
             None,
             writer,

@@ -105,7 +105,7 @@ def add_agent_commands(sub: Any) -> None:
     )
     resume.add_argument("--assignee", metavar="LOGIN", help="your GitHub login (finds your task)")
     resume.add_argument(
-        "--config", metavar="FILE", help=f"for actors.<id>.github ({DEFAULT_CONFIG})"
+        "--config", metavar="FILE", help=f"for actors.<id>.owner ({DEFAULT_CONFIG})"
     )
     common(resume)
     resume.set_defaults(handler=cmd_resume)
@@ -199,21 +199,17 @@ def _actor(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
 
 
 def login_for(actor: str | None, config: Path) -> str | None:
-    """`actors.<actor>.github` from the config file, when both exist."""
+    """The actor's human owner (`actors.<actor>.owner` in the config file), when both exist."""
     if actor is None:
         return None
-    from ai_context.config import ConfigError, load_yaml  # noqa: PLC0415 - resume step 1 only
+    from ai_context.actors import parse_actors  # noqa: PLC0415 - resume step 1 only
+    from ai_context.config import ConfigError, load_yaml  # noqa: PLC0415
 
     try:
         data, _ = load_yaml(config)
+        return parse_actors(data.get("actors"), str(config)).owner(actor)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
-    actors = data.get("actors")
-    entry = actors.get(actor) if isinstance(actors, dict) else None
-    login = entry.get("github") if isinstance(entry, dict) else None
-    if login is not None and not isinstance(login, str):
-        raise UsageError(f"{config}: actors.{actor}.github must be a GitHub login (text)")
-    return login or None
 
 
 def _now(args: argparse.Namespace) -> datetime:
