@@ -4,11 +4,6 @@ clear both once the block is refreshed."""
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,6 +12,7 @@ from typing import Any
 import pytest
 
 from ai_context.lease import LeaseRecord, stamp
+from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -48,43 +44,15 @@ def block(updated: datetime, actor: str = "cc-ariel-laptop") -> str:
 def run(
     gh: GitHubFake, tmp: Path, event: str = "schedule", payload: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    tmp.mkdir(parents=True)
     workspace = tmp / "workspace"
     (workspace / ".github").mkdir(parents=True)
     (workspace / ".github/ai-context.yml").write_text(CONFIG, encoding="utf-8")
-    payload = payload or {"schedule": "17 * * * *"}
-    (tmp / "event.json").write_text(json.dumps(payload), encoding="utf-8")
-    output, summary = tmp / "output.txt", tmp / "summary.md"
-    output.write_text("", encoding="utf-8")
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": event,
-        "GITHUB_EVENT_PATH": str(tmp / "event.json"),
-        "GITHUB_REPOSITORY": "o/r",
-        "GITHUB_API_URL": gh.url,
-        "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_OUTPUT": str(output),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "INPUT_GITHUB-TOKEN": "t",
-        "INPUT_WRITE-INTERVAL": "0",
-        # Without the digest, whose same-day rerun edits its comment by design.
-        "INPUT_JOBS": "check,stale",
-    }
-    proc = subprocess.run(
-        [sys.executable, "-m", "ai_context"],
-        env=env,
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    # Without the digest, whose same-day rerun edits its comment by design.
+    result = run_action(
+        tmp, gh.url, event, payload or {"schedule": "17 * * * *"}, inputs={"jobs": "check,stale"}
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    pattern = re.compile(r"^([\w-]+)<<(\S+)\n(.*?)\n\2$", re.MULTILINE | re.DOTALL)
-    outputs = {m.group(1): m.group(3) for m in pattern.finditer(output.read_text("utf-8"))}
-    return {"outputs": outputs, "summary": summary.read_text("utf-8"), "stdout": proc.stdout}
+    assert result.code == 0, result.stdout + result.stderr
+    return {"outputs": result.outputs, "summary": result.summary, "stdout": result.stdout}
 
 
 def sticky(gh: GitHubFake, number: int) -> str:
