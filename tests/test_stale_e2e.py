@@ -16,7 +16,6 @@ from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
-ROOT = Path(__file__).resolve().parents[1]
 BOT = "github-actions[bot]"
 CONFIG = """\
 actors:
