@@ -287,3 +287,14 @@ def test_replace_block_keeps_lines_the_block_could_not_read() -> None:
     assert parse(result).block is not None
     again = replace_block(result, new, markers=False)
     assert again.count("- second human bullet") == 1  # stable: not duplicated on the next save
+
+
+def test_a_plan_step_wrapped_over_two_lines_keeps_its_status() -> None:
+    body = "## AI Context\n- **Plan:**\n  1. Add the repository\n     and its tests (done)\n  2. PR (pending)\n"
+    parsed = parse(body)
+    assert parsed.findings == []
+    assert parsed.block is not None
+    assert [(s.text, s.status) for s in parsed.block.plan] == [
+        ("Add the repository and its tests", "done"),
+        ("PR", "pending"),
+    ]

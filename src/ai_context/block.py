@@ -301,10 +301,11 @@ class Line:
 
 def _is_rule(text: str) -> bool:
     stripped = text.strip()
-    if not stripped or stripped[0] not in "-*_" or len(text) - len(text.lstrip(" ")) > 3:
+    if not stripped or stripped[0] not in "-*_":
         return False
-    compact = stripped.replace(" ", "").replace("\t", "")
-    return len(compact) >= 3 and compact.count(compact[0]) == len(compact)
+    if stripped.strip(stripped[0] + " \t"):  # anything else on the line: a bullet, not a rule
+        return False
+    return len(text) - len(text.lstrip(" ")) <= 3 and stripped.count(stripped[0]) >= 3
 
 
 def _heading_level(text: str) -> int:
@@ -677,29 +678,33 @@ def _joined(raw: _RawField) -> str:
 
 
 def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
-    steps: list[PlanStep] = []
     lines = list(raw.children)
     if raw.value and raw.value.lower() not in EMPTY_WORDS:
         lines.insert(0, Line(raw.line, 0, raw.value))
+    # (line, number, text, checkbox): a line that starts no step continues the one before it,
+    # so a step wrapped over two lines keeps the status written at its end.
+    pending: list[tuple[int, int, str, str | None]] = []
     for line in lines:
         stripped = line.text.strip()
         checkbox = _CHECKBOX_RE.match(stripped)
         numbered = _NUMBERED_RE.match(stripped)
         bullet = _BULLET_RE.match(stripped)
-        box: str | None = None
         if checkbox:
-            number, text, box = len(steps) + 1, stripped[checkbox.end() :], checkbox.group(1)
+            start = (len(pending) + 1, stripped[checkbox.end() :], checkbox.group(1))
         elif numbered:
-            number, text = int(numbered.group(1)), stripped[numbered.end() :]
+            start = (int(numbered.group(1)), stripped[numbered.end() :], None)
         elif bullet:
-            number, text = len(steps) + 1, stripped[bullet.end() :]
-        elif steps:
-            last = steps[-1]
-            steps[-1] = PlanStep(number=last.number, text=last.text + " " + stripped)
+            start = (len(pending) + 1, stripped[bullet.end() :], None)
+        elif pending:
+            at, number, text, box = pending[-1]
+            pending[-1] = (at, number, f"{text} {stripped}", box)
             continue
         else:
-            number, text = 1, stripped
-        _add_step(steps, findings=findings, line=line.number, number=number, text=text, box=box)
+            start = (1, stripped, None)
+        pending.append((line.number, *start))
+    steps: list[PlanStep] = []
+    for at, number, text, box in pending:
+        _add_step(steps, findings=findings, line=at, number=number, text=text, box=box)
     return steps
 
 
