@@ -290,7 +290,10 @@ def test_replace_block_keeps_lines_the_block_could_not_read() -> None:
 
 
 def test_a_plan_step_wrapped_over_two_lines_keeps_its_status() -> None:
-    body = "## AI Context\n- **Plan:**\n  1. Add the repository\n     and its tests (done)\n  2. PR (pending)\n"
+    body = (
+        "## AI Context\n- **Plan:**\n  1. Add the repository\n     and its tests (done)\n"
+        "  2. PR (pending)\n"
+    )
     parsed = parse(body)
     assert parsed.findings == []
     assert parsed.block is not None
