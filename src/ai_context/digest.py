@@ -308,26 +308,35 @@ def classify(
     if stamp is None and issue.state == "closed":
         stamp = _closed_at(issue)
     return Entry(
-        repository=issue.repository,
-        number=issue.number,
-        title=issue.title,
-        url=issue.html_url,
-        state=issue.state,
+        **_task_fields(issue, block, now, stamp),
         category=category,
         reasons=reasons,
-        actor=block.actor if block else None,
-        phase=block.phase if block else None,
-        chunk=block.chunk if block else None,
-        plan_done=plan_done(block),
         plan_total=len(block.plan) if block else 0,
-        current_step=current_step(block),
-        next_step=block.next_step if block else None,
-        blockers=block.blockers if block else (),
         blocked_steps=sum(1 for s in block.plan if s.status == "blocked") if block else 0,
         errors=result.errors,
-        last_updated=stamp,
-        age=_age(now, stamp),
     )
+
+
+def _task_fields(
+    issue: Issue, block: Block | None, now: datetime, stamp: datetime | None
+) -> dict[str, Any]:
+    """What a digest entry and a task summary both say about one task."""
+    return {
+        "repository": issue.repository,
+        "number": issue.number,
+        "title": issue.title,
+        "url": issue.html_url,
+        "state": issue.state,
+        "actor": block.actor if block else None,
+        "phase": block.phase if block else None,
+        "chunk": block.chunk if block else None,
+        "plan_done": plan_done(block),
+        "current_step": current_step(block),
+        "next_step": block.next_step if block else None,
+        "blockers": block.blockers if block else (),
+        "last_updated": stamp,
+        "age": _age(now, stamp),
+    }
 
 
 def diff(entries: Iterable[Entry], previous: StateRead) -> tuple[Change, ...]:
@@ -606,33 +615,19 @@ def summarize_task(issue: Issue, now: datetime, config: DigestConfig | None = No
     result = check_body(issue.body, now=now, config=config.checks())
     category, reasons = categorise(issue, result, now, config)
     block = result.block
-    stamp = block.last_updated if block else None
     return TaskSummary(
-        repository=issue.repository,
-        number=issue.number,
-        title=issue.title,
-        url=issue.html_url,
-        state=issue.state,
+        **_task_fields(issue, block, now, block.last_updated if block else None),
         generated_at=now,
         category=category,
         reasons=reasons,
         has_block=block is not None,
-        actor=block.actor if block else None,
         actor_description=block.actor_description if block else None,
-        phase=block.phase if block else None,
-        chunk=block.chunk if block else None,
         plan=tuple(
             StepView(number=s.number, text=s.text, status=s.status or "unmarked")
             for s in (block.plan if block else ())
         ),
-        plan_done=plan_done(block),
-        current_step=current_step(block),
-        next_step=block.next_step if block else None,
         files_touched=block.files_touched if block else None,
         decisions=block.decisions if block else (),
-        blockers=block.blockers if block else (),
-        last_updated=stamp,
-        age=_age(now, stamp),
         findings=result.findings,
         complete=result.complete,
     )
