@@ -34,6 +34,7 @@ from ai_context.lease import (
     Lease,
     LeaseConfig,
     LeaseError,
+    LeaseRecord,
     Same,
     decide_claim,
     decide_release,
@@ -139,13 +140,22 @@ def claim(
         step = decide_claim(current, actor, when, same)
         if step == "refuse":
             return Outcome(result="held", issue=issue, lease=current)
-        record = next_record(current, step, issue, actor, ttl=ttl, now=when)
-        parents = [current.sha] if current else []
-        commit = store.create_commit(record.message(), EMPTY_TREE, parents)
-        if _moved(store, ref, current, commit.sha):
-            won = Lease(ref=ref, sha=commit.sha, record=record, parent=current and current.sha)
+        won = _write(
+            store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=when)
+        )
+        if won is not None:
             return Outcome(result="won", issue=issue, lease=won)
     return Outcome(result="lost", issue=issue, lease=current)
+
+
+def _write(store: RefStore, ref: str, current: Lease | None, record: LeaseRecord) -> Lease | None:
+    """A lease commit on top of CURRENT, then the compare-and-swap; None when someone moved
+    the ref first (read again and decide again)."""
+    parent = current.sha if current else None
+    commit = store.create_commit(record.message(), EMPTY_TREE, [parent] if parent else [])
+    if _moved(store, ref, current, commit.sha):
+        return Lease(ref=ref, sha=commit.sha, record=record, parent=parent)
+    return None
 
 
 def renew(
@@ -168,10 +178,10 @@ def renew(
             return Outcome(result="lost", issue=issue)
         if step == "refuse" or current is None:
             return Outcome(result="held", issue=issue, lease=current)
-        record = next_record(current, step, issue, actor, ttl=ttl, now=now())
-        commit = store.create_commit(record.message(), EMPTY_TREE, [current.sha])
-        if _moved(store, ref, current, commit.sha):
-            won = Lease(ref=ref, sha=commit.sha, record=record, parent=current.sha)
+        won = _write(
+            store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=now())
+        )
+        if won is not None:
             return Outcome(result="won", issue=issue, lease=won)
     return Outcome(result="lost", issue=issue, lease=current)
 
