@@ -227,6 +227,36 @@ def _log_conflict(
     return str(cache.log_conflict(record))
 
 
+def _settle(
+    cache: Cache,
+    tracker: Tracker,
+    number: int,
+    block: Block,
+    written: _Written,
+    *,
+    writer: str | None,
+    now: datetime,
+    mirror: MirrorHook | None,
+) -> tuple[str, ...]:
+    """After a write that landed: the cache now matches the issue, the mirror follows."""
+    assert written.issue is not None
+    _store(
+        cache,
+        tracker,
+        number,
+        block,
+        base=revision(block),
+        actor=writer,
+        body=written.issue.body,
+        now=now,
+    )
+    if mirror is not None and written.changed:
+        mirror(written.issue, block)
+    if written.reapplied:
+        return ("the issue body changed since the read; the block was re-applied on it",)
+    return ()
+
+
 def _conflict(
     command: Literal["save", "resume", "handoff", "done"],
     tracker: Tracker,
@@ -353,23 +383,11 @@ def save(
         )
     issue = written.issue
     assert issue is not None  # a write that is not a conflict has read or written the issue
-    _store(
-        cache,
-        tracker,
-        number,
-        block,
-        base=revision(block),
-        actor=writer,
-        body=issue.body,
-        now=now,
+    notes = list(
+        _settle(cache, tracker, number, block, written, writer=writer, now=now, mirror=mirror)
     )
-    notes: list[str] = []
-    if written.reapplied:
-        notes.append("the issue body changed since the last read; the block was re-applied on it")
     if not written.changed:
         notes.append("the issue already had this block; nothing was written")
-    if mirror is not None and written.changed:
-        mirror(issue, block)
     return Outcome(
         command="save",
         repository=tracker.repository,
@@ -654,23 +672,7 @@ def _rewrite(
     if dry_run:
         return Outcome(diff=written.diff, **common), None, writer
     assert written.issue is not None
-    _store(
-        cache,
-        tracker,
-        number,
-        block,
-        base=revision(block),
-        actor=writer,
-        body=written.issue.body,
-        now=now,
-    )
-    if mirror is not None and written.changed:
-        mirror(written.issue, block)
-    notes = (
-        ("the issue body changed since the read; the block was re-applied on it",)
-        if written.reapplied
-        else ()
-    )
+    notes = _settle(cache, tracker, number, block, written, writer=writer, now=now, mirror=mirror)
     outcome = Outcome(
         wrote_remote=written.changed,
         wrote_local=True,
