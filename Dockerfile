@@ -1,7 +1,11 @@
 # ai-context as a GitHub container action (action.yml: runs.using = docker).
-# The official slim image, by tag. Dependabot's docker updates (.github/dependabot.yml) propose
-# the digest pin (`python:3.12-slim@sha256:...`) in a pull request; take it from there. None is
-# written here by hand: a digest that was not read from the registry would only break the build.
+# The official slim image, by tag. No digest is written here by hand: one that was not read from
+# the registry would only break the build, and none can be read from where this was written.
+# Dependabot's docker updates (.github/dependabot.yml) watch this line; they keep a tag@digest
+# pin current but do not add a digest to a bare tag, so the first pin is a maintainer's: write
+# `python:3.12-slim@sha256:<digest>` with the digest `docker buildx imagetools inspect
+# python:3.12-slim` prints (or the one a release's provenance records), and Dependabot takes
+# it from there.
 FROM python:3.12-slim
 
 # What the image says about itself (OCI annotations; GHCR links the package to `source`).
