@@ -23,6 +23,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy --strict src
+	$(BIN)/lint-imports
 	$(BIN)/hadolint Dockerfile
 	$(BIN)/zizmor --offline .github/workflows action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml

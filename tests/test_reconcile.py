@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.block import Block, PlanStep, parse
-from ai_context.reconcile import (
+from ai_context.core.block import Block, PlanStep, parse
+from ai_context.rules.reconcile import (
     conflict_diff,
     decide,
     decide_write,
