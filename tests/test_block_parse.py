@@ -10,7 +10,7 @@ import pytest
 from ai_context.core.block import Block, PlanStep, expand_paths, find, parse, render
 from tests.conftest import SEED_BLOCK
 
-SEED_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEED_SOURCE = Path(__file__).resolve().parents[1] / "docs" / "seeds"
 
 
 def codes(body: str) -> list[str]:
@@ -53,10 +53,7 @@ def test_seed_example_parses_to_exactly_the_expected_model() -> None:
 
 def test_seed_file_block_is_the_fixture() -> None:
     """The fixture is the seed's own text, not a paraphrase of it."""
-    seeds = list(SEED_SOURCE.glob("000_*.txt"))
-    if not seeds:  # the shared folder travels beside the repository in every checkout we run
-        pytest.fail(f"seed file not found under {SEED_SOURCE}")
-    text = seeds[0].read_text(encoding="utf-8")
+    text = (SEED_SOURCE / "000-state-management.md").read_text(encoding="utf-8")
     assert parse(text).block == parse(SEED_BLOCK).block
 
 

@@ -1,4 +1,4 @@
-"""The local cache: this machine's copy of each task's block (DESIGN.md §1: a convenience).
+"""The local cache: this machine's copy of each task's block (docs/design.md §1: a convenience).
 
 One JSON file per task under a directory (default `.ai-context/cache/`), or the seeds' single
 file (`.claude/session/active-context.json`) that holds only the active task. An entry records

@@ -1,4 +1,4 @@
-"""What every `ai-context` command shares: exit codes (DESIGN.md §4) and argument types.
+"""What every `ai-context` command shares: exit codes (docs/design.md §4) and argument types.
 
 Kept apart from cli.py so each command module can import it without importing the others.
 """

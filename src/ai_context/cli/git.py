@@ -1,6 +1,6 @@
 """`ai-context derive ISSUE`: what git can tell about a task, beside its block.
 
-Run in a checkout so an agent can fix its block from the record of work (seeds/001). Handlers
+Run in a checkout so an agent can fix its block from the record of work (docs/seeds/001). Handlers
 here do not import cli.py (cli.py imports them), so they report bad usage themselves: the
 message on stderr and exit status 2, as cli.py does.
 """

@@ -1,4 +1,4 @@
-"""The `ai-context` command. Exit codes follow DESIGN.md §4.
+"""The `ai-context` command. Exit codes follow docs/design.md §4.
 
 0 done; 1 findings at or above the fail threshold (for `validate`: errors); 2 bad configuration
 or usage; 3 an outside service failed; 4 conflict or lease held by another; 5 incomplete state.

@@ -1,4 +1,4 @@
-"""`ai-context session save|load` (sp.json, seeds/004) and `ai-context scrub`.
+"""`ai-context session save|load` (sp.json, docs/seeds/004) and `ai-context scrub`.
 
 `session save --from FILE` takes what the agent knows, as JSON (a file, or - for stdin)::
 
@@ -120,7 +120,7 @@ def _read(source: str, stdin: TextIO) -> str:
 
 def _repo(args: argparse.Namespace) -> Path | None:
     repo: Path = args.repo if args.repo is not None else args.file.resolve().parent
-    return repo if is_repo(repo) else None  # no checkout: skip git, no error (seeds/004)
+    return repo if is_repo(repo) else None  # no checkout: skip git, no error (docs/seeds/004)
 
 
 def _write_atomically(path: Path, text: str) -> None:

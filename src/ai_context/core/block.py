@@ -1,6 +1,6 @@
 """The AI Context block: model, tolerant parser and canonical renderer (pure).
 
-Agents write what they write, so the parser accepts the variants of DESIGN.md §3 and reports
+Agents write what they write, so the parser accepts the variants of docs/design.md §3 and reports
 every problem as a Finding instead of raising. The renderer writes one canonical form; the
 model's validators normalise text so that parse(render(m)) == m holds for every valid model.
 Parsing walks the body line by line with anchored, non-nested patterns: linear in its size.

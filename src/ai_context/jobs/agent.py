@@ -453,7 +453,7 @@ def resume(
             entry, number, source = recent[0], recent[0].issue, "cache"
         elif who := (login() if callable(login) else login):
             # One page (one call). GitHub's "updated" moves with the bot's own comments and
-            # labels, so the task is chosen by its block's Last updated (DESIGN.md §5).
+            # labels, so the task is chosen by its block's Last updated (docs/design.md §5).
             found = tracker.list_issues(
                 "open", assignee=who, labels=[IN_PROGRESS], sort="updated", limit=100
             )
@@ -772,7 +772,7 @@ def done(
     required: tuple[str, ...] = REQUIRED_DEFAULT,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
-    """The final block (seeds/000 "Task complete"): Phase `done`, what shipped, the PR, and
+    """The final block (docs/seeds/000 "Task complete"): Phase `done`, what shipped, the PR, and
     the follow-ups."""
     if pr is not None and not pr.startswith(("https://", "http://")):
         raise AgentError(f"--pr {pr!r} is not a URL; pass the pull request's https:// link")

@@ -4,7 +4,7 @@ Commits come from a push payload's `commits` or from `git log` output (gitrepo.p
 hands the text here). From each message we read the issues it names and, when it is one, the
 checkpoint it records; comparing that with an issue's block gives findings (`compare_block`;
 `push_findings` for a push event, `derive` for a local history). Nothing here writes a block:
-only the agent does (DESIGN.md §1).
+only the agent does (docs/design.md §1).
 
 Issue references (`issues_named`): `#N` (so `Refs #N`, `Fixes: #N`, `closes #N`, ... in any
 case), `GH-N`, `owner/repo#N` and `https://<host>/owner/repo/issues/N` (only for `repo` when it
@@ -19,7 +19,7 @@ Checkpoint commits, format v1 (`format_checkpoint` writes it, `read_checkpoint` 
     AI-Context-Checkpoint: v1
 
 `[step:K]` is optional. The trailer carries the format version, so the subject can change in a
-later version without making old commits unreadable (seeds/001: "the regex is the schema"). A
+later version without making old commits unreadable (docs/seeds/001: "the regex is the schema"). A
 commit with the trailer but a version this tool does not know is reported, never guessed at; so
 is a subject in the checkpoint shape without the trailer.
 

@@ -1,6 +1,6 @@
 """The ClickUp mirror's pure core: the link, the mirror text, the field and what to write.
 
-The issue body is the authority; the ClickUp field is a copy rebuilt from it (DESIGN.md §1).
+The issue body is the authority; the ClickUp field is a copy rebuilt from it (docs/design.md §1).
 The mirror text holds nothing that changes from run to run (no "mirrored at" time), so an
 unchanged block renders the same text and costs no write: on ClickUp's free plan every
 custom-field write counts against a lifetime cap of 60.

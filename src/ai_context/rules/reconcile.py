@@ -1,4 +1,4 @@
-"""Reconciliation of a task's local copy with the issue's block (seeds/000 steps 3-5), pure.
+"""Reconciliation of a task's local copy with the issue's block (docs/seeds/000 steps 3-5), pure.
 
 The seed orders the two copies by their Last updated clocks. Clocks on different machines
 drift, so every copy also carries a revision: the SHA-256 of its canonical text. The cache
@@ -242,7 +242,7 @@ def body_diff(before: str, after: str, *, name: str = "issue body") -> str:
 
 
 def resolve(decision: Decision, take: Literal["local", "remote"]) -> Decision:
-    """A person's answer to a conflict (seeds/000 step 4): the chosen copy becomes the state.
+    """A person's answer to a conflict (docs/seeds/000 step 4): the chosen copy becomes the state.
     Taking the local copy pushes it over the issue's revision the person was shown."""
     if not decision.conflict:
         raise ValueError("only a conflict needs resolving")

@@ -1,4 +1,4 @@
-"""Session files (`sp.json`, seeds/004 WF1 save and WF2 load), pure.
+"""Session files (`sp.json`, docs/seeds/004 WF1 save and WF2 load), pure.
 
 A session file lets the next agent session pick up unfinished work: every open task, the last
 few completed ones, older completed work folded into consolidated tasks, and context blocks
