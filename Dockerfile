@@ -33,10 +33,11 @@ ENV PYTHONUNBUFFERED=1 \
 
 WORKDIR /opt/ai-context
 
-# Only what the install needs: the metadata (pyproject.toml names README.md as the readme)
-# and the package, templates included (shipped inside the wheel).
+# Only what the install needs: the metadata (pyproject.toml names README.md as the readme),
+# the package and the top-level templates/ (the wheel carries them inside the package).
 COPY pyproject.toml README.md ./
 COPY src ./src
+COPY templates ./templates
 
 # Install from the project's own metadata: the dependency ranges live in pyproject.toml, in one
 # place, for the image, CI and developers alike. `.` only: no test or bench extras in the image.

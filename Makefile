@@ -30,6 +30,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy --strict src scripts
+	$(BIN)/lint-imports
 	$(BIN)/hadolint Dockerfile
 	$(BIN)/zizmor --offline .github/workflows action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml

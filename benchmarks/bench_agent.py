@@ -24,13 +24,13 @@ from tests.fakes import GitHubFake  # noqa: E402
 REPO = "acme/shop"
 HUMAN = "Users need their booking history.\n\n" + "Acceptance criteria and notes. " * 60 + "\n"
 WATCHED = (
-    "ai_context.cli",
-    "ai_context.cli_digest",
-    "ai_context.cli_session",
-    "ai_context.cli_git",
-    "ai_context.agent",
-    "ai_context.github",
-    "ai_context.block",
+    "ai_context.cli.main",
+    "ai_context.cli.digest",
+    "ai_context.cli.session",
+    "ai_context.cli.git",
+    "ai_context.jobs.agent",
+    "ai_context.adapters.github",
+    "ai_context.core.block",
     "jinja2",
     "github",
     "requests",

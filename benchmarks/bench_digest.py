@@ -23,12 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ai_context.checks import check_body
-from ai_context.digest import DigestConfig, build_digest, digest_from_checked
-from ai_context.digest_render import render_markdown, slack_messages
-from ai_context.models import Issue
-from ai_context.slack import MESSAGE_INTERVAL
-from ai_context.templating import make_env
+from ai_context.adapters.slack import MESSAGE_INTERVAL
+from ai_context.core.models import Issue
+from ai_context.rules.checks import check_body
+from ai_context.rules.digest import DigestConfig, build_digest, digest_from_checked
+from ai_context.rules.digest_render import render_markdown, slack_messages
+from ai_context.rules.templating import make_env
 
 TASKS = 1000
 PAGE = 100

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ai_context.cli import main
-from ai_context.gitrepo import log, log_command
+from ai_context.adapters.gitrepo import log, log_command
+from ai_context.cli.main import main
 
 START = int(datetime(2026, 1, 1, tzinfo=UTC).timestamp())
 BODY = """\

@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes
 from pydantic import SecretStr
 from tests.fakes import GitHubFake
 
-from ai_context.github import GitHub
-from ai_context.lease import LeaseRecord
-from ai_context.lease_cli import Outcome, claim, release, renew, who
+from ai_context.adapters.github import GitHub
+from ai_context.cli.lease import Outcome, claim, release, renew, who
+from ai_context.rules.lease import LeaseRecord
 
 T0 = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)

@@ -23,11 +23,11 @@ from tests.actionrun import ActionRun, run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import ClickUpFake, GitHubFake
 
-from ai_context.block import parse
-from ai_context.clickup import ClickUp
-from ai_context.github import issue_from_json
-from ai_context.mirror import MirrorConfig, mirror_text, template_env
-from ai_context.mirror_job import run_mirror
+from ai_context.adapters.clickup import ClickUp
+from ai_context.adapters.github import issue_from_json
+from ai_context.core.block import parse
+from ai_context.jobs.mirror import run_mirror
+from ai_context.rules.mirror import MirrorConfig, mirror_text, template_env
 
 TASKS, CHANGED, PER_MINUTE = 1000, 50, 100
 REPO = "o/r"

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from markdown_it import MarkdownIt
 
-from ai_context.checks import check_body
+from ai_context.rules.checks import check_body
 
 NOW = datetime(2026, 5, 27, 9, tzinfo=UTC)
 BLOCK = """## AI Context (updated by Claude — do not edit manually)

@@ -16,7 +16,7 @@ from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "github"
+REFERENCE = Path(__file__).resolve().parent / "samples" / "github"  # see samples/README.md
 T0 = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
 BOT = "github-actions[bot]"
 COMMENTS = "/repos/{owner}/{repo}/issues/{number}/comments"

@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ai_context.actors import ActorMap, identity, parse_actors
-from ai_context.config import ConfigError
+from ai_context.core.errors import ConfigError
+from ai_context.rules.actors import ActorMap, identity, parse_actors
 
 SOURCE = ".github/ai-context.yml"
 CONFIG = yaml.safe_load(

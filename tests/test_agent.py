@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from ai_context import agent
-from ai_context.block import Block, parse, render
-from ai_context.cache import DirectoryCache
-from ai_context.github import GitHub, GitHubUnavailable
-from ai_context.models import Issue
-from ai_context.reconcile import revision
+from ai_context.adapters.cache import DirectoryCache
+from ai_context.adapters.github import GitHub, GitHubUnavailable
+from ai_context.core.block import Block, parse, render
+from ai_context.core.models import Issue
+from ai_context.jobs import agent
+from ai_context.rules.reconcile import revision
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake, Request
 

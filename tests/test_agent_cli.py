@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli import UsageError, main
-from ai_context.cli_agent import login_for
+from ai_context.cli.agent import login_for
+from ai_context.cli.main import UsageError, main
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -206,8 +206,8 @@ def test_login_for_reads_actors_from_the_config(tmp_path: Path) -> None:
 def test_the_agent_side_imports_neither_jinja2_nor_the_github_client_to_start() -> None:
     """The GitHub client loads only when a command runs; the agent modules need no templates."""
     probes = {
-        "import ai_context.agent": ("jinja2", "github", "requests", "yaml"),
-        "from ai_context.cli import build_parser; build_parser()": ("github", "requests"),
+        "import ai_context.jobs.agent": ("jinja2", "github", "requests", "yaml"),
+        "from ai_context.cli.main import build_parser; build_parser()": ("github", "requests"),
     }
     for code, heavy in probes.items():
         probe = f"import sys; {code}; print(sorted(m for m in {heavy!r} if m in sys.modules))"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ai_context.block import parse
+from ai_context.core.block import parse
 from tests.conftest import ROOT, SEED_BLOCK
 from tests.fakes import GitHubFake
 

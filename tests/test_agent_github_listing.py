@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import SecretStr
 
-from ai_context.github import GitHub
+from ai_context.adapters.github import GitHub
 from tests.fakes import GitHubFake
 
 T0 = datetime(2026, 5, 26, 9, 0, tzinfo=UTC)

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_context.block import ALIASES, Block, PlanStep, find, parse, render, replace_block
-from ai_context.findings import Finding
+from ai_context.core.block import ALIASES, Block, PlanStep, find, parse, render, replace_block
+from ai_context.core.findings import Finding
 
 # Text an agent could put in a one-line field: any printable characters, no line breaks.
 line_text = st.text(

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.block import parse, render
-from ai_context.cache import (
+from ai_context.adapters.cache import (
     CacheEntry,
     CacheError,
     DirectoryCache,
@@ -19,7 +18,8 @@ from ai_context.cache import (
     entry_for,
     open_cache,
 )
-from ai_context.reconcile import revision
+from ai_context.core.block import parse, render
+from ai_context.rules.reconcile import revision
 from tests.conftest import SEED_BLOCK
 
 NOW = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)

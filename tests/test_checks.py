@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ai_context.block import parse, render, replace_block
-from ai_context.checks import CheckConfig, check_body, missing_fields
+from ai_context.core.block import parse, render, replace_block
+from ai_context.rules.checks import CheckConfig, check_body, missing_fields
 from tests.conftest import SEED_BLOCK
 
 NOW = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli import main
+from ai_context.cli.main import main
 from tests.conftest import EXAMPLES, SEED_BLOCK
 
 

@@ -10,7 +10,7 @@ import responses
 from pydantic import SecretStr
 from responses import matchers
 
-from ai_context.clickup import (
+from ai_context.adapters.clickup import (
     ClickUp,
     ClickUpConfigError,
     ClickUpError,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.config import ConfigError, load_settings, mask_secrets, setting_names
+from ai_context.adapters.config import load_settings, mask_secrets, setting_names
+from ai_context.core.errors import ConfigError
 
 TOKEN = "ghp_" + "a" * 36
 
@@ -101,7 +102,7 @@ def test_every_action_input_is_documented_and_read_by_the_code() -> None:
     readme = (root / "README.md").read_text("utf-8")
     sources = "\n".join(
         p.read_text("utf-8")
-        for p in (root / "src" / "ai_context").glob("*.py")
+        for p in (root / "src" / "ai_context").rglob("*.py")
         if p.name != "config.py"
     )
     for name in action["inputs"]:
@@ -117,11 +118,11 @@ def test_the_readme_config_example_is_valid(tmp_path: Path) -> None:
     """What the README shows users to copy must load, section by section."""
     import re
 
-    from ai_context.actors import parse_actors
-    from ai_context.digest_job import digest_section
-    from ai_context.lease import parse_lease_config
-    from ai_context.mirror import load_mirror_config
-    from ai_context.stale import parse_stale_config
+    from ai_context.jobs.digest import digest_section
+    from ai_context.rules.actors import parse_actors
+    from ai_context.rules.lease import parse_lease_config
+    from ai_context.rules.mirror import load_mirror_config
+    from ai_context.rules.stale import parse_stale_config
 
     readme = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
     blocks = re.findall(r"```yaml\n(.*?)```", readme, re.S)

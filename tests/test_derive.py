@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli import main
-from ai_context.gitlog import format_checkpoint
-from ai_context.gitrepo import (
+from ai_context.adapters.gitrepo import (
     GitError,
     commits_between,
     current_branch,
@@ -24,6 +22,8 @@ from ai_context.gitrepo import (
     log,
     remote_repository,
 )
+from ai_context.cli.main import main
+from ai_context.rules.gitlog import format_checkpoint
 from tests.conftest import SEED_BLOCK
 
 T0 = datetime(2026, 5, 26, 14, 32, tzinfo=UTC)

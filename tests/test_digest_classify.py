@@ -6,8 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from ai_context.checks import check_body
-from ai_context.digest import (
+from ai_context.core.models import Issue
+from ai_context.rules.checks import check_body
+from ai_context.rules.digest import (
     DigestConfig,
     Entry,
     build_digest,
@@ -17,7 +18,6 @@ from ai_context.digest import (
     is_review_phase,
     is_shipped_phase,
 )
-from ai_context.models import Issue
 from tests.digest_samples import INFRA, NOW, SHOP, block, issue, sample_issues, stamp
 
 CONFIG = DigestConfig()

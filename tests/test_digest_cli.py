@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli import main
+from ai_context.cli.main import main
 from tests.conftest import EXAMPLES
 
 NOW = ["--now", "2026-05-27T09:00:00Z"]

@@ -11,7 +11,7 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ai_context.digest import (
+from ai_context.rules.digest import (
     CATEGORIES,
     DigestState,
     StateRead,

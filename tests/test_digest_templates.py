@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from ai_context.digest import (
+from ai_context.core.models import Issue
+from ai_context.rules.digest import (
     Digest,
     DigestState,
     StateRead,
@@ -28,7 +29,7 @@ from ai_context.digest import (
     plate,
     summarize_task,
 )
-from ai_context.digest_render import (
+from ai_context.rules.digest_render import (
     GITHUB_COMMENT_LIMIT,
     SLACK_BLOCKS_LIMIT,
     SLACK_SECTION_LIMIT,
@@ -37,8 +38,7 @@ from ai_context.digest_render import (
     render_task,
     slack_messages,
 )
-from ai_context.models import Issue
-from ai_context.templating import make_env, render
+from ai_context.rules.templating import make_env, render
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -314,7 +314,7 @@ def test_window_shows_in_the_header() -> None:
 
 @pytest.mark.parametrize("max_chars", [10_000, 20_000, 40_000])
 def test_the_row_limit_is_close_to_the_most_that_fits(max_chars: int) -> None:
-    from ai_context.digest_render import _digest_vars
+    from ai_context.rules.digest_render import _digest_vars
 
     digest = build_digest(many_tasks(300), NOW)
     text = render_markdown(digest, max_chars=max_chars)

@@ -11,7 +11,7 @@ import responses
 from pydantic import SecretStr
 from responses import matchers
 
-from ai_context.github import (
+from ai_context.adapters.github import (
     GitHub,
     GitHubConfigError,
     GitHubNotFound,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from ai_context.block import parse
-from ai_context.gitlog import (
+from ai_context.core.block import parse
+from ai_context.rules.gitlog import (
     Checkpoint,
     CheckpointProblem,
     Commit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.gitlog import (
+from ai_context.rules.gitlog import (
     Checkpoint,
     CheckpointProblem,
     format_checkpoint,

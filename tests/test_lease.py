@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ai_context.config import ConfigError
-from ai_context.lease import (
+from ai_context.core.errors import ConfigError
+from ai_context.rules.lease import (
     DEFAULT_PREFIX,
     Lease,
     LeaseConfig,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import SecretStr
 
-from ai_context.github import GitHub, GitHubUnavailable
+from ai_context.adapters.github import GitHub, GitHubUnavailable
 from tests.fakes import GitHubFake
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"

@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import SecretStr
 
-from ai_context import cli
-from ai_context.github import GitHub
-from ai_context.lease import EMPTY_TREE, LeaseConfig, LeaseError, LeaseRecord
-from ai_context.lease_cli import Outcome, claim, release, renew, who
+from ai_context.adapters.github import GitHub
+from ai_context.cli import main as cli
+from ai_context.cli.lease import Outcome, claim, release, renew, who
+from ai_context.rules.lease import EMPTY_TREE, LeaseConfig, LeaseError, LeaseRecord
 from tests.fakes import GitHubFake
 from tests.fakes.base import Request
 

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.block import parse
-from ai_context.config import ConfigError
-from ai_context.mirror import (
+from ai_context.core.block import parse
+from ai_context.core.errors import ConfigError
+from ai_context.core.models import Issue
+from ai_context.rules.mirror import (
     CustomField,
     Link,
     MirrorConfig,
@@ -27,7 +28,6 @@ from ai_context.mirror import (
     targets,
     template_env,
 )
-from ai_context.models import Issue
 from tests.conftest import SEED_BLOCK
 
 URL = "https://github.com/acme/shop/issues/42"

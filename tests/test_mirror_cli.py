@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ai_context.cli import main
+from ai_context.cli.main import main
 from tests.conftest import SEED_BLOCK
 from tests.fakes import ClickUpFake, GitHubFake
 

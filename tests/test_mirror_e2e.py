@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from ai_context.block import parse
-from ai_context.github import issue_from_json
-from ai_context.mirror import mirror_text, template_env
-from ai_context.sticky import MARKER
+from ai_context.adapters.github import issue_from_json
+from ai_context.core.block import parse
+from ai_context.rules.mirror import mirror_text, template_env
+from ai_context.rules.sticky import MARKER
 from tests.actionrun import ActionRun, run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import ClickUpFake, GitHubFake

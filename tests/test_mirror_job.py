@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import SecretStr
 
-from ai_context.block import parse
-from ai_context.checks import CheckConfig
-from ai_context.clickup import ClickUp
-from ai_context.jobs import plan_check
-from ai_context.mirror import MirrorConfig, mirror_text, template_env
-from ai_context.mirror_job import MirrorReport, run_mirror, summary
-from ai_context.models import Issue
-from ai_context.sticky import LABEL_INVALID
+from ai_context.adapters.clickup import ClickUp
+from ai_context.core.block import parse
+from ai_context.core.models import Issue
+from ai_context.jobs.comments import plan_check
+from ai_context.jobs.mirror import MirrorReport, run_mirror, summary
+from ai_context.rules.checks import CheckConfig
+from ai_context.rules.mirror import MirrorConfig, mirror_text, template_env
+from ai_context.rules.sticky import LABEL_INVALID
 from tests.conftest import SEED_BLOCK
 from tests.fakes import ClickUpFake
 

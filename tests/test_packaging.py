@@ -293,11 +293,11 @@ def test_templates_are_inside_the_installed_package(installed: Installed) -> Non
     assert found["is_dir"], f"no templates directory in the installed package ({templates})"
     assert templates.parent == package
 
-    source = ROOT / "src" / "ai_context" / "templates"
+    source = ROOT / "templates"
     wanted = {p.relative_to(source) for p in source.rglob("*") if p.is_file()}
     wanted = {p for p in wanted if "__pycache__" not in p.parts}
     shipped = {p.relative_to(templates) for p in templates.rglob("*") if p.is_file()}
-    assert wanted, "src/ai_context/templates holds no template"
+    assert wanted, "templates/ holds no template"
     assert wanted <= shipped, f"templates missing from the wheel: {sorted(wanted - shipped)}"
 
 
@@ -382,7 +382,7 @@ def test_input_is_declared_with_its_default(name: str, default: str) -> None:
 
 @pytest.mark.parametrize(("name", "default"), INPUTS.items())
 def test_effective_default_is_the_codes(name: str, default: str) -> None:
-    from ai_context.config import load_settings
+    from ai_context.adapters.config import load_settings
 
     settings, _ = load_settings({"INPUT_CONFIG": "/nonexistent.yml"})
     value = getattr(settings, name.replace("-", "_"))

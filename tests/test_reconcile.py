@@ -1,4 +1,4 @@
-"""The decision table of seeds/000 step 3 with the revision rule: one test per branch, plus
+"""The decision table of docs/seeds/000 step 3 with the revision rule: one test per branch, plus
 properties over arbitrary copies (no unpushed change is dropped, no remote change overwritten)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.block import Block, PlanStep, parse
-from ai_context.reconcile import (
+from ai_context.core.block import Block, PlanStep, parse
+from ai_context.rules.reconcile import (
     conflict_diff,
     decide,
     decide_write,
@@ -38,7 +38,7 @@ def copy(
     )
 
 
-# --- seeds/000 step 3, branch by branch -------------------------------------------------
+# --- docs/seeds/000 step 3, branch by branch -------------------------------------------------
 
 
 def test_no_remote_no_local_is_a_new_empty_task() -> None:

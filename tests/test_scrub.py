@@ -14,8 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.cli import main
-from ai_context.scrub import entropy, find, looks_secret, privacy_findings, scrub, scrub_counted
+from ai_context.cli.main import main
+from ai_context.rules.scrub import (
+    entropy,
+    find,
+    looks_secret,
+    privacy_findings,
+    scrub,
+    scrub_counted,
+)
 
 ALNUM36 = "R8xK2mQ7vLp4Wn9Zt3Hc6Yb1Fd5Gs0Ja8Ue2I"[:36]
 GITHUB_CLASSIC = "gh" + "p_" + ALNUM36

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ai_context.session import (
+from ai_context.rules.session import (
     ConsolidationRules,
     ContextBlock,
     GitState,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli import main
+from ai_context.cli.main import main
 
 TASKS = {
     "tasks": [

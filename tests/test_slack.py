@@ -9,7 +9,7 @@ import requests
 import responses
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
-from ai_context.slack import SlackWebhook, post_messages
+from ai_context.adapters.slack import SlackWebhook, post_messages
 
 URL = "https://hooks.slack.com/services/T000/B000/SECRETSECRET"
 MESSAGES = [{"text": f"m{i}", "blocks": []} for i in range(3)]

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from ai_context.digest import build_digest
-from ai_context.digest_render import slack_messages
-from ai_context.slack import post_messages
+from ai_context.adapters.slack import post_messages
+from ai_context.rules.digest import build_digest
+from ai_context.rules.digest_render import slack_messages
 from tests.digest_samples import NOW, block, issue
 from tests.fakes import SlackFake
 from tests.test_slack import FakeTime

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ai_context.actors import parse_actors
-from ai_context.block import parse
-from ai_context.checks import check_body
-from ai_context.config import ConfigError
-from ai_context.lease import LeaseRecord
-from ai_context.models import Issue
-from ai_context.stale import (
+from ai_context.core.block import parse
+from ai_context.core.errors import ConfigError
+from ai_context.core.models import Issue
+from ai_context.rules.actors import parse_actors
+from ai_context.rules.checks import check_body
+from ai_context.rules.lease import LeaseRecord
+from ai_context.rules.stale import (
     CommitSeen,
     Evidence,
     StaleConfig,

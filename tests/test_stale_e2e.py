@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ai_context.lease import LeaseRecord, stamp
+from ai_context.rules.lease import LeaseRecord, stamp
 from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake

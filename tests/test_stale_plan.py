@@ -8,14 +8,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import SecretStr
 
-from ai_context.actors import parse_actors
-from ai_context.checks import CheckConfig
-from ai_context.github import GitHub
-from ai_context.jobs import mention_note, plan_check, read_leases
-from ai_context.lease import LeaseConfig, LeaseRecord
-from ai_context.models import Comment, Issue
-from ai_context.stale import CommitSeen, Evidence, StaleConfig, StaleRules
-from ai_context.sticky import (
+from ai_context.adapters.github import GitHub
+from ai_context.core.models import Comment, Issue
+from ai_context.jobs.comments import mention_note, plan_check
+from ai_context.jobs.stale import read_leases
+from ai_context.rules.actors import parse_actors
+from ai_context.rules.checks import CheckConfig
+from ai_context.rules.lease import LeaseConfig, LeaseRecord
+from ai_context.rules.stale import CommitSeen, Evidence, StaleConfig, StaleRules
+from ai_context.rules.sticky import (
     LABEL_CONFLICT,
     LABEL_INVALID,
     LABEL_STALE,
@@ -182,7 +183,7 @@ def test_comments_are_not_read_for_a_clean_unlabelled_task() -> None:
 
 
 def test_labels_we_own_follow_the_findings() -> None:
-    from ai_context.findings import Finding
+    from ai_context.core.findings import Finding
 
     conflict = Finding(code="AIC603", severity="error", message="race")
     stale = Finding(code="AIC602", severity="warning", message="lease")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from ai_context.findings import Finding
-from ai_context.models import Comment, Issue
-from ai_context.sticky import (
+from ai_context.core.findings import Finding
+from ai_context.core.models import Comment, Issue
+from ai_context.rules.sticky import (
     LABEL_INCOMPLETE,
     LABEL_INVALID,
     MARKER,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.checks import check_body
-from ai_context.store import DirectoryStore, StoreError, split_front_matter
+from ai_context.adapters.store import DirectoryStore, StoreError, split_front_matter
+from ai_context.rules.checks import check_body
 from tests.conftest import EXAMPLES
 
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from jinja2 import TemplateNotFound, UndefinedError
 from jinja2.exceptions import SecurityError
 
-from ai_context.markdown import ZWJ
-from ai_context.templating import (
+from ai_context.core.markdown import ZWJ
+from ai_context.rules.templating import (
     ZWSP,
     clip,
     html,
@@ -92,7 +92,7 @@ def test_text_is_data_not_template_source() -> None:
 
 
 def _minimal_task(title: str) -> dict[str, object]:
-    from ai_context.digest import summarize_task
+    from ai_context.rules.digest import summarize_task
     from tests.digest_samples import NOW, issue
 
     return {"task": summarize_task(issue(1, title, "no block"), NOW), "titles": {}}

@@ -1,6 +1,6 @@
 """Loopback stand-in for the parts of the ClickUp API v2 that ai-context uses.
 
-Shapes follow ../shared/reference/clickup/openapi-v2-subset.json: tasks (`id`, `custom_id`,
+Shapes follow tests/samples/clickup/openapi-v2-subset.json: tasks (`id`, `custom_id`,
 `name`, `url`, `list`, `custom_fields` with `value` only when set), a list's custom fields,
 the workspace task listing in pages of 100 with `last_page`, and setting or removing a custom
 field value. Errors are ClickUp's `{"err", "ECODE"}` bodies.

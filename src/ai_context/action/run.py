@@ -1,0 +1,129 @@
+"""The Action's main: settings, the route, the jobs, then outputs, summary and the calls line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from ai_context.action.route import route
+from ai_context.adapters.config import load_settings, mask_secrets
+from ai_context.adapters.github import (
+    DEFAULT_API_URL,
+    GitHub,
+)
+from ai_context.adapters.workflow import Workflow
+from ai_context.core.errors import AIContextError, ConfigError, Exit, ServiceError
+from ai_context.core.markdown import escape_cell
+from ai_context.jobs.context import RunContext
+from ai_context.jobs.registry import JOBS
+
+
+def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> int:
+    """The Action's main: every failure ends in an exit code and a message that says why."""
+    env = os.environ if env is None else env
+    wf = Workflow(env, stream)
+    try:
+        return _run(env, wf)
+    except AIContextError as exc:
+        title = exc.failure_title if isinstance(exc, ServiceError) else exc.title
+        wf.annotate("error", str(exc), title=f"ai-context: {title}")
+        return int(exc.exit_code)
+    except Exception as exc:  # a bug of ours: say so plainly, never as a findings exit (1)
+        traceback.print_exc(file=sys.stderr)
+        wf.annotate(
+            "error",
+            f"ai-context stopped on an unexpected {type(exc).__name__}: {exc}. Please report it "
+            "with this log.",
+            title="ai-context: internal error",
+        )
+        return int(Exit.SERVICE)
+
+
+def _run(env: Mapping[str, str], wf: Workflow) -> int:
+    workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
+    settings, extras = load_settings(env, workspace)
+    for command in mask_secrets(settings):
+        wf.stream.write(command + "\n")
+    event = env.get("GITHUB_EVENT_NAME", "")
+    repository = env.get("GITHUB_REPOSITORY", "")
+    if settings.github_token is None:
+        raise ConfigError(
+            "setting github-token is empty: pass `github-token: ${{ github.token }}` "
+            "(or a PAT) to the action"
+        )
+    if not event or not repository:
+        raise ConfigError(
+            "GITHUB_EVENT_NAME and GITHUB_REPOSITORY are not set: run this inside GitHub "
+            "Actions, or use the CLI commands locally"
+        )
+    github = GitHub(
+        settings.github_token,
+        repository,
+        api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        write_interval=settings.write_interval,
+        retries=settings.http_retries,
+        backoff=settings.http_backoff,
+    )
+    payload = _payload(env)
+    ctx = RunContext(
+        settings=settings,
+        extras=extras,
+        github=github,
+        workflow=wf,
+        now=settings.now or datetime.now(UTC),
+        route=route(event, payload, settings, repository),
+        outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
+        workflow_env=env,
+        event=event,
+        payload=payload,
+        github_api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+    )
+    ctx.api_calls["GitHub"] = lambda: github.counter.total
+    try:
+        if ctx.route.skipped:
+            wf.log(f"ai-context: nothing to do ({ctx.route.skipped})")
+            ctx.summary.append(f"Nothing to do: {ctx.route.skipped}.")
+        else:
+            if settings.dry_run:
+                wf.log("ai-context: dry run: no writes will be made")
+            for name in ctx.route.jobs:
+                wf.group(f"ai-context {name}")
+                try:
+                    JOBS[name](ctx)
+                finally:
+                    wf.endgroup()
+    except Exception as exc:
+        ctx.summary.append(f"**Stopped:** {escape_cell(str(exc))}")
+        raise
+    finally:
+        _finish(ctx, github, wf)
+    return max(ctx.exit_codes, default=0)
+
+
+def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
+    """Outputs, summary and the calls line: written whether the jobs finished or not."""
+    calls = {service: count() for service, count in ctx.api_calls.items()}
+    ctx.outputs["api-calls"] = str(sum(calls.values()))
+    wf.set_outputs(ctx.outputs)
+    wf.summary("\n\n".join(["## ai-context", *ctx.summary]) + "\n")
+    limit = github.rate_limit
+    left = f"; GitHub rate limit {limit[0]}/{limit[1]} left" if limit else ""
+    per_service = ", ".join(f"{service} {n}" for service, n in calls.items())
+    wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
+
+
+def _payload(env: Mapping[str, str]) -> dict[str, Any]:
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the event payload {path}: {exc}") from exc
+    return data if isinstance(data, dict) else {}

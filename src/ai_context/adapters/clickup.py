@@ -1,0 +1,363 @@
+"""ClickUp adapter (requests): the only module that talks to ClickUp. Hands back plain models.
+
+ClickUp API v2 with a personal token, sent raw (`Authorization: pk_...`, no `Bearer`).
+Error bodies are `{"err", "ECODE"}`; every error message shows both.
+
+Retries:
+- 429: wait until `X-RateLimit-Reset` (epoch seconds), then try again; and when a response says
+  `X-RateLimit-Remaining` is (nearly) spent, wait for the reset before the next request
+  instead of running into a 429.
+- 5xx, timeouts and connection errors: retried with exponential backoff on GETs and on the
+  custom-field POST. That POST sets a value, so sending it twice leaves the same state
+  (idempotent); the one cost is that a retried write which had landed counts twice against
+  the free plan's custom-field cap. No other write is made.
+Every HTTP attempt is counted, reads (GET) and writes apart, retries included.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from pydantic import SecretStr
+
+from ai_context.core.errors import ServiceError, ServiceRefused
+from ai_context.rules.mirror import CustomField, Task
+
+DEFAULT_API_URL = "https://api.clickup.com/api/v2"
+PAGE_SIZE = 100  # tasks per page of GET /team/{team_id}/task (fixed by ClickUp)
+
+
+class ClickUpError(ServiceError):
+    """ClickUp refused or failed; `status` and `code` (ECODE) when there was an answer."""
+
+    service = "ClickUp"
+
+    def __init__(self, message: str, status: int | None = None, code: str = "") -> None:
+        super().__init__(message, status)
+        self.code = code
+
+
+class ClickUpNotFound(ClickUpError):
+    """The task is deleted (404 ITEM_013) or was never visible to the token (401 OAUTH_027)."""
+
+
+class ClickUpConfigError(ClickUpError, ServiceRefused):
+    """Bad token or a workspace the token cannot see: the user must fix a setting (exit 2)."""
+
+
+class ClickUpQuotaExceeded(ClickUpError):
+    """FIELD_033: the plan's custom-field write cap is spent; no write can succeed."""
+
+
+class ClickUpUnavailable(ClickUpError):
+    """5xx, timeouts or rate limits that outlasted the retries (exit 3)."""
+
+
+@dataclass
+class ClickUpCounter:
+    """HTTP attempts made: reads (GET) and writes (POST), retries included in both."""
+
+    reads: int = 0
+    writes: int = 0
+    retries: int = 0
+    waited: float = 0.0  # seconds spent waiting for rate-limit resets
+
+    @property
+    def total(self) -> int:
+        return self.reads + self.writes
+
+
+def _field(data: Mapping[str, Any]) -> CustomField:
+    return CustomField(
+        id=str(data.get("id") or ""),
+        name=str(data.get("name") or ""),
+        type=str(data.get("type") or ""),
+        value=data.get("value"),
+    )
+
+
+def task_from_json(data: Mapping[str, Any]) -> Task:
+    team = data.get("team_id")
+    return Task(
+        id=str(data["id"]),
+        custom_id=str(data["custom_id"]) if data.get("custom_id") else None,
+        name=str(data.get("name") or ""),
+        url=str(data.get("url") or ""),
+        list_id=str((data.get("list") or {}).get("id") or ""),
+        team_id=str(team) if team else None,
+        fields=tuple(_field(f) for f in data.get("custom_fields") or () if isinstance(f, dict)),
+    )
+
+
+class ClickUp:
+    """One ClickUp API (api.clickup.com or a stand-in at `api_url`) with one token."""
+
+    def __init__(
+        self,
+        token: SecretStr,
+        *,
+        api_url: str = DEFAULT_API_URL,
+        timeout: float = 15.0,
+        retries: int = 4,
+        backoff: float = 1.0,
+        max_rate_limit_wait: float = 120.0,
+        reserve: int = 1,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        session: requests.Session | None = None,
+    ) -> None:
+        if not token.get_secret_value().strip():
+            raise ClickUpConfigError("the ClickUp token is empty; set the clickup-token input")
+        self._token = token
+        self.api_url = api_url.rstrip("/")
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_rate_limit_wait = max_rate_limit_wait
+        self.reserve = reserve  # wait for the reset when this few requests are left
+        self.counter = ClickUpCounter()
+        self._sleep = sleep
+        self._clock = clock
+        self._session = session or requests.Session()
+        self._remaining: int | None = None
+        self._reset: float | None = None
+
+    def __repr__(self) -> str:
+        return f"ClickUp(api_url={self.api_url!r}, token=***)"
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def get_task(self, task_id: str, *, custom: bool = False, team_id: str | None = None) -> Task:
+        """A task with its custom fields (and their values); a custom id needs TEAM_ID."""
+        params = _task_params(custom, team_id)
+        data = self._json("GET", f"/task/{task_id}", params, what=f"read task {task_id}", task=True)
+        return task_from_json(data)
+
+    def list_fields(self, list_id: str) -> tuple[CustomField, ...]:
+        """The custom fields available on a list (no values)."""
+        data = self._json(
+            "GET", f"/list/{list_id}/field", what=f"read the fields of list {list_id}"
+        )
+        return tuple(_field(f) for f in data.get("fields") or () if isinstance(f, dict))
+
+    def team_tasks(
+        self,
+        team_id: str,
+        page: int,
+        *,
+        list_ids: Sequence[str] = (),
+        custom_fields: str | None = None,
+    ) -> tuple[list[Task], bool]:
+        """One page (100 tasks) of the workspace's tasks, closed ones and subtasks included;
+        returns (tasks, whether it is the last page)."""
+        params: dict[str, Any] = {
+            "page": page,
+            "include_closed": "true",
+            "subtasks": "true",
+        }
+        if list_ids:
+            params["list_ids[]"] = list(list_ids)
+        if custom_fields:
+            params["custom_fields"] = custom_fields
+        what = f"list the tasks of workspace {team_id}"
+        data = self._json("GET", f"/team/{team_id}/task", params, what=what, team=team_id)
+        tasks = [task_from_json(t) for t in data.get("tasks") or () if isinstance(t, dict)]
+        last = data.get("last_page")
+        return tasks, bool(last) if last is not None else len(tasks) < PAGE_SIZE
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def set_field(self, task_id: str, field_id: str, value: str) -> None:
+        """Set a text custom field (by the task's own id). Idempotent, so retried on 5xx."""
+        what = f"set field {field_id} on task {task_id}"
+        path = f"/task/{task_id}/field/{field_id}"
+        self._json("POST", path, json={"value": value}, what=what, task=True)
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _json(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        json: Any = None,
+        what: str,
+        task: bool = False,
+        team: str | None = None,
+    ) -> dict[str, Any]:
+        response = self._send(method, path, params, json, what)
+        if response.status_code >= 400:
+            raise _error(response, what, task=task, team=team)
+        try:
+            data = response.json() if response.content else {}
+        except ValueError as exc:
+            raise ClickUpUnavailable(
+                f"ClickUp answered {response.status_code} with a body that is not JSON when "
+                f"asked to {what}; try again later",
+                response.status_code,
+            ) from exc
+        return data if isinstance(data, dict) else {}
+
+    def _send(
+        self, method: str, path: str, params: Mapping[str, Any] | None, json: Any, what: str
+    ) -> requests.Response:
+        attempt = 0
+        while True:
+            self._pace()
+            if method == "GET":
+                self.counter.reads += 1
+            else:
+                self.counter.writes += 1
+            try:
+                response = self._session.request(
+                    method,
+                    self.api_url + path,
+                    params=params,
+                    json=json,
+                    headers={"Authorization": self._token.get_secret_value()},
+                    timeout=self.timeout,
+                )
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                if attempt >= self.retries:
+                    raise ClickUpUnavailable(
+                        f"cannot reach ClickUp to {what} after {attempt + 1} attempts "
+                        f"({type(exc).__name__}); check clickup-api-url or try again later"
+                    ) from exc
+                self._retry_after(self.backoff * 2.0**attempt)
+                attempt += 1
+                continue
+            self._note_limits(response)
+            if response.status_code == 429:
+                wait = self._until_reset(response, attempt)
+                if attempt >= self.retries or wait > self.max_rate_limit_wait:
+                    raise ClickUpUnavailable(
+                        f"ClickUp kept refusing to {what} for the rate limit ({_body(response)}; "
+                        f"next reset in {wait:.0f}s); try again later",
+                        429,
+                        _code(response),
+                    )
+                self.counter.waited += wait
+                self._retry_after(wait)
+                attempt += 1
+                continue
+            if response.status_code >= 500 and attempt < self.retries:
+                self._retry_after(self.backoff * 2.0**attempt)
+                attempt += 1
+                continue
+            return response
+
+    def _retry_after(self, seconds: float) -> None:
+        self.counter.retries += 1
+        if seconds > 0:
+            self._sleep(seconds)
+
+    def _until_reset(self, response: requests.Response, attempt: int) -> float:
+        reset = _number(response.headers.get("X-RateLimit-Reset"))
+        if reset is None:
+            return min(60.0, self.backoff * 2.0**attempt)
+        return max(0.0, reset - self._clock()) + 0.25  # the reset is in whole seconds
+
+    def _note_limits(self, response: requests.Response) -> None:
+        remaining = _number(response.headers.get("X-RateLimit-Remaining"))
+        reset = _number(response.headers.get("X-RateLimit-Reset"))
+        self._remaining = int(remaining) if remaining is not None else None
+        self._reset = reset
+
+    def _pace(self) -> None:
+        """Slow down before a 429: when the window is (nearly) spent, wait for its reset."""
+        if self._remaining is None or self._reset is None or self._remaining > self.reserve:
+            return
+        wait = self._reset - self._clock() + 0.25
+        self._remaining = None
+        if 0 < wait <= self.max_rate_limit_wait:
+            self.counter.waited += wait
+            self._sleep(wait)
+
+
+def _task_params(custom: bool, team_id: str | None) -> dict[str, str]:
+    if not custom:
+        return {}
+    if not team_id:
+        raise ClickUpConfigError(
+            "a custom task id needs the workspace id: set clickup-team-id or link the task "
+            "with its full URL (https://app.clickup.com/t/<workspace>/<ID>)"
+        )
+    return {"custom_task_ids": "true", "team_id": team_id}
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _code(response: requests.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return ""
+    return str(data.get("ECODE") or "") if isinstance(data, dict) else ""
+
+
+def _body(response: requests.Response) -> str:
+    """`STATUS ECODE err` as ClickUp sent it (or the start of a non-JSON body)."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and ("err" in data or "ECODE" in data):
+        return f"{response.status_code} {data.get('ECODE', '')} {data.get('err', '')}".strip()
+    return f"{response.status_code} {response.text[:200].strip()}".strip()
+
+
+def _error(response: requests.Response, what: str, *, task: bool, team: str | None) -> ClickUpError:
+    status, code, body = response.status_code, _code(response), _body(response)
+    if status == 404 and code == "APP_001":
+        return ClickUpConfigError(
+            f"ClickUp has no such route to {what} ({body}); check clickup-api-url (it ends "
+            "in /api/v2)",
+            status,
+            code,
+        )
+    if task and (code == "ITEM_013" or status == 404):
+        return ClickUpNotFound(f"ClickUp has no such task to {what} ({body})", status, code)
+    if task and code == "OAUTH_027":
+        # What ClickUp answers for an id that never existed, or one the token cannot see.
+        return ClickUpNotFound(
+            f"ClickUp has no task the token can see to {what} ({body})", status, code
+        )
+    if code == "FIELD_033":
+        return ClickUpQuotaExceeded(
+            f"ClickUp refused to {what} ({body}): the workspace's plan has used up its "
+            "custom-field writes (the Free plan allows 60 in the workspace's lifetime). "
+            "Upgrade the ClickUp plan, or stop mirroring (remove clickup-token or the mirror "
+            "job); no further mirror writes are attempted in this run",
+            status,
+            code,
+        )
+    if team is not None and code == "OAUTH_027":
+        return ClickUpConfigError(
+            f"ClickUp refused to {what} ({body}): the token cannot see workspace {team}; "
+            "check clickup-team-id (the number after app.clickup.com/ in ClickUp's URLs)",
+            status,
+            code,
+        )
+    if status == 401 or code.startswith("OAUTH_"):
+        return ClickUpConfigError(
+            f"ClickUp refused the token to {what} ({body}); check that the clickup-token "
+            "input holds a personal API token (pk_...) of a workspace member, sent without "
+            "'Bearer'",
+            status,
+            code,
+        )
+    if status == 429 or status >= 500:
+        return ClickUpUnavailable(
+            f"ClickUp failed to {what} after retries ({body}); try again later", status, code
+        )
+    return ClickUpError(f"ClickUp refused to {what} ({body})", status, code)

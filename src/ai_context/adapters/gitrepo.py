@@ -1,0 +1,168 @@
+"""A local git checkout, read through the `git` command (imperative shell; no network).
+
+One `git log` subprocess per question, its output parsed as it streams (gitlog.parse_log_stream),
+so a history of tens of thousands of commits never sits in memory as one string.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import subprocess
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ai_context.rules.gitlog import LOG_FORMAT, Commit, parse_log_stream
+
+_CHUNK = 1 << 16
+
+
+class GitError(Exception):
+    """git is missing, the path is not a checkout, or git failed; the message says which."""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    # Output must not depend on the user's pager, locale or config-driven decorations.
+    env.update({"GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+def _run(repo: Path, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            env=_env(),
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH; install git") from None
+
+
+def is_repo(path: Path) -> bool:
+    """Whether `path` is inside a git work tree (False when git itself is missing)."""
+    try:
+        done = _run(path, ["rev-parse", "--is-inside-work-tree"])
+    except GitError:
+        return False
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def _require_repo(path: Path) -> None:
+    if not path.is_dir():
+        raise GitError(f"{path}: no such directory; pass --repo with a git checkout")
+    if not is_repo(path):
+        raise GitError(f"{path}: not a git checkout; pass --repo with the path of one")
+
+
+def head_sha(repo: Path) -> str | None:
+    """The commit HEAD points at; None in a repository without commits."""
+    _require_repo(repo)
+    done = _run(repo, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+    sha = done.stdout.strip()
+    return sha if done.returncode == 0 and sha else None
+
+
+def current_branch(repo: Path) -> str | None:
+    """The checked-out branch; None when HEAD is detached."""
+    _require_repo(repo)
+    done = _run(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"])
+    name = done.stdout.strip()
+    return name if done.returncode == 0 and name else None
+
+
+_REMOTE_RE = re.compile(
+    r"(?:[:/])([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9._-]{1,100}?)(?:\.git)?/?$"
+)
+
+
+def remote_repository(repo: Path, remote: str = "origin") -> str | None:
+    """`owner/name` of a remote (https or ssh URL), or None when there is none."""
+    _require_repo(repo)
+    done = _run(repo, ["remote", "get-url", remote])
+    match = _REMOTE_RE.search(done.stdout.strip()) if done.returncode == 0 else None
+    return f"{match.group(1)}/{match.group(2)}" if match else None
+
+
+def commits_between(repo: Path, base: str, head: str = "HEAD") -> int | None:
+    """How many commits `head` has that `base` lacks; None when `base` is unknown here."""
+    _require_repo(repo)
+    known = _run(repo, ["cat-file", "-e", f"{base}^{{commit}}"])
+    if known.returncode != 0:
+        return None
+    done = _run(repo, ["rev-list", "--count", f"{base}..{head}"])
+    if done.returncode != 0:
+        return None
+    return int(done.stdout.strip() or 0)
+
+
+def is_ancestor(repo: Path, base: str, head: str = "HEAD") -> bool:
+    _require_repo(repo)
+    return _run(repo, ["merge-base", "--is-ancestor", base, head]).returncode == 0
+
+
+def log_command(
+    repo: Path, *, rev: str = "HEAD", grep: str | None = None, max_count: int | None = None
+) -> list[str]:
+    """The `git log` command line `log` runs (the benchmark times the same one)."""
+    args = [
+        "git",
+        "-C",
+        str(repo),
+        "-c",
+        "log.showSignature=false",
+        "log",
+        "-z",
+        "--no-color",
+        "--no-renames",
+        "--name-status",
+        f"--format={LOG_FORMAT}",
+    ]
+    if grep is not None:
+        # A pre-filter only: fixed string, so git never reads it as a pattern. The exact rules
+        # run in Python on what comes back.
+        args += ["--fixed-strings", "--regexp-ignore-case", f"--grep={grep}"]
+    if max_count is not None:
+        args.append(f"--max-count={max_count}")
+    args += [rev, "--"]
+    return args
+
+
+def log(
+    repo: Path, *, rev: str = "HEAD", grep: str | None = None, max_count: int | None = None
+) -> Iterator[Commit]:
+    """Commits reachable from `rev`, newest first, with the files each added/modified/removed.
+
+    `grep` keeps only commits whose message contains that text (git does the filtering, which
+    is what makes `derive` on a long history fast). Merge commits list no files.
+    """
+    _require_repo(repo)
+    if head_sha(repo) is None:
+        return  # no commits yet: nothing to read
+    command = log_command(repo, rev=rev, grep=grep, max_count=max_count)
+    process = subprocess.Popen(  # streamed: one subprocess, read as it writes
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()
+    )
+    assert process.stdout is not None and process.stderr is not None
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def chunks() -> Iterator[str]:
+        assert process.stdout is not None
+        while block := process.stdout.read(_CHUNK):
+            yield decoder.decode(block)
+        yield decoder.decode(b"", final=True)
+
+    try:
+        yield from parse_log_stream(chunks())
+    finally:
+        process.stdout.close()
+        error = process.stderr.read().decode("utf-8", errors="replace").strip()
+        process.stderr.close()
+        code = process.wait()
+    if code != 0:
+        raise GitError(f"git log failed in {repo}: {error or f'exit status {code}'}")

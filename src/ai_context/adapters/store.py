@@ -1,0 +1,94 @@
+"""A directory-backed issue store: the offline stand-in for GitHub used by the demo and tests.
+
+Each issue is a Markdown file with a small YAML front-matter header (number, title, state,
+labels, updated_at, closed_at, ...) followed by the body, so examples read like real issues.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+from pydantic import ValidationError
+
+from ai_context.core.models import Issue
+
+
+class IssueSource(Protocol):
+    """What the read side of every job needs, from GitHub or from a directory."""
+
+    def list_issues(self, state: str = "open") -> list[Issue]: ...
+
+    def get_issue(self, number: int) -> Issue: ...
+
+
+class StoreError(Exception):
+    """A store file that cannot be read; the message names the file and what to fix."""
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """`---\\nyaml\\n---\\nbody` -> (header, body); text without a header is all body."""
+    normalised = text[1:] if text.startswith("\ufeff") else text
+    if not normalised.startswith("---"):
+        return {}, normalised
+    first_nl = normalised.find("\n")
+    if first_nl < 0 or normalised[:first_nl].strip() != "---":
+        return {}, normalised
+    pos = first_nl + 1
+    while True:
+        nl = normalised.find("\n", pos)
+        line = normalised[pos:] if nl < 0 else normalised[pos:nl]
+        if line.strip() == "---":
+            header_text = normalised[first_nl + 1 : pos]
+            body = "" if nl < 0 else normalised[nl + 1 :]
+            loaded = yaml.safe_load(header_text) or {}
+            if not isinstance(loaded, dict):
+                raise ValueError("the front matter is not a YAML mapping")
+            return loaded, body
+        if nl < 0:
+            raise ValueError("the front matter has no closing '---' line")
+        pos = nl + 1
+
+
+def issue_from_file(path: Path, repository: str = "") -> Issue:
+    try:
+        header, body = split_front_matter(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+        raise StoreError(f"{path}: cannot read issue file: {exc}") from exc
+    header.setdefault("title", path.stem)
+    header.setdefault("repository", repository)
+    if "number" not in header:
+        raise StoreError(f"{path}: the front matter needs 'number: N'")
+    try:
+        return Issue.model_validate({**header, "body": body})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise StoreError(f"{path}: bad front matter: {problems}") from exc
+
+
+class DirectoryStore:
+    """Issues from `*.md` files in one directory."""
+
+    def __init__(self, root: Path, repository: str = "local/examples") -> None:
+        if not root.is_dir():
+            raise StoreError(f"{root}: not a directory of issue files")
+        self.root = root
+        self.repository = repository
+        self._issues: dict[int, Issue] = {}
+        for path in sorted(root.glob("*.md")):
+            issue = issue_from_file(path, repository)
+            if issue.number in self._issues:
+                raise StoreError(f"{path}: issue number {issue.number} is used twice")
+            self._issues[issue.number] = issue
+
+    def list_issues(self, state: str = "open") -> list[Issue]:
+        return [i for _, i in sorted(self._issues.items()) if state in ("all", i.state)]
+
+    def get_issue(self, number: int) -> Issue:
+        try:
+            return self._issues[number]
+        except KeyError:
+            raise StoreError(f"{self.root}: no issue #{number}") from None

@@ -1,0 +1,298 @@
+"""The `ai-context` command. Exit codes follow docs/design.md §4.
+
+0 done; 1 findings at or above the fail threshold (for `validate`: errors); 2 bad configuration
+or usage; 3 an outside service failed; 4 conflict or lease held by another; 5 incomplete state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from ai_context.adapters.store import DirectoryStore, StoreError
+from ai_context.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    block_json,
+    duration_arg,
+    timestamp_arg,
+)
+from ai_context.core.block import Block, format_timestamp
+from ai_context.rules.checks import CheckConfig, CheckResult, check_body
+
+_timestamp, _duration = timestamp_arg, duration_arg
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with COMMAND, only that command's module is imported and registered."""
+    parser = argparse.ArgumentParser(
+        prog="ai-context",
+        description="Validate, mirror and report the AI Context blocks of GitHub issues.",
+    )
+    parser.add_argument("--version", action=_VersionAction)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    action = sub.add_parser(
+        "action", help="run the GitHub Action (the container's entrypoint; reads GITHUB_* env)"
+    )
+    action.set_defaults(handler=cmd_action)
+
+    def checking(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--now", type=_timestamp, help="fix the clock (ISO 8601) for staleness")
+        p.add_argument(
+            "--stale-after", type=_duration, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
+        )
+        p.add_argument("--format", choices=("text", "json"), default="text")
+
+    validate = sub.add_parser(
+        "validate", help="check the AI Context block of Markdown files or stdin"
+    )
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
+    checking(validate)
+    validate.set_defaults(handler=cmd_validate)
+
+    report = sub.add_parser("report", help="check every issue of a directory-backed store")
+    report.add_argument("--issues-dir", type=Path, required=True, metavar="DIR")
+    checking(report)
+    report.set_defaults(handler=cmd_report)
+
+    wanted = {COMMAND_GROUPS[command]} if command in COMMAND_GROUPS else set(GROUPS)
+    for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
+        if group in wanted:
+            register(sub)
+    return parser
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, resolved only when asked: reading the installed distribution's metadata
+    would otherwise cost every command its start-up time."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "show the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from ai_context import version  # noqa: PLC0415
+
+        sys.stdout.write(f"ai-context {version()}\n")
+        parser.exit()
+
+
+def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    """The Action: event, settings and inputs come from the runner's environment."""
+    del args, out, stdin
+    from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
+
+    return run_action()
+
+
+# Commands that live in their own modules, imported only when they run (or for --help): an
+# agent's `resume` must not pay for jinja2 and the digest models at every checkpoint.
+def _git(sub: Any) -> None:
+    from ai_context.cli.git import add_derive_command  # noqa: PLC0415
+
+    add_derive_command(sub)
+
+
+def _session(sub: Any) -> None:
+    from ai_context.cli.session import add_session_commands  # noqa: PLC0415
+
+    add_session_commands(sub)
+
+
+def _digest(sub: Any) -> None:
+    from ai_context.cli import digest as cli_digest  # noqa: PLC0415
+
+    cli_digest.register(sub, timestamp=timestamp_arg, duration=duration_arg, usage_error=UsageError)
+
+
+def _agent(sub: Any) -> None:
+    from ai_context.cli.agent import add_agent_commands  # noqa: PLC0415
+
+    add_agent_commands(sub)
+
+
+def _mirror(sub: Any) -> None:
+    from ai_context.cli.mirror import add_mirror_command  # noqa: PLC0415
+
+    add_mirror_command(sub)
+
+
+def _lease(sub: Any) -> None:
+    from ai_context.cli.lease import add_lease_commands  # noqa: PLC0415
+
+    add_lease_commands(sub)
+
+
+GROUPS: dict[str, Callable[[Any], None]] = {
+    "git": _git,
+    "session": _session,
+    "digest": _digest,
+    "agent": _agent,
+    "lease": _lease,
+    "mirror": _mirror,
+}
+COMMAND_GROUPS = {
+    "derive": "git",
+    "session": "session",
+    "scrub": "session",
+    "digest": "digest",
+    "summary": "digest",
+    "status": "digest",
+    "save": "agent",
+    "resume": "agent",
+    "handoff": "agent",
+    "done": "agent",
+    "claim": "lease",
+    "renew": "lease",
+    "release": "lease",
+    "who": "lease",
+    "mirror": "mirror",
+}
+
+
+def _config(args: argparse.Namespace) -> CheckConfig:
+    if args.stale_after is None:
+        return CheckConfig()
+    return CheckConfig(stale_after=args.stale_after)
+
+
+def result_json(path: str, result: CheckResult) -> dict[str, Any]:
+    return {
+        "path": path,
+        "complete": result.complete,
+        "block": block_json(result.block),
+        "findings": [
+            {
+                "code": f.code,
+                "severity": f.severity,
+                "line": f.line,
+                "message": f.message,
+                "hint": f.hint,
+            }
+            for f in result.findings
+        ],
+    }
+
+
+def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
+    problems: list[str] = []
+    texts: list[tuple[str, str]] = []
+    for name in paths:
+        if name == "-":
+            texts.append(("<stdin>", stdin.read()))
+            continue
+        path = Path(name)
+        try:
+            texts.append((name, path.read_bytes().decode("utf-8")))
+        except IsADirectoryError:
+            problems.append(f"{name}: is a directory; pass the Markdown files in it")
+        except FileNotFoundError:
+            problems.append(f"{name}: no such file")
+        except UnicodeDecodeError as exc:
+            problems.append(f"{name}: not UTF-8 text (byte {exc.start}); save it as UTF-8")
+        except OSError as exc:
+            problems.append(f"{name}: cannot read: {exc.strerror}")
+    if problems:
+        raise UsageError("\n".join(problems))
+    return texts
+
+
+def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    config = _config(args)
+    results = [
+        (name, check_body(text, now=args.now, config=config))
+        for name, text in _read_inputs(args.paths, stdin)
+    ]
+    if args.format == "json":
+        out.write(json.dumps([result_json(n, r) for n, r in results], ensure_ascii=False) + "\n")
+    else:
+        for name, result in results:
+            for f in result.findings:
+                out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
+    return EXIT_FINDINGS if any(r.errors for _, r in results) else EXIT_OK
+
+
+def _progress(block: Block | None) -> str:
+    if block is None or not block.plan:
+        return "-"
+    done = sum(1 for s in block.plan if s.status in ("done", "skipped"))
+    return f"{done}/{len(block.plan)}"
+
+
+def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    del stdin
+    try:
+        store = DirectoryStore(args.issues_dir)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+    now = args.now or datetime.now(UTC)
+    config = _config(args)
+    rows = [
+        (issue, check_body(issue.body, now=now, config=config))
+        for issue in store.list_issues("all")
+    ]
+    if args.format == "json":
+        data = [result_json(f"#{i.number}", r) for i, r in rows]
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    out.write(
+        f"ai-context report: {len(rows)} issues in {args.issues_dir}, "
+        f"now {format_timestamp(now)}\n\n"
+    )
+    out.write(f"{'#':>5}  {'state':6}  {'actor':18}  {'phase':14}  {'plan':5}  findings\n")
+    for issue, result in rows:
+        block = result.block
+        actor = (block.actor if block else None) or "-"
+        phase = (block.phase if block else None) or "-"
+        summary = ", ".join(f"{f.code} {f.severity}" for f in result.findings) or "ok"
+        out.write(
+            f"{issue.number:>5}  {issue.state:6}  {actor[:18]:18}  {phase[:14]:14}  "
+            f"{_progress(block):5}  {summary}\n"
+        )
+    out.write("\n")
+    for issue, result in rows:
+        for f in result.findings:
+            out.write(
+                f"#{issue.number}:{f.line or 1}: {f.code} {f.severity} {f.message}\n"
+                f"    hint: {f.hint}\n"
+            )
+    errors = sum(r.errors for _, r in rows)
+    warnings = sum(1 for _, r in rows for f in r.findings if f.severity == "warning")
+    complete = sum(1 for _, r in rows if r.complete)
+    out.write(f"\n{len(rows)} issues, {complete} complete, {errors} errors, {warnings} warnings\n")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list and os.environ.get("GITHUB_ACTIONS") == "true":
+        from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
+
+        return run_action()
+    first = next((a for a in args_list if not a.startswith("-")), None)
+    parser = build_parser(first)
+    args = parser.parse_args(args_list)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        code: int = args.handler(args, sys.stdout, sys.stdin)
+    except UsageError as exc:
+        sys.stderr.write(f"ai-context: {exc}\n")
+        return EXIT_USAGE
+    return code

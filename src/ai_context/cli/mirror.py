@@ -1,0 +1,199 @@
+"""`ai-context mirror ISSUE... | --all [--dry-run]`: the mirror job from a terminal.
+
+Settings come as in the Action, from the environment and `.github/ai-context.yml` in the
+current directory: GITHUB_TOKEN (or GH_TOKEN), CLICKUP_TOKEN, AI_CONTEXT_CLICKUP_TEAM_ID...
+A dry run prints each write it would make as a diff of the field's old and new value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ai_context.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_SERVICE, UsageError
+
+if TYPE_CHECKING:
+    from ai_context.core.block import Block
+    from ai_context.core.models import Issue
+    from ai_context.jobs.mirror import MirrorReport
+
+
+def add_mirror_command(sub: Any) -> None:
+    """Register `mirror` on the CLI's subparsers."""
+    mirror = sub.add_parser(
+        "mirror",
+        help="mirror issues' AI Context blocks to their ClickUp tasks' ai_context field",
+        description="Rebuild the ClickUp field of the tasks the issues link, writing only "
+        "values that changed. Needs GITHUB_TOKEN (or GH_TOKEN) and CLICKUP_TOKEN.",
+    )
+    mirror.add_argument("issues", nargs="*", type=int, metavar="ISSUE", help="issue numbers")
+    mirror.add_argument("--all", action="store_true", help="every open issue with a block")
+    mirror.add_argument("--dry-run", action="store_true", help="print the diffs, write nothing")
+    mirror.add_argument("--repo", metavar="OWNER/NAME", help="default: GITHUB_REPOSITORY or origin")
+    mirror.set_defaults(handler=cmd_mirror)
+
+
+def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    # Imported here: `ai-context --help` and the agent commands must not load requests,
+    # PyGithub or Jinja just to build the parser.
+    from ai_context.adapters.clickup import ClickUp, ClickUpConfigError  # noqa: PLC0415
+    from ai_context.adapters.config import load_settings  # noqa: PLC0415
+    from ai_context.adapters.github import (  # noqa: PLC0415
+        DEFAULT_API_URL,
+        GitHub,
+        GitHubConfigError,
+        GitHubNotFound,
+        GitHubUnavailable,
+    )
+    from ai_context.adapters.gitrepo import remote_repository  # noqa: PLC0415
+    from ai_context.core.errors import ConfigError  # noqa: PLC0415
+    from ai_context.jobs.comments import is_task  # noqa: PLC0415
+    from ai_context.jobs.mirror import run_mirror  # noqa: PLC0415
+    from ai_context.rules.mirror import load_mirror_config, template_env  # noqa: PLC0415
+
+    del stdin
+    if bool(args.issues) == bool(args.all):
+        raise UsageError("mirror: name issue numbers or pass --all (not both)")
+    workspace = Path.cwd()
+    try:
+        settings, extras = load_settings(os.environ, workspace)
+        config = load_mirror_config(extras, settings.config)
+        templates = Path(settings.templates) if settings.templates else None
+        env = template_env(workspace / templates if templates else None)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    repository = args.repo or os.environ.get("GITHUB_REPOSITORY") or remote_repository(workspace)
+    if not repository:
+        raise UsageError("mirror: no repository; pass --repo OWNER/NAME")
+    if settings.github_token is None:
+        raise UsageError("mirror: set GITHUB_TOKEN (or GH_TOKEN) to a token that reads issues")
+    if settings.clickup_token is None:
+        raise UsageError("mirror: set CLICKUP_TOKEN to a ClickUp personal API token (pk_...)")
+    try:
+        github = GitHub(
+            settings.github_token,
+            repository,
+            api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+            write_interval=0,
+        )
+        if args.all:
+            issues = [i for i in github.list_issues("open") if is_task(i)]
+        else:
+            issues = [github.get_issue(n) for n in args.issues]
+        store = ClickUp(
+            settings.clickup_token,
+            api_url=settings.clickup_api_url,
+            retries=settings.http_retries,
+            backoff=settings.http_backoff,
+        )
+    except GitHubNotFound as exc:
+        raise UsageError(f"mirror: {exc}; check the issue numbers and --repo") from exc
+    except (GitHubConfigError, ClickUpConfigError) as exc:
+        raise UsageError(str(exc)) from exc
+    except GitHubUnavailable as exc:
+        out.write(f"ai-context: {exc}\n")
+        return EXIT_SERVICE
+
+    def log(line: str) -> None:
+        out.write(line + "\n")
+
+    report = run_mirror(
+        issues,
+        store,
+        config=config,
+        env=env,
+        team_id=settings.clickup_team_id,
+        full=args.all,
+        dry_run=args.dry_run or settings.dry_run,
+        log=log,
+    )
+    _print(report, out)
+    out.write(
+        f"ClickUp calls: {store.counter.reads} reads, {store.counter.writes} writes; "
+        f"GitHub calls: {github.counter.total}\n"
+    )
+    if report.exit_code:
+        return report.exit_code
+    errors = any(f.severity == "error" for fs in report.findings.values() for f in fs)
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _print(report: MirrorReport, out: TextIO) -> None:
+    for item in report.items:
+        task = item.task.id if item.task else item.target.link.task_id
+        out.write(f"#{item.number} -> ClickUp {task}: {item.result.replace('_', ' ')}\n")
+    for number, findings in sorted(report.findings.items()):
+        for f in findings:
+            out.write(f"#{number}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
+    for note in report.notes:
+        out.write(f"note: {note}\n")
+    for error in report.errors:
+        out.write(f"error: {error}\n")
+
+
+CLICKUP_TOKEN_VARS = ("INPUT_CLICKUP-TOKEN", "AI_CONTEXT_CLICKUP_TOKEN", "CLICKUP_TOKEN")
+
+
+def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], None] | None:
+    """The ClickUp mirror an agent's save, handoff or done triggers (the seeds' state-sync).
+
+    None when no ClickUp token is set, so agents without ClickUp pay nothing. The issue body is
+    the authority and was written already: a mirror that fails is reported (on stderr, so a
+    `--format json` answer stays parseable), never fatal.
+    """
+    out = out or sys.stderr
+    if not any(os.environ.get(name, "").strip() for name in CLICKUP_TOKEN_VARS):
+        return None
+
+    def hook(issue: Issue, block: Block) -> None:
+        del block  # the mirror renders from the issue body, the authority
+        from ai_context.adapters.clickup import ClickUp, ClickUpError  # noqa: PLC0415
+        from ai_context.adapters.config import load_settings  # noqa: PLC0415
+        from ai_context.core.errors import ConfigError  # noqa: PLC0415
+        from ai_context.jobs.mirror import run_mirror  # noqa: PLC0415
+        from ai_context.rules.mirror import load_mirror_config, template_env  # noqa: PLC0415
+
+        workspace = Path.cwd()
+        try:
+            settings, extras = load_settings(os.environ, workspace)
+            config = load_mirror_config(extras, settings.config)
+            templates = workspace / settings.templates if settings.templates else None
+            env = template_env(templates)
+        except ConfigError as exc:
+            out.write(f"mirror: skipped ({exc})\n")
+            return
+        if settings.clickup_token is None:
+            return
+        store = ClickUp(
+            settings.clickup_token,
+            api_url=settings.clickup_api_url,
+            retries=settings.http_retries,
+            backoff=settings.http_backoff,
+        )
+
+        def log(line: str) -> None:
+            out.write(f"mirror: {line}\n")
+
+        try:
+            report = run_mirror(
+                [issue],
+                store,
+                config=config,
+                env=env,
+                team_id=settings.clickup_team_id,
+                log=log,
+            )
+        except ClickUpError as exc:
+            out.write(f"mirror: ClickUp failed ({exc}); the issue holds the block\n")
+            return
+        for findings in report.findings.values():
+            for f in findings:
+                out.write(f"mirror: {f.code} {f.severity} {f.message}\n")
+        for line in (*report.notes, *report.errors):
+            out.write(f"mirror: {line}\n")
+
+    return hook

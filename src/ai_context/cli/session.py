@@ -1,0 +1,231 @@
+"""`ai-context session save|load` (sp.json, docs/seeds/004) and `ai-context scrub`.
+
+`session save --from FILE` takes what the agent knows, as JSON (a file, or - for stdin)::
+
+    {"tasks": [{"title": "Fix auth middleware", "status": "pending", "priority": "P1",
+                "category": "BUGFIX", "context": "...", "files": ["src/auth.ts:45"],
+                "area": "auth"}, ...],
+     "context_blocks": [{"title": "JWT setup", "content": "...",
+                         "related_tasks": ["TASK_001"]}]}
+
+or just the list of tasks. Only `title` and `status` (pending, in_progress, completed) are
+required; `id` (TASK_001...) keeps a task matched to the one in the file, `created` and
+`completed` default to now. Without --overwrite the file is read and merged (the agent did not
+load it this session); with it the file is replaced (the agent loaded it, its list is whole).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from ai_context.adapters.gitrepo import (
+    GitError,
+    commits_between,
+    current_branch,
+    head_sha,
+    is_ancestor,
+    is_repo,
+)
+from ai_context.cli.common import EXIT_FINDINGS, EXIT_OK, timestamp_arg
+from ai_context.cli.git import CommandError, fail
+from ai_context.rules.scrub import find, scrub
+from ai_context.rules.session import (
+    GitState,
+    SessionError,
+    SessionFile,
+    counts,
+    dumps,
+    loads,
+    parse_input,
+    render_load,
+    render_save,
+    save,
+    summarize,
+    to_json,
+)
+
+
+def add_session_commands(sub: Any) -> None:
+    """Register `session save`, `session load` and `scrub` on cli.py's subparsers."""
+    session = sub.add_parser("session", help="save or load a session file (sp.json)")
+    actions = session.add_subparsers(dest="session_command", metavar="ACTION")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--file", type=Path, default=Path("sp.json"), help="default ./sp.json")
+        p.add_argument(
+            "--repo", type=Path, default=None, help="git checkout (default: the file's directory)"
+        )
+        p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601)")
+
+    save_p = actions.add_parser("save", help="write what the agent knows to sp.json")
+    save_p.add_argument(
+        "--from", dest="source", required=True, metavar="FILE", help="tasks JSON, or - for stdin"
+    )
+    save_p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="the agent loaded sp.json this session, so its list is complete: replace the file "
+        "instead of merging with it",
+    )
+    common(save_p)
+    save_p.set_defaults(handler=cmd_session_save)
+
+    load_p = actions.add_parser("load", help="summarise sp.json: age, counts, next task, drift")
+    load_p.add_argument("--format", choices=("text", "json"), default="text")
+    common(load_p)
+    load_p.set_defaults(handler=cmd_session_load)
+    session.set_defaults(handler=_session_usage(session))
+
+    scrub_p = sub.add_parser(
+        "scrub", help="replace home paths with ~/ and redact secrets and emails"
+    )
+    scrub_p.add_argument("paths", nargs="*", default=["-"], metavar="PATH", help="file or -")
+    scrub_p.add_argument(
+        "--check",
+        action="store_true",
+        help="print file:line:column and kind of each hit (never the value); exit 1 if any",
+    )
+    scrub_p.set_defaults(handler=cmd_scrub)
+
+
+def _session_usage(parser: argparse.ArgumentParser) -> Any:
+    def handler(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+        del args, out, stdin
+        return fail("session needs an action: save or load\n" + parser.format_usage().rstrip())
+
+    return handler
+
+
+def _read(source: str, stdin: TextIO) -> str:
+    if source == "-":
+        return stdin.read()
+    path = Path(source)
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise CommandError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CommandError(f"{path}: is a directory") from None
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _repo(args: argparse.Namespace) -> Path | None:
+    repo: Path = args.repo if args.repo is not None else args.file.resolve().parent
+    return repo if is_repo(repo) else None  # no checkout: skip git, no error (docs/seeds/004)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    directory = path.resolve().parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def cmd_session_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    now = args.now or datetime.now(UTC)
+    path: Path = args.file
+    try:
+        incoming = parse_input(_read(args.source, stdin))
+        existing: SessionFile | None = None
+        if not args.overwrite and path.exists():
+            try:
+                existing = loads(_read(str(path), stdin))
+            except SessionError as exc:
+                raise CommandError(
+                    f"Cannot save: {path} cannot be merged ({exc}); fix it, or pass --overwrite "
+                    "to replace it"
+                ) from None
+        repo = _repo(args)
+        branch = current_branch(repo) if repo else None
+        commit = head_sha(repo) if repo else None
+        result = save(
+            existing,
+            incoming,
+            now=now,
+            overwrite=args.overwrite,
+            git_branch=branch,
+            git_commit=commit,
+        )
+        _write_atomically(path, dumps(result.session))
+    except (CommandError, SessionError, GitError) as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(f"Cannot save: {path}: {exc.strerror}")
+    out.write(render_save(str(path), result) + "\n")
+    return EXIT_OK
+
+
+def _git_state(repo: Path, session: SessionFile) -> GitState:
+    head = head_sha(repo)
+    saved = session.metadata.git_commit
+    ahead = commits_between(repo, saved) if saved and head and saved != head else None
+    known = saved is None or head == saved or ahead is not None
+    descends = known and (saved is None or head is None or is_ancestor(repo, saved))
+    return GitState(
+        branch=current_branch(repo), head=head, ahead=ahead, saved_known=known, descends=descends
+    )
+
+
+def cmd_session_load(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    path: Path = args.file
+    now = args.now or datetime.now(UTC)
+    try:
+        if not path.exists():
+            raise CommandError(
+                f"Cannot load: {path} not found; save a session first with "
+                "`ai-context session save --from tasks.json`"
+            )
+        session = loads(_read(str(path), stdin))
+        meta = session.metadata
+        repo = _repo(args) if (meta.git_commit or meta.git_branch) else None
+        git = _git_state(repo, session) if repo else None
+    except (CommandError, SessionError, GitError) as exc:
+        return fail(str(exc))
+    summary = summarize(session, now=now, git=git)
+    if args.format == "json":
+        data = {
+            "file": str(path),
+            "age_seconds": int(summary.age.total_seconds()),
+            "counts": counts(session).model_dump(),
+            "next": summary.next_task.id if summary.next_task else None,
+            "git": summary.git_line,
+            "warnings": list(summary.warnings),
+            "session": to_json(session),
+        }
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+    else:
+        out.write(render_load(str(path), session, summary) + "\n")
+    return EXIT_OK
+
+
+def cmd_scrub(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    paths: list[str] = args.paths
+    if not args.check and len(paths) != 1:
+        return fail("scrub prints one scrubbed text: pass one PATH (or -), or use --check")
+    try:
+        texts = [("<stdin>" if p == "-" else p, _read(p, stdin)) for p in paths]
+    except CommandError as exc:
+        return fail(str(exc))
+    if not args.check:
+        out.write(scrub(texts[0][1]))
+        return EXIT_OK
+    found = 0
+    for name, text in texts:
+        for hit in find(text):
+            found += 1
+            out.write(f"{name}:{hit.line}:{hit.column}: {hit.kind}\n")
+    return EXIT_FINDINGS if found else EXIT_OK

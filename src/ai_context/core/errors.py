@@ -1,0 +1,97 @@
+"""One error model: every failure the tool reports is an `AIContextError` carrying its exit code.
+
+Exit codes (docs/design.md, "Runtime contract"), the only table of them in the code:
+
+0 done; 1 findings at or above the user's threshold (for `validate`: the block has errors);
+2 bad configuration, usage or input; 3 an outside service failed after retries;
+4 a conflict, or a lease held by another actor; 5 incomplete state (required fields missing).
+
+Pure layers raise the service-neutral kinds below; adapters translate HTTP failures into
+`ServiceError` subclasses; the faces (the Action's main and the CLI's main) map any of them to
+a message and `exit_code` in one place each. The message always says what was wrong and what
+to do.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import ClassVar
+
+
+class Exit(IntEnum):
+    """The process exit statuses every face uses."""
+
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    SERVICE = 3
+    CONFLICT = 4
+    INCOMPLETE = 5
+
+
+class AIContextError(Exception):
+    """The base of every error the tool reports (never a traceback)."""
+
+    exit_code: ClassVar[Exit] = Exit.SERVICE
+    # A short title for the Action's annotation ("ai-context: <title>").
+    title: ClassVar[str] = "failed"
+
+
+class UsageError(AIContextError):
+    """Bad usage of a command, or input it cannot use: exit 2."""
+
+    exit_code = Exit.USAGE
+    title = "bad usage"
+
+
+class ConfigError(UsageError):
+    """Bad configuration: exit 2. The message says what, where and what to do."""
+
+    title = "bad configuration"
+
+
+class EventError(UsageError):
+    """The event payload cannot be read: exit 2 ("cannot read the event payload: <field>")."""
+
+    title = "bad event payload"
+
+
+class TemplateError(UsageError):
+    """A user template failed to load or render: exit 2 ("template error: ...")."""
+
+    title = "template error"
+
+
+class ServiceError(AIContextError):
+    """An outside service (GitHub, ClickUp, Slack, git) failed; `status` is its HTTP status."""
+
+    exit_code = Exit.SERVICE
+    service: ClassVar[str] = "a service"
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def failure_title(self) -> str:
+        return f"{self.service} failed"
+
+
+class ServiceRefused(ServiceError):
+    """The service refused the credentials or a setting: the user must change it (exit 2)."""
+
+    exit_code = Exit.USAGE
+
+
+class ConflictError(AIContextError):
+    """Two actors disagree, or a lease is held by another actor: exit 4."""
+
+    exit_code = Exit.CONFLICT
+    title = "conflict"
+
+
+class IncompleteError(AIContextError):
+    """Required state is missing (a block without its required fields): exit 5."""
+
+    exit_code = Exit.INCOMPLETE
+    title = "incomplete state"

@@ -1,0 +1,139 @@
+"""The check job: each task's block checked, git's and the other jobs' findings merged, one
+sticky comment and its labels per issue; its annotations, summary and exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ai_context.adapters.config import Settings
+from ai_context.adapters.workflow import Workflow
+from ai_context.core.block import parse
+from ai_context.core.findings import Finding
+from ai_context.core.markdown import escape_cell
+from ai_context.core.models import Issue
+from ai_context.jobs.comments import CheckReport, run_check
+from ai_context.jobs.context import RunContext
+from ai_context.jobs.context import threshold_hit as _threshold_hit
+from ai_context.jobs.stale import _stale_summary, stale_rules
+from ai_context.rules.checks import CheckResult
+from ai_context.rules.gitlog import (
+    compare_block,
+    session_files_changed,
+)
+from ai_context.rules.session import check_session_file
+
+
+def check_job(ctx: RunContext) -> None:
+    commits = ctx.route.commits
+    repository = ctx.github.repository
+
+    def git_findings(issue: Issue, result: CheckResult) -> list[Finding]:
+        # What the pushed commits say about the task, beside what its block says (issue 8),
+        # and what jobs that ran before check found (the mirror's, issue 4).
+        earlier = ctx.findings.get(issue.number, [])
+        if not commits or result.block is None:
+            return earlier
+        parsed = parse(issue.body)
+        return earlier + compare_block(
+            issue.number, result.block, commits, repo=repository, field_lines=parsed.field_lines
+        )
+
+    tasks = stale_rules(ctx)
+    report = run_check(
+        ctx.issues(),
+        ctx.github,
+        now=ctx.now,
+        config=ctx.settings.check_config,
+        bot_login=ctx.settings.bot_login,
+        dry_run=ctx.settings.dry_run,
+        log=ctx.workflow.log,
+        extra_findings=git_findings,
+        tasks=tasks,
+        thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
+    )
+    session = _session_files(ctx)
+    _annotate(report, ctx.workflow)
+    ctx.outputs["findings"] = str(report.findings + len(session))
+    ctx.outputs["errors"] = str(
+        report.count("error") + sum(1 for f in session if f.severity == "error")
+    )
+    ctx.summary.append(_check_summary(report, ctx.settings))
+    if tasks is not None:
+        ctx.outputs["stale"] = str(report.stale)
+        ctx.summary.append(_stale_summary(report))
+    ctx.exit_codes.append(_exit_code(report, ctx.settings))
+    if session:
+        ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
+
+
+def _session_files(ctx: RunContext) -> list[Finding]:
+    """Committed sp.json files of a push: valid, and free of secrets (issue 8, item 5)."""
+    findings: list[Finding] = []
+    workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
+    rows = []
+    for path in session_files_changed(ctx.route.commits):
+        local = workspace / path
+        try:
+            text = local.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            ctx.workflow.log(
+                f"ai-context: {path} is not in the workspace; add actions/checkout to check it"
+            )
+            continue
+        found = check_session_file(path, text)
+        findings.extend(found)
+        for f in found:
+            if f.severity in ("error", "warning"):
+                ctx.workflow.annotate(
+                    f.severity,
+                    f.message,
+                    title=f"{f.code} in {path}",
+                    file=path,
+                    line=str(f.line or 1),
+                )
+            rows.append(f"| `{path}` | {f.line or ''} | `{f.code}` | {escape_cell(f.message)} |")
+    if rows:
+        ctx.summary.append(
+            "Session files:\n\n| file | line | code | finding |\n|---|---|---|---|\n"
+            + "\n".join(rows)
+        )
+    return findings
+
+
+def _annotate(report: CheckReport, wf: Workflow) -> None:
+    for check in report.checks:
+        for finding in check.findings:
+            if finding.severity != "error":
+                continue
+            where = check.issue.html_url or f"#{check.issue.number}"
+            wf.annotate(
+                "error",
+                f"{finding.message} ({where}, line {finding.line or 1})",
+                title=f"{finding.code} in #{check.issue.number}",
+            )
+
+
+def _check_summary(report: CheckReport, settings: Settings) -> str:
+    lines = [
+        f"Checked {len(report.checks)} issue(s): {report.findings} finding(s), "
+        f"{report.count('error')} error(s)."
+        + (" **Dry run: no writes were made.**" if settings.dry_run else "")
+    ]
+    with_findings = [c for c in report.checks if c.findings]
+    if with_findings:
+        lines += ["", "| issue | findings | worst |", "|---|---|---|"]
+        for check in with_findings:
+            worst = "error" if check.result.errors else check.findings[0].severity
+            title = escape_cell(f"#{check.issue.number} {check.issue.title}")
+            link = f"[{title}]({check.issue.html_url})" if check.issue.html_url else title
+            lines.append(f"| {link} | {len(check.findings)} | {worst} |")
+    if report.stats:
+        ops = ", ".join(
+            f"{kind.replace('_', ' ')}: {n}" for kind, n in sorted(report.stats.items())
+        )
+        lines += ["", f"Writes {'planned' if settings.dry_run else 'made'}: {ops}."]
+    return "\n".join(lines)
+
+
+def _exit_code(report: CheckReport, settings: Settings) -> int:
+    return _threshold_hit([f for c in report.checks for f in c.findings], settings)

@@ -1,0 +1,226 @@
+"""The sticky comment and labels of each task: pure planning over plain models, then one place
+that applies the writes (the check and stale jobs share it, so an issue gets one comment).
+
+The writer is passed in, so tests and the offline demo pass a directory store instead of GitHub.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from ai_context.adapters.github import GitHubUnavailable
+from ai_context.core.block import find
+from ai_context.core.findings import Finding
+from ai_context.core.models import Comment, Issue
+from ai_context.rules.checks import CheckConfig, CheckResult, check_body
+from ai_context.rules.stale import Verdict
+from ai_context.rules.sticky import (
+    CHECK_LABELS,
+    MARKER,
+    Op,
+    needs_comments,
+    plan_comment,
+    plan_labels,
+    read_state,
+    sticky_comment,
+)
+
+# Findings about the task beyond its block (stale.StaleRules): given the issue, its block
+# check and what the sticky comment remembers, the verdict to merge into the one comment.
+TaskRules = Callable[[Issue, CheckResult, Mapping[str, Any] | None], Verdict]
+
+
+class IssueWriter(Protocol):
+    """The writes the check job makes; github.GitHub provides them."""
+
+    def list_comments(self, number: int) -> list[Comment]: ...
+
+    def create_comment(self, number: int, body: str) -> Comment: ...
+
+    def edit_comment(self, comment_id: int, body: str) -> Comment: ...
+
+    def delete_comment(self, comment_id: int) -> None: ...
+
+    def add_labels(self, number: int, labels: Sequence[str]) -> None: ...
+
+    def remove_label(self, number: int, label: str) -> None: ...
+
+
+@dataclass
+class IssueCheck:
+    issue: Issue
+    result: CheckResult
+    ops: list[Op] = field(default_factory=list)
+    verdict: Verdict | None = None  # the stale rules' verdict, when they ran
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.result.findings
+
+
+@dataclass
+class CheckReport:
+    checks: list[IssueCheck]
+    stats: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def findings(self) -> int:
+        return sum(len(c.findings) for c in self.checks)
+
+    def count(self, severity: str) -> int:
+        return sum(1 for c in self.checks for f in c.findings if f.severity == severity)
+
+    @property
+    def stale(self) -> int:
+        return sum(1 for c in self.checks if c.verdict is not None and c.verdict.stale)
+
+    @property
+    def conflicts(self) -> int:
+        return sum(1 for c in self.checks if c.verdict is not None and c.verdict.conflict)
+
+
+def is_task(issue: Issue) -> bool:
+    """An issue is a task when its body has a block (or it still wears our labels)."""
+    return bool(find(issue.body)) or any(label in CHECK_LABELS for label in issue.labels)
+
+
+def task_findings(issue: Issue, now: datetime, config: CheckConfig) -> CheckResult:
+    result = check_body(issue.body, now=now, config=config)
+    if result.block is None:  # not a task (any more): nothing to report, only to clear
+        return CheckResult(block=None, findings=(), complete=False)
+    return result
+
+
+ExtraFindings = Callable[[Issue, CheckResult], Sequence[Finding]]
+
+
+def plan_check(
+    issue: Issue,
+    *,
+    now: datetime,
+    config: CheckConfig,
+    bot_login: str,
+    comments: Callable[[int], list[Comment]],
+    extra_findings: ExtraFindings | None = None,
+    tasks: TaskRules | None = None,
+    thorough: bool = False,
+) -> IssueCheck:
+    """What the check job would write for one issue; reads comments only when it must.
+
+    With TASKS (the stale rules), their findings join the block's in the one comment and
+    labels; their evidence is remembered in that comment for runs that cannot gather it.
+    `extra_findings` adds what other sources know (git, the ClickUp mirror) to the comment
+    only: the labels speak of the block and the task (a duplicate ClickUp field does not make
+    the block invalid).
+    """
+    result = task_findings(issue, now, config)
+    verdict = tasks(issue, result, None) if tasks and result.block is not None else None
+    findings = _merge(result, verdict)
+    extra: tuple[Finding, ...] = ()
+    if extra_findings is not None and result.block is not None:
+        extra = tuple(extra_findings(issue, result))
+    shown = _by_line([*findings, *extra])
+    listed: list[Comment] | None = None
+    if needs_comments(issue, shown, thorough=thorough):
+        listed = comments(issue.number)
+        memory = read_state(getattr(sticky_comment(listed, bot_login), "body", None))
+        if tasks and result.block is not None and memory:
+            verdict = tasks(issue, result, memory)
+            findings = _merge(result, verdict)
+            shown = _by_line([*findings, *extra])
+    ops = plan_labels(issue, findings)
+    if listed is not None or shown:
+        notes = (mention_note(verdict.mention),) if verdict and verdict.mention else ()
+        state = verdict.state() if verdict else None
+        planned = plan_comment(
+            issue.number, shown, listed or [], bot_login, notes=notes, state=state
+        )
+        ops = planned + ops
+    return IssueCheck(issue, result.model_copy(update={"findings": shown}), ops, verdict)
+
+
+def _by_line(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    return tuple(sorted(findings, key=lambda f: (f.line or 0, f.code)))
+
+
+def _merge(result: CheckResult, verdict: Verdict | None) -> tuple[Finding, ...]:
+    if verdict is None:
+        return result.findings
+    drop = verdict.supersedes
+    return _by_line([f for f in result.findings if f.code not in drop] + list(verdict.findings))
+
+
+def mention_note(login: str) -> str:
+    """The one mention of a stale task's owner. Its text never changes while the task stays
+    stale, so the comment is not re-edited for it and GitHub does not notify again; it leaves
+    when the task is fresh, and comes back (one new notification) if it goes stale again."""
+    return f"@{login}: this task looks stale (see above). Nudge its Active actor or hand it off."
+
+
+def run_check(
+    issues: Sequence[Issue],
+    writer: IssueWriter,
+    *,
+    now: datetime,
+    config: CheckConfig,
+    bot_login: str,
+    dry_run: bool,
+    log: Callable[[str], None],
+    extra_findings: ExtraFindings | None = None,
+    tasks: TaskRules | None = None,
+    thorough: bool = False,
+) -> CheckReport:
+    report = CheckReport([])
+    for issue in issues:
+        planned = plan_check(
+            issue,
+            now=now,
+            config=config,
+            bot_login=bot_login,
+            comments=writer.list_comments,
+            extra_findings=extra_findings,
+            tasks=tasks,
+            thorough=thorough,
+        )
+        report.checks.append(planned)
+        for op in planned.ops:
+            report.stats[op.kind] += 1
+            if dry_run:
+                log(f"[dry-run] would {op.describe()}")
+            else:
+                apply(op, writer, bot_login)
+                log(f"{op.describe()}")
+    return report
+
+
+def apply(op: Op, writer: IssueWriter, bot_login: str) -> None:
+    if op.kind == "create_comment":
+        _create_once(op, writer, bot_login)
+    elif op.kind == "edit_comment":
+        assert op.comment_id is not None and op.body is not None
+        writer.edit_comment(op.comment_id, op.body)
+    elif op.kind == "delete_comment":
+        assert op.comment_id is not None
+        writer.delete_comment(op.comment_id)
+    elif op.kind == "add_labels":
+        writer.add_labels(op.issue, op.labels)
+    else:
+        writer.remove_label(op.issue, op.labels[0])
+
+
+def _create_once(op: Op, writer: IssueWriter, bot_login: str) -> None:
+    """A POST that failed may still have landed: look for our marker before trying again."""
+    assert op.body is not None
+    try:
+        writer.create_comment(op.issue, op.body)
+    except GitHubUnavailable:
+        landed = any(
+            c.author.lower() == bot_login.lower() and c.body.startswith(MARKER)
+            for c in writer.list_comments(op.issue)
+        )
+        if not landed:
+            writer.create_comment(op.issue, op.body)

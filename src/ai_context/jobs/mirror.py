@@ -1,0 +1,444 @@
+"""The mirror job: rebuild each linked ClickUp task's `ai_context` field from its issue's block.
+
+The pure decisions live in mirror.py; this is the shell that reads ClickUp, compares and
+writes. It takes the ClickUp adapter as an argument, so tests pass one pointed at a fake.
+
+Reads are cheap (100 a minute) and writes are precious (the free plan's lifetime cap is 60
+custom-field writes), so the job reads the current value first and writes only what changed.
+A full rebuild reads the current values in pages of 100 rather than one task at a time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from jinja2 import Environment
+
+from ai_context.adapters.clickup import (
+    ClickUp,
+    ClickUpConfigError,
+    ClickUpCounter,
+    ClickUpError,
+    ClickUpNotFound,
+    ClickUpQuotaExceeded,
+    ClickUpUnavailable,
+)
+from ai_context.core.findings import Finding
+from ai_context.core.markdown import escape_cell
+from ai_context.core.models import Issue
+from ai_context.rules.mirror import (
+    CustomField,
+    FieldMatch,
+    Link,
+    MirrorConfig,
+    Target,
+    Task,
+    duplicate_field,
+    find_link,
+    load_mirror_config,
+    not_found,
+    resolve_field,
+    same_value,
+    targets,
+    template_env,
+)
+
+if TYPE_CHECKING:
+    from ai_context.jobs.context import RunContext
+
+Result = Literal["written", "would_write", "unchanged", "not_found", "no_field", "skipped"]
+SUMMARY_ROWS = 50
+
+
+class TaskStore(Protocol):
+    """What the job needs from ClickUp; clickup.ClickUp provides it."""
+
+    counter: ClickUpCounter
+
+    def get_task(
+        self, task_id: str, *, custom: bool = False, team_id: str | None = None
+    ) -> Task: ...
+
+    def list_fields(self, list_id: str) -> tuple[CustomField, ...]: ...
+
+    def team_tasks(
+        self,
+        team_id: str,
+        page: int,
+        *,
+        list_ids: Sequence[str] = (),
+        custom_fields: str | None = None,
+    ) -> tuple[list[Task], bool]: ...
+
+    def set_field(self, task_id: str, field_id: str, value: str) -> None: ...
+
+
+@dataclass
+class Mirrored:
+    """What happened to one issue's mirror."""
+
+    target: Target
+    result: Result = "skipped"
+    task: Task | None = None
+    old: str | None = None
+
+    @property
+    def number(self) -> int:
+        return self.target.issue.number
+
+
+@dataclass
+class MirrorReport:
+    items: list[Mirrored] = field(default_factory=list)
+    findings: dict[int, list[Finding]] = field(default_factory=dict)  # issue -> findings
+    notes: list[str] = field(default_factory=list)  # one-line, run-wide, not errors
+    errors: list[str] = field(default_factory=list)  # run-wide errors
+    exit_code: int = 0
+
+    def count(self, result: Result) -> int:
+        return sum(1 for item in self.items if item.result == result)
+
+    def add_finding(self, number: int, finding: Finding) -> None:
+        self.findings.setdefault(number, []).append(finding)
+
+
+class _Fields:
+    """The mirror field per list: the task's own fields first, then the list's, cached."""
+
+    def __init__(self, store: TaskStore, name: str) -> None:
+        self.store = store
+        self.name = name
+        self.by_list: dict[str, FieldMatch] = {}
+
+    def resolve(self, task: Task) -> FieldMatch:
+        match = resolve_field(task.fields, self.name)
+        if match.status != "missing" or not task.list_id:
+            return match
+        if task.list_id not in self.by_list:
+            try:
+                fields = self.store.list_fields(task.list_id)
+            except ClickUpNotFound:
+                fields = ()
+            self.by_list[task.list_id] = resolve_field(fields, self.name)
+        return self.by_list[task.list_id]
+
+
+class _Run:
+    """One run's state: caches, the notes already given, whether writes may go on."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        config: MirrorConfig,
+        *,
+        team_id: str | None,
+        dry_run: bool,
+        log: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.team_id = team_id
+        self.dry_run = dry_run
+        self.log = log
+        self.fields = _Fields(store, config.field)
+        self.report = MirrorReport()
+        self.noted_lists: set[str] = set()
+        self.writes_stopped = False
+
+    # --- reading --------------------------------------------------------------------------
+
+    def fetch(self, item: Mirrored) -> Task | None:
+        link = item.target.link
+        try:
+            return self.store.get_task(link.task_id, custom=link.custom, team_id=link.team_id)
+        except ClickUpNotFound as exc:
+            self._gone(item, exc)
+            return None
+
+    def _gone(self, item: Mirrored, exc: ClickUpError) -> None:
+        item.result = "not_found"
+        detail = f"{exc.status} {exc.code}".strip()
+        self.report.add_finding(item.number, not_found(item.target.link, detail))
+
+    def prefetch(self, items: Sequence[Mirrored]) -> dict[str, Task]:
+        """Current values for many tasks in pages of 100, filtered by list or by the field.
+
+        Without configured lists (or without a workspace id from the setting or a URL), one
+        task is read first: it names the field's id and the workspace; filtered by the field,
+        the pages hold only tasks whose field has a value. Tasks the pages do not hold are
+        read one by one afterwards, so paging stops once it would cost more reads than it
+        can still save (at most about twice the cheaper of the two ways).
+        """
+        found: dict[str, Task] = {}
+        links = [i.target.link for i in items]
+        team = self.team_id or next((link.team_id for link in links if link.team_id), None)
+        by_field = not self.config.lists
+        custom_fields: str | None = None
+        if team is None or by_field:
+            for item in items:  # the first task that can be read
+                task = self.fetch(item)
+                if task is None:
+                    continue
+                found[item.target.link.key] = item.task = task
+                team = team or task.team_id
+                if by_field:
+                    match = self.fields.resolve(task)
+                    if match.status != "found" or match.field is None:
+                        return found
+                    rule = {"field_id": match.field.id, "operator": "IS NOT NULL"}
+                    custom_fields = json.dumps([rule], separators=(",", ":"))
+                break
+        if team is None:
+            return found
+        remaining = {
+            i.target.link.key
+            for i in items
+            if i.target.link.key not in found and i.result != "not_found"
+        }
+        page = 0
+        while remaining and page < len(remaining):
+            tasks, last = self.store.team_tasks(
+                team, page, list_ids=self.config.lists, custom_fields=custom_fields
+            )
+            page += 1
+            for task in tasks:
+                for key in _keys(task, team):
+                    if key in remaining:
+                        found[key] = task
+                        remaining.discard(key)
+            if last:
+                break
+        return found
+
+    # --- writing --------------------------------------------------------------------------
+
+    def mirror(self, item: Mirrored, task: Task) -> None:
+        item.task = task
+        target = item.target
+        match = self.fields.resolve(task)
+        if match.status == "duplicate":
+            item.result = "no_field"
+            finding = duplicate_field(target.link, match, self.config.field, task.list_id)
+            self.report.add_finding(item.number, finding)
+            return
+        if match.status != "found" or match.field is None:
+            item.result = "no_field"
+            self._note_field(task, match)
+            return
+        fld = match.field
+        current = next((f.value for f in task.fields if f.id == fld.id), None)
+        item.old = current if isinstance(current, str) else None
+        if same_value(current, target.text):
+            item.result = "unchanged"
+            return
+        if self.writes_stopped:
+            item.result = "skipped"
+            return
+        where = f"ClickUp task {task.id} field {self.config.field} from #{item.number}"
+        if self.dry_run:
+            item.result = "would_write"
+            self.log(f"[dry-run] would set {where} ({len(target.text)} chars):")
+            self.log(diff(item.old or "", target.text, task.id, item.number))
+            return
+        try:
+            self.store.set_field(task.id, fld.id, target.text)
+        except ClickUpNotFound as exc:
+            self._gone(item, exc)
+            return
+        except ClickUpQuotaExceeded as exc:
+            item.result = "skipped"
+            self.writes_stopped = True
+            self.report.errors.append(str(exc))
+            self.report.exit_code = max(self.report.exit_code, 2)
+            return
+        item.result = "written"
+        self.log(f"set {where} ({len(target.text)} chars)")
+
+    def _note_field(self, task: Task, match: FieldMatch) -> None:
+        if task.list_id in self.noted_lists:
+            return
+        self.noted_lists.add(task.list_id)
+        name = self.config.field
+        if match.status == "wrong_type" and match.field is not None:
+            self.report.notes.append(
+                f"ClickUp field {name} on list {task.list_id} is a {match.field.type} field: "
+                f"make it a Text field named {name}"
+            )
+        else:
+            self.report.notes.append(
+                f"ClickUp field {name} not found on list {task.list_id}: create a Text field "
+                f"named {name} at the space level"
+            )
+
+
+def _keys(task: Task, team: str) -> list[str]:
+    keys = [task.id]
+    if task.custom_id:
+        keys.append(Link(task_id=task.custom_id, custom=True, team_id=team).key)
+    return keys
+
+
+def diff(old: str, new: str, task_id: str, number: int) -> str:
+    """Old and new field values as a unified diff, for a dry run.
+
+    Every line starts with `| `: the text comes from issues and from ClickUp, and a line of
+    the log that starts with `::` (leading spaces aside) would be a workflow command."""
+    lines = difflib.unified_diff(
+        old.splitlines(),
+        new.splitlines(),
+        fromfile=f"ClickUp {task_id} (now)",
+        tofile=f"from #{number}",
+        lineterm="",
+    )
+    return "\n".join(f"| {line}" for line in lines)
+
+
+def run_mirror(
+    issues: Sequence[Issue],
+    store: TaskStore,
+    *,
+    config: MirrorConfig,
+    env: Environment,
+    team_id: str | None = None,
+    full: bool = False,
+    dry_run: bool = False,
+    log: Callable[[str], None] = print,
+) -> MirrorReport:
+    """Mirror every linked issue among ISSUES; FULL reads current values in pages."""
+    run = _Run(store, config, team_id=team_id, dry_run=dry_run, log=log)
+    report = run.report
+    wanted, findings = targets(issues, env, config, team_id)
+    for number, found in findings.items():
+        for finding in found:
+            report.add_finding(number, finding)
+    report.items = [Mirrored(t) for t in wanted]
+    try:
+        known = run.prefetch(report.items) if full and len(report.items) > 1 else {}
+        for item in report.items:
+            if item.result == "not_found":
+                continue
+            try:
+                task = item.task or known.get(item.target.link.key) or run.fetch(item)
+                if task is not None:
+                    run.mirror(item, task)
+            except (ClickUpConfigError, ClickUpUnavailable):
+                raise
+            except ClickUpError as exc:  # a refusal about this task alone: the run goes on
+                item.result = "skipped"
+                report.errors.append(f"#{item.number}: {exc}")
+    except ClickUpConfigError as exc:
+        report.errors.append(str(exc))
+        report.exit_code = max(report.exit_code, 2)
+    except ClickUpError as exc:  # unavailable after retries, or a refused listing
+        report.errors.append(str(exc))
+        report.exit_code = max(report.exit_code, 3)
+    return report
+
+
+# --- the Action job -----------------------------------------------------------------------
+
+
+def mirror_job(ctx: RunContext) -> None:
+    """The `mirror` job of an Action run (registered in action.JOBS).
+
+    Runs before `check`: its per-issue findings go into ctx.findings, which the check job
+    writes into each issue's sticky comment. ClickUp failures end in an exit code, not an
+    exception, so the check job still runs.
+    """
+    settings = ctx.settings
+    config = load_mirror_config(ctx.extras, settings.config)
+    issues = ctx.issues()
+    if settings.clickup_token is None:
+        linked = sum(1 for i in issues if find_link(i.body, settings.clickup_team_id))
+        if linked:
+            line = (
+                f"{linked} issue(s) link a ClickUp task, but the clickup-token input is empty: "
+                "nothing was mirrored"
+            )
+            ctx.workflow.log(f"ai-context mirror: {line}")
+            ctx.summary.append(f"### ClickUp mirror\n\n{line}.")
+        return
+    workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
+    env = template_env(_templates_dir(settings.templates, workspace))
+    store = ClickUp(
+        settings.clickup_token,
+        api_url=settings.clickup_api_url,
+        retries=settings.http_retries,
+        backoff=settings.http_backoff,
+    )
+    ctx.api_calls["ClickUp"] = lambda: store.counter.total
+    report = run_mirror(
+        issues,
+        store,
+        config=config,
+        env=env,
+        team_id=settings.clickup_team_id,
+        full=ctx.route.scan_all,
+        dry_run=settings.dry_run,
+        log=ctx.workflow.log,
+    )
+    for number, findings in report.findings.items():
+        ctx.findings.setdefault(number, []).extend(findings)
+    _annotate(ctx, report)
+    ctx.outputs["mirrored"] = str(report.count("written"))
+    ctx.summary.append(summary(report, store.counter, dry_run=settings.dry_run))
+    ctx.exit_codes.append(report.exit_code)
+
+
+def _templates_dir(setting: str | None, workspace: Path) -> Path | None:
+    if not setting:
+        return None
+    path = Path(setting)
+    return path if path.is_absolute() else workspace / path
+
+
+def _annotate(ctx: RunContext, report: MirrorReport) -> None:
+    wf = ctx.workflow
+    for message in report.errors:
+        wf.annotate("error", message, title="ai-context mirror: ClickUp")
+    for message in report.notes:
+        wf.annotate("notice", message, title="ai-context mirror")
+    # The check job annotates the errors of every sticky comment; say the rest here.
+    check_runs = "check" in ctx.route.jobs
+    for number, findings in sorted(report.findings.items()):
+        for finding in findings:
+            if check_runs and finding.severity == "error":
+                continue
+            level = "error" if finding.severity == "error" else "warning"
+            wf.annotate(
+                level, f"{finding.message} (#{number})", title=f"{finding.code} in #{number}"
+            )
+
+
+def summary(report: MirrorReport, counter: ClickUpCounter, *, dry_run: bool) -> str:
+    """The job's section of the step summary."""
+    n = report.count
+    written = f"{n('would_write')} would be written" if dry_run else f"{n('written')} written"
+    lines = [
+        "### ClickUp mirror",
+        "",
+        f"{len(report.items)} linked issue(s): {written}, {n('unchanged')} unchanged, "
+        f"{n('not_found')} task(s) not found, {n('no_field')} without the field, "
+        f"{n('skipped')} skipped. ClickUp calls: {counter.reads} reads, {counter.writes} "
+        f"writes ({counter.retries} retries, {counter.waited:.0f}s waited for rate limits)."
+        + (" **Dry run: no writes were made.**" if dry_run else ""),
+    ]
+    lines += [""] + [f"- {note}" for note in report.notes] if report.notes else []
+    lines += [""] + [f"- **error:** {err}" for err in report.errors] if report.errors else []
+    rows = [i for i in report.items if i.result not in ("unchanged", "skipped")]
+    if rows:
+        lines += ["", "| issue | ClickUp task | result |", "|---|---|---|"]
+        for item in rows[:SUMMARY_ROWS]:
+            issue = item.target.issue
+            title = escape_cell(f"#{issue.number} {issue.title}")
+            link = f"[{title}]({issue.html_url})" if issue.html_url else title
+            task = escape_cell(item.task.id if item.task else item.target.link.task_id)
+            lines.append(f"| {link} | {task} | {item.result.replace('_', ' ')} |")
+        if len(rows) > SUMMARY_ROWS:
+            lines.append(f"\n… and {len(rows) - SUMMARY_ROWS} more.")
+    return "\n".join(lines)

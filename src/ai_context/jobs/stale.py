@@ -1,0 +1,124 @@
+"""The stale job's Action glue: the stale rules a run's comment plans judge, the leases they
+read, and the job's summary.
+
+Stale and conflict findings share the check job's one comment and label plan per issue:
+whenever the stale job is enabled, every check judges the stale rules too (so the comment
+never flips between runs), with the evidence this run can gather; a `stale` run (schedule,
+on demand) is the one that reads the leases and counts every actor's tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+from ai_context.adapters.config import Settings
+from ai_context.core.block import parse
+from ai_context.core.markdown import escape_cell
+from ai_context.core.models import GitCommit
+from ai_context.jobs.comments import CheckReport
+from ai_context.jobs.context import RunContext
+from ai_context.rules.actors import parse_actors
+from ai_context.rules.gitlog import (
+    issues_named,
+)
+from ai_context.rules.lease import (
+    LeaseConfig,
+    LeaseError,
+    LeaseRecord,
+    parse_lease_config,
+    parse_record,
+)
+from ai_context.rules.stale import (
+    Evidence,
+    StaleRules,
+    active_tasks,
+    parse_stale_config,
+    push_commits,
+)
+
+# --- evidence for the stale rules ------------------------------------------------------------
+
+
+class LeaseReader(Protocol):
+    """The reads that find the leases; github.GitHub provides them."""
+
+    def matching_refs(self, prefix: str) -> dict[str, str]: ...
+
+    def get_commit(self, sha: str) -> GitCommit: ...
+
+
+def read_leases(
+    reader: LeaseReader,
+    numbers: Iterable[int],
+    config: LeaseConfig,
+    log: Callable[[str], None],
+) -> dict[int, Evidence]:
+    """The lease (and the one it replaced) of every issue in NUMBERS: one listing call, then
+    one read per lease and one per lease that replaced another. A ref that holds no lease
+    record is logged and treated as none."""
+    wanted = set(numbers)
+    found: dict[int, Evidence] = {n: Evidence(leases_read=True) for n in wanted}
+    for ref, sha in reader.matching_refs(config.prefix).items():
+        number = config.issue_of(ref)
+        if number not in wanted or number is None:
+            continue
+        commit = reader.get_commit(sha)
+        try:
+            record = parse_record(commit.message)
+        except LeaseError as exc:
+            log(f"ai-context: {ref} holds no lease record ({exc}); ignored")
+            continue
+        previous: LeaseRecord | None = None
+        if commit.parents:
+            with contextlib.suppress(LeaseError):  # history before leases were leases
+                previous = parse_record(reader.get_commit(commit.parents[0]).message)
+        found[number] = Evidence(lease=record, previous=previous, leases_read=True)
+    return found
+
+
+def stale_enabled(settings: Settings) -> bool:
+    return settings.jobs == ("auto",) or "stale" in settings.jobs
+
+
+def stale_rules(ctx: RunContext) -> StaleRules | None:
+    """The stale rules for this run's comment plans, or None when the stale job is off."""
+    if not stale_enabled(ctx.settings):
+        return None
+    source, extras = ctx.settings.config, ctx.extras
+    actors = parse_actors(extras.get("actors"), source)
+    config = parse_stale_config(extras.get("stale"), source, ctx.settings.stale_after)
+    leases = parse_lease_config(extras.get("lease"), source)
+    issues = ctx.issues()
+    fresh: dict[int, Evidence] = {}
+    if "stale" in ctx.route.jobs:
+        numbers = [issue.number for issue in issues]
+        fresh.update(read_leases(ctx.github, numbers, leases, ctx.workflow.log))
+        if ctx.route.scan_all and config.max_active_per_actor is not None:
+            blocks = {issue.number: parse(issue.body).block for issue in issues}
+            counts = active_tasks(blocks.items(), actors, config)
+            for number, block in blocks.items():
+                if block is not None and block.actor:
+                    active = counts.get(actors.name(block.actor), ())
+                    update = {"active": active, "active_actor": block.actor}
+                    fresh[number] = fresh.get(number, Evidence()).model_copy(update=update)
+    if ctx.event == "push":
+        repository = ctx.github.repository
+        commits = push_commits(ctx.payload, lambda message: issues_named(message, repository))
+        for issue in issues:
+            mine = tuple(c for c in commits if issue.number in c.issues)
+            if mine:
+                evidence = fresh.get(issue.number, Evidence())
+                fresh[issue.number] = evidence.model_copy(update={"commits": mine})
+    return StaleRules(config=config, actors=actors, now=ctx.now, fresh=fresh)
+
+
+def _stale_summary(report: CheckReport) -> str:
+    flagged = [c for c in report.checks if c.verdict is not None and c.verdict.findings]
+    lines = [f"Stale tasks: {report.stale}; conflicts: {report.conflicts}."]
+    for check in flagged:
+        assert check.verdict is not None
+        codes = ", ".join(sorted(check.verdict.codes))
+        lines.append(f"- #{check.issue.number} {escape_cell(check.issue.title)}: {codes}")
+    return "\n".join(lines)

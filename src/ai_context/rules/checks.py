@@ -1,0 +1,199 @@
+"""Validation, completeness and sanity rules over a parsed block -> Findings (pure).
+
+Codes are stable (users filter on them, tools read them):
+  AIC1xx structure (from the parser), AIC2xx completeness, AIC3xx sanity, AIC4xx tamper.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from ai_context.core.block import LABELS, Block, Parsed, format_timestamp, parse
+from ai_context.core.durations import format_duration
+from ai_context.core.findings import Finding
+
+REQUIRED_DEFAULT = ("actor", "phase", "last_updated", "plan", "files_touched", "next_step")
+TERMINAL_PHASES = frozenset(
+    {"done", "shipped", "complete", "completed", "closed", "merged", "cancelled", "canceled"}
+)
+
+
+class CheckConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    required: tuple[str, ...] = REQUIRED_DEFAULT
+    stale_after: timedelta = timedelta(hours=24)
+    clock_skew: timedelta = timedelta(minutes=5)
+    terminal_phases: frozenset[str] = TERMINAL_PHASES
+
+    @field_validator("required")
+    @classmethod
+    def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [v for v in value if v not in LABELS]
+        if unknown:
+            raise ValueError(
+                f"unknown required field(s) {', '.join(unknown)}; choose from " + ", ".join(LABELS)
+            )
+        return value
+
+
+class CheckResult(BaseModel):
+    """A body's block (if any) and every finding about it, sorted by line."""
+
+    model_config = ConfigDict(frozen=True)
+
+    block: Block | None
+    findings: tuple[Finding, ...]
+    complete: bool
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "error")
+
+
+def is_terminal(phase: str | None, terminal: frozenset[str] = TERMINAL_PHASES) -> bool:
+    return phase is not None and phase.strip().lower() in terminal
+
+
+def missing_fields(block: Block, required: tuple[str, ...] = REQUIRED_DEFAULT) -> list[str]:
+    """Required fields the block lacks, by key, in canonical order."""
+    present = {
+        "actor": block.actor is not None,
+        "phase": block.phase is not None,
+        "last_updated": block.last_updated is not None,
+        "plan": bool(block.plan),
+        "files_touched": bool(block.files_touched),
+        "decisions": bool(block.decisions),
+        "blockers": True,  # "none" is a complete answer
+        "next_step": bool(block.next_step),
+    }
+    return [key for key in LABELS if key in required and not present[key]]
+
+
+def completeness(parsed: Parsed, required: tuple[str, ...]) -> list[Finding]:
+    if parsed.block is None or parsed.region is None:
+        return []
+    unreadable = {"last_updated"} if "last_updated" in parsed.field_lines else set()
+    out = []
+    for key in missing_fields(parsed.block, required):
+        if key in unreadable:
+            continue  # already an AIC301 error on its own line
+        out.append(
+            Finding(
+                code="AIC201",
+                severity="error",
+                message=f"required field '{LABELS[key]}' is missing or empty",
+                line=parsed.field_lines.get(key, parsed.region.heading.number),
+                hint=f"Add '- **{LABELS[key]}:** ...' to the block; a half-state gives the "
+                "next session false confidence.",
+            )
+        )
+    return out
+
+
+def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Finding]:
+    block = parsed.block
+    if block is None or parsed.region is None:
+        return []
+    lines = parsed.field_lines
+    heading = parsed.region.heading.number
+    out: list[Finding] = []
+    stamp = block.last_updated
+    if stamp is not None and now is not None:
+        age = now.astimezone(UTC) - stamp
+        if -age > config.clock_skew:
+            out.append(
+                Finding(
+                    code="AIC303",
+                    severity="warning",
+                    message=f"Last updated {format_timestamp(stamp)} is in the future "
+                    f"(more than {format_duration(config.clock_skew)} ahead of the clock)",
+                    line=lines.get("last_updated"),
+                    hint="Check the agent machine's clock; write the time in UTC with Z.",
+                )
+            )
+        elif age > config.stale_after and not is_terminal(block.phase, config.terminal_phases):
+            out.append(
+                Finding(
+                    code="AIC304",
+                    severity="warning",
+                    # No relative age here: the message must not change from run to run,
+                    # or the sticky comment would be rewritten every time.
+                    message=f"Last updated {format_timestamp(stamp)} is older than the stale "
+                    f"threshold ({format_duration(config.stale_after)})",
+                    line=lines.get("last_updated"),
+                    hint="Have the active actor save a checkpoint, or hand the task off.",
+                )
+            )
+    if block.chunk is not None and not 1 <= block.chunk[0] <= block.chunk[1]:
+        out.append(
+            Finding(
+                code="AIC307",
+                severity="warning",
+                message=f"Phase says chunk {block.chunk[0]} of {block.chunk[1]}",
+                line=lines.get("phase"),
+                hint="Write '(chunk N of M)' with 1 <= N <= M.",
+            )
+        )
+    statuses = [step.status for step in block.plan]
+    if (
+        block.plan
+        and all(s in ("done", "skipped") for s in statuses)
+        and block.phase is not None
+        and not is_terminal(block.phase, config.terminal_phases)
+        and "review" not in block.phase.lower()  # all steps done is what review looks like
+    ):
+        out.append(
+            Finding(
+                code="AIC305",
+                severity="warning",
+                message=f"every plan step is done but Phase is '{block.phase}'",
+                line=lines.get("phase", heading),
+                hint="Set Phase to done (or add the remaining steps to the plan).",
+            )
+        )
+    if any(s in ("pending", "in progress", None) for s in statuses) and not block.next_step:
+        out.append(
+            Finding(
+                code="AIC306",
+                severity="warning",
+                message="plan steps are still open but Next step is empty",
+                line=lines.get("next_step", heading),
+                hint="Say what the next session should do first.",
+            )
+        )
+    numbers = [step.number for step in block.plan]
+    if len(set(numbers)) != len(numbers):
+        out.append(
+            Finding(
+                code="AIC308",
+                severity="warning",
+                message="plan step numbers repeat",
+                line=lines.get("plan", heading),
+                hint="Number the steps 1, 2, 3, ... once each.",
+            )
+        )
+    return out
+
+
+def check_parsed(
+    parsed: Parsed, *, now: datetime | None = None, config: CheckConfig | None = None
+) -> CheckResult:
+    config = config or CheckConfig()
+    findings = [
+        *parsed.findings,
+        *completeness(parsed, config.required),
+        *sanity(parsed, now, config),
+    ]
+    findings.sort(key=lambda f: (f.line or 0, f.code))
+    complete = parsed.block is not None and not missing_fields(parsed.block, config.required)
+    return CheckResult(block=parsed.block, findings=tuple(findings), complete=complete)
+
+
+def check_body(
+    body: str, *, now: datetime | None = None, config: CheckConfig | None = None
+) -> CheckResult:
+    """Every finding about one issue body."""
+    return check_parsed(parse(body), now=now, config=config)

@@ -1,0 +1,213 @@
+"""The working-state lease: records, the `lease:` config section and the decisions (pure).
+
+A lease is a git ref `refs/ai-context/leases/<issue>` pointing at a commit (tree: git's empty
+tree) whose message is the JSON `{"issue", "actor", "acquired", "expires"}`. Git refs are the
+one compare-and-swap GitHub offers, so every change is one of two atomic calls:
+
+- create: `POST /git/refs` answers 422 when the ref exists, so of many claimers one wins;
+- move (renew, take over an expired lease): a new commit whose parent is the lease commit
+  that was read, then `PATCH /git/refs/...` with `force: false`; if anyone moved the ref in
+  between, the new commit is not a fast-forward, GitHub answers 422, and the mover lost.
+
+Release is a delete, which has no precondition on GitHub: it re-reads the ref and deletes it
+only if it still points at the commit it read. In the small window between that read and the
+DELETE, the ref can only move if the lease had already expired (a live lease is moved only by
+its holder): a release that late may delete the taker's fresh lease, which then shows as free.
+
+The calls themselves are in lease_cli.py (via github.py); this module decides.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ai_context.core.durations import format_duration, parse_duration
+from ai_context.core.errors import ConfigError
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+DEFAULT_PREFIX = "refs/ai-context/leases/"
+DEFAULT_TTL = timedelta(hours=2)
+_BAD_REF = re.compile(r"[\s~^:?*\[\\]|\.\.|@\{|//|\.lock/|/\.")
+_RESERVED = ("refs/heads/", "refs/tags/", "refs/pull/", "refs/remotes/")
+
+
+class LeaseError(ValueError):
+    """A lease commit that does not hold a lease record."""
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def stamp(value: datetime) -> str:
+    return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class LeaseRecord(BaseModel):
+    """What a lease commit says: who holds ISSUE, since when, until when."""
+
+    model_config = ConfigDict(frozen=True)
+
+    issue: int = Field(gt=0)
+    actor: str = Field(min_length=1)
+    acquired: datetime
+    expires: datetime
+
+    @field_validator("acquired", "expires")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return _utc(value).replace(microsecond=0)
+
+    def expired(self, now: datetime) -> bool:
+        return _utc(now) >= self.expires
+
+    def message(self) -> str:
+        """The commit message: the record as JSON, keys in a fixed order."""
+        return json.dumps(
+            {
+                "issue": self.issue,
+                "actor": self.actor,
+                "acquired": stamp(self.acquired),
+                "expires": stamp(self.expires),
+            }
+        )
+
+
+def parse_record(message: str) -> LeaseRecord:
+    """The record in a lease commit's message; LeaseError saying why when it is not one."""
+    try:
+        data = json.loads(message)
+    except ValueError as exc:
+        raise LeaseError(f"the lease commit's message is not JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise LeaseError("the lease commit's message is not a JSON object")
+    try:
+        return LeaseRecord.model_validate(data)
+    except ValidationError as exc:
+        fields = ", ".join(str(e["loc"][0]) for e in exc.errors() if e["loc"])
+        raise LeaseError(f"the lease commit's record is bad in: {fields or 'its shape'}") from exc
+
+
+class Lease(BaseModel):
+    """A lease as read: its ref, the commit the ref points at, and that commit's record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: str
+    sha: str
+    record: LeaseRecord
+    parent: str | None = None  # the lease commit this one replaced (renewal or take-over)
+
+    def describe(self, now: datetime) -> str:
+        left = self.record.expires - _utc(now)
+        when = (
+            f"expired {format_duration(-left)} ago"
+            if left.total_seconds() <= 0
+            else f"{format_duration(left)} left"
+        )
+        return (
+            f"#{self.record.issue} is held by {self.record.actor} until "
+            f"{stamp(self.record.expires)} ({when}; lease {self.sha[:12]})"
+        )
+
+
+class LeaseConfig(BaseModel):
+    """The `lease:` config section."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    prefix: str = DEFAULT_PREFIX
+    ttl: timedelta = DEFAULT_TTL
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        value = value.strip()
+        if not value.endswith("/"):
+            value += "/"
+        if not value.startswith("refs/") or value.count("/") < 2 or _BAD_REF.search(value):
+            raise ValueError(
+                f"{value!r} is not a ref prefix; write it like refs/ai-context/leases/"
+            )
+        if value.startswith(_RESERVED):
+            raise ValueError(f"{value!r} would make branches, tags or pull refs; use refs/<own>/")
+        return value
+
+    @field_validator("ttl", mode="before")
+    @classmethod
+    def _ttl(cls, value: Any) -> Any:
+        return parse_duration(value) if isinstance(value, str) else value
+
+    def ref(self, issue: int) -> str:
+        return f"{self.prefix}{issue}"
+
+    def issue_of(self, ref: str) -> int | None:
+        """The issue number a ref under the prefix is the lease of, or None."""
+        tail = ref.removeprefix(self.prefix)
+        return int(tail) if tail != ref and tail.isdigit() else None
+
+
+def parse_lease_config(section: Any, source: str) -> LeaseConfig:
+    if section is None:
+        return LeaseConfig()
+    if not isinstance(section, Mapping):
+        raise ConfigError(f"{source}: lease: must be a mapping, e.g. `lease: {{ttl: 2h}}`")
+    try:
+        return LeaseConfig.model_validate(section)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            if error["type"] == "extra_forbidden":
+                message = "unknown key; use prefix or ttl"
+            problems.append(f"{where}: {message}")
+        raise ConfigError(f"{source}: lease: {'; '.join(problems)}") from exc
+
+
+# --- decisions ------------------------------------------------------------------------------
+
+Step = Literal["create", "extend", "take_over", "refuse", "missing", "delete"]
+Same = Callable[[str, str], bool]
+
+
+def same_actor(a: str, b: str) -> bool:
+    return a.strip().casefold() == b.strip().casefold()
+
+
+def decide_claim(current: Lease | None, actor: str, now: datetime, same: Same = same_actor) -> Step:
+    """Claim: create a free lease, extend your own, take over an expired one, else refuse."""
+    if current is None:
+        return "create"
+    if same(current.record.actor, actor):
+        return "extend"
+    if current.record.expired(now):
+        return "take_over"
+    return "refuse"
+
+
+def decide_renew(current: Lease | None, actor: str, same: Same = same_actor) -> Step:
+    """Renew only your own lease, even an expired one nobody took (the CAS decides)."""
+    if current is None:
+        return "missing"
+    return "extend" if same(current.record.actor, actor) else "refuse"
+
+
+def decide_release(current: Lease | None, actor: str, same: Same = same_actor) -> Step:
+    if current is None:
+        return "missing"
+    return "delete" if same(current.record.actor, actor) else "refuse"
+
+
+def next_record(
+    current: Lease | None, step: Step, issue: int, actor: str, *, ttl: timedelta, now: datetime
+) -> LeaseRecord:
+    """The record a create, extend or take-over writes: an extension keeps `acquired`."""
+    acquired = current.record.acquired if step == "extend" and current is not None else now
+    return LeaseRecord(issue=issue, actor=actor, acquired=acquired, expires=_utc(now) + ttl)

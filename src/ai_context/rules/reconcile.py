@@ -1,0 +1,265 @@
+"""Reconciliation of a task's local copy with the issue's block (docs/seeds/000 steps 3-5), pure.
+
+The seed orders the two copies by their Last updated clocks. Clocks on different machines
+drift, so every copy also carries a revision: the SHA-256 of its canonical text. The cache
+remembers the revision of the issue's block it was last based on (`base`), which settles what
+the clocks cannot:
+- "local is newer" only counts while the issue is still at `base`; if the issue moved on, both
+  sides changed and it is a conflict, whatever the clocks say;
+- a local copy with changes the issue never had (revision != base) is never dropped on the
+  clocks' say-so; taking the remote then needs a person's choice too.
+A conflict is never merged: both copies and their diff go to the user, who picks one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ai_context.core.block import LABELS, Block, content_hash, format_timestamp, render
+from ai_context.rules.checks import REQUIRED_DEFAULT, missing_fields
+
+DecisionKind = Literal["init", "take_remote", "push_local", "conflict", "equal"]
+
+
+def revision(block: Block) -> str:
+    """The revision of a block: SHA-256 of its canonical text (markers not included)."""
+    return content_hash(render(block))
+
+
+def is_empty(block: Block | None) -> bool:
+    """No field set at all: an empty template heading is no remote state yet."""
+    return block is None or block == Block()
+
+
+class Decision(BaseModel):
+    """What to do with the two copies, and why. `state` is the copy to proceed with."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: DecisionKind
+    reasons: tuple[str, ...]
+    state: Block | None = None
+    write_local: bool = False  # refresh the cache with `state`
+    write_remote: bool = False  # put `state` into the issue body
+    local: Block | None = None
+    remote: Block | None = None
+    local_revision: str | None = None
+    remote_revision: str | None = None
+    base_revision: str | None = None
+
+    @property
+    def conflict(self) -> bool:
+        return self.kind == "conflict"
+
+
+def _stamp(block: Block) -> str:
+    return format_timestamp(block.last_updated) or "(no Last updated)"
+
+
+def _short(rev: str | None) -> str:
+    return rev[:12] if rev else "none"
+
+
+def decide(local: Block | None, remote: Block | None, *, base: str | None) -> Decision:
+    """Seeds/000 step 3, with the revision rule. LOCAL is the cache's copy, REMOTE the issue's
+    block (None or empty when the issue has none), BASE the remote revision LOCAL was based on.
+    """
+    remote = None if is_empty(remote) else remote
+    local_rev = revision(local) if local is not None else None
+    remote_rev = revision(remote) if remote is not None else None
+    common = {
+        "local": local,
+        "remote": remote,
+        "local_revision": local_rev,
+        "remote_revision": remote_rev,
+        "base_revision": base,
+    }
+
+    def make(kind: DecisionKind, *reasons: str, **fields: object) -> Decision:
+        return Decision.model_validate({"kind": kind, "reasons": reasons, **common, **fields})
+
+    if remote is None:
+        if local is None:
+            return make(
+                "init", "no block on the issue and no local copy: a new task", state=Block()
+            )
+        return make(
+            "init",
+            "the issue has no AI Context block; the local copy becomes its first state",
+            state=local,
+            write_remote=True,
+        )
+    if local is None:
+        return make(
+            "take_remote",
+            "no local copy (fresh machine, new session or wiped cache): the issue's copy",
+            state=remote,
+            write_local=True,
+        )
+    if local_rev == remote_rev:
+        return make(
+            "equal",
+            "the local copy and the issue's block are identical",
+            state=remote,
+            write_local=base != remote_rev,
+        )
+    # Changes the issue never had: neither made from nor pushed as any revision we saw.
+    dirty = local_rev != base
+    moved = remote_rev != base
+    lt, rt = local.last_updated, remote.last_updated
+    clocks = f"remote Last updated {_stamp(remote)}, local {_stamp(local)}"
+    unpushed = (
+        f"the local copy has changes the issue never had (its revision {_short(local_rev)} "
+        f"is not the base {_short(base)} it was made from)"
+    )
+    if lt is None or rt is None:
+        if not dirty:
+            return make(
+                "take_remote",
+                f"cannot order the copies by clock ({clocks}); the local copy has no "
+                "unpushed changes, so the issue's copy wins",
+                state=remote,
+                write_local=True,
+            )
+        return make("conflict", f"cannot order the copies by clock ({clocks})", unpushed)
+    if rt > lt:
+        if dirty:
+            return make(
+                "conflict",
+                f"the issue's copy is newer by the clocks ({clocks})",
+                unpushed + "; taking the issue's copy would drop them",
+            )
+        return make(
+            "take_remote",
+            f"the issue's copy is newer ({clocks}): updated from another machine or actor",
+            state=remote,
+            write_local=True,
+        )
+    if lt > rt:
+        if moved:
+            if not dirty:
+                return make(
+                    "take_remote",
+                    f"the clocks say the local copy is newer ({clocks}), but it has no "
+                    f"unpushed changes and the issue moved from base {_short(base)} to "
+                    f"{_short(remote_rev)}: a clock is behind; the issue's copy wins",
+                    state=remote,
+                    write_local=True,
+                )
+            return make(
+                "conflict",
+                f"the clocks say the local copy is newer ({clocks}), but the issue's block "
+                f"changed since this copy was based on it (base {_short(base)}, now "
+                f"{_short(remote_rev)}): both sides changed, whatever the clocks say",
+            )
+        if remote.actor != local.actor:
+            return make(
+                "conflict",
+                f"the local copy is newer ({clocks}) but the issue's block was written by "
+                f"{remote.actor or 'no actor'} and the local copy by {local.actor or 'no actor'}",
+            )
+        return make(
+            "push_local",
+            f"the local copy is newer ({clocks}) and the issue is still at the revision it was "
+            "based on: changes that never reached the issue (a crash before the save?)",
+            state=local,
+            write_remote=True,
+        )
+    if dirty:
+        return make("conflict", f"both copies carry the same Last updated ({clocks})", unpushed)
+    return make(
+        "equal",
+        f"both copies carry the same Last updated ({clocks}) but differ; the local copy has no "
+        "unpushed changes, so the issue's copy (the authority) wins",
+        state=remote,
+        write_local=True,
+    )
+
+
+def decide_write(remote: Block | None, *, base: str | None, writer: str | None) -> Decision:
+    """May WRITER replace the issue's block REMOTE? Yes when there is none, when it is still
+    at BASE (the revision the writer last read), or when WRITER wrote it; otherwise someone
+    else changed it since and the write would destroy their state."""
+    remote = None if is_empty(remote) else remote
+    remote_rev = revision(remote) if remote is not None else None
+    common = {"remote": remote, "remote_revision": remote_rev, "base_revision": base}
+    if remote is None:
+        return Decision(kind="init", reasons=("the issue has no block yet",), **common)
+    if base is not None and remote_rev == base:
+        return Decision(
+            kind="push_local",
+            reasons=("the issue's block is still the one this machine last read",),
+            **common,
+        )
+    if writer is not None and remote.actor == writer:
+        return Decision(
+            kind="push_local",
+            reasons=(f"the issue's block is {writer}'s own; the new copy replaces it",),
+            **common,
+        )
+    if base is None:
+        why = (
+            f"the issue's block belongs to {remote.actor or 'no actor'} and this machine has "
+            "never read it"
+        )
+    else:
+        why = (
+            f"the issue's block was changed by {remote.actor or 'no actor'} since this machine "
+            f"last read it (base {_short(base)}, now {_short(remote_rev)})"
+        )
+    return Decision(kind="conflict", reasons=(why,), **common)
+
+
+def missing_labels(block: Block | None, required: tuple[str, ...] = REQUIRED_DEFAULT) -> list[str]:
+    """Seeds/000 step 5: the required fields STATE lacks, by their labels."""
+    if block is None:
+        return [label for key, label in LABELS.items() if key in required]
+    return [LABELS[key] for key in missing_fields(block, required)]
+
+
+def conflict_diff(local: Block | None, remote: Block | None, *, issue: int | None = None) -> str:
+    """A unified diff from the issue's copy to the local one."""
+    before = render(remote).splitlines(keepends=True) if remote is not None else []
+    after = render(local).splitlines(keepends=True) if local is not None else []
+    where = f"issue #{issue}" if issue is not None else "issue"
+    lines = difflib.unified_diff(before, after, f"remote ({where})", "local (cache)", n=2)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def body_diff(before: str, after: str, *, name: str = "issue body") -> str:
+    """A unified diff of an issue body before and after a write, for --dry-run."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        f"{name} (now)",
+        f"{name} (after save)",
+        n=2,
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def resolve(decision: Decision, take: Literal["local", "remote"]) -> Decision:
+    """A person's answer to a conflict (docs/seeds/000 step 4): the chosen copy becomes the state.
+    Taking the local copy pushes it over the issue's revision the person was shown."""
+    if not decision.conflict:
+        raise ValueError("only a conflict needs resolving")
+    if take == "remote":
+        return decision.model_copy(
+            update={
+                "kind": "take_remote",
+                "reasons": (*decision.reasons, "resolved: the issue's copy was taken"),
+                "state": decision.remote,
+                "write_local": True,
+            }
+        )
+    return decision.model_copy(
+        update={
+            "kind": "push_local",
+            "reasons": (*decision.reasons, "resolved: the local copy was taken"),
+            "state": decision.local,
+            "write_remote": True,
+        }
+    )

@@ -1,0 +1,417 @@
+"""Stale and conflicting actors: rules per open task, judged from the block and git (pure).
+
+Never from the issue's `updated_at`: the bot's own comments and label changes move it, so a
+task the bot has just flagged would look fresh. The block's Last updated, the lease and the
+commits that name the issue are the only activity that counts.
+
+Codes:
+  AIC601 warning  stale: Last updated is older than stale-after and Phase is not terminal
+  AIC602 warning  lease expired: the lease on the task ran out without renewal
+  AIC603 error    claim race: commits naming the issue by someone other than the Active
+                  actor since Last updated
+  AIC604 error    two actors: a live lease held by someone other than the Active actor, or a
+                  lease taken over from another actor before theirs expired
+  AIC605 warning  hoarding: the Active actor is active on more open tasks than
+                  max-active-per-actor (off unless set)
+AIC601/602 call for the `ai-context:stale` label, AIC603/604 for `ai-context:conflict`.
+
+Evidence (leases, commits, counts) is gathered by the shell when a run can: leases and counts
+on `stale` runs, commits from a push payload (or, later, git log). The evidence behind the
+findings is remembered in the sticky comment, so a run that cannot gather it (an `issues`
+event) judges from the same facts and the comment does not flap between runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ai_context.core.block import Block, Parsed, format_timestamp, parse
+from ai_context.core.durations import format_duration
+from ai_context.core.errors import ConfigError
+from ai_context.core.findings import Finding
+from ai_context.core.models import Issue
+from ai_context.rules.actors import ActorMap
+from ai_context.rules.checks import TERMINAL_PHASES, CheckResult, is_terminal
+from ai_context.rules.lease import LeaseRecord
+
+STALE_CODES = frozenset({"AIC601", "AIC602"})
+CONFLICT_CODES = frozenset({"AIC603", "AIC604"})
+SUPERSEDED = "AIC304"  # the block check's own stale warning: AIC601 says it, with an owner
+MAX_REMEMBERED_COMMITS = 20
+STATE_KEY = "stale"
+
+
+class StaleConfig(BaseModel):
+    """The `stale:` config section, plus the top-level stale-after setting."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    stale_after: timedelta = Field(default=timedelta(hours=24), alias="stale-after")
+    max_active_per_actor: int | None = Field(default=None, ge=1, alias="max-active-per-actor")
+    clock_skew: timedelta = Field(default=timedelta(minutes=5), alias="clock-skew")
+    terminal_phases: frozenset[str] = TERMINAL_PHASES
+
+
+def parse_stale_config(section: Any, source: str, stale_after: timedelta) -> StaleConfig:
+    """The `stale:` section (`max-active-per-actor: 3`); stale-after is a top-level setting."""
+    if section is None:
+        section = {}
+    if not isinstance(section, Mapping):
+        raise ConfigError(
+            f"{source}: stale: must be a mapping, e.g. `stale: {{max-active-per-actor: 3}}`"
+        )
+    if "stale-after" in section or "stale_after" in section:
+        raise ConfigError(
+            f"{source}: stale: stale-after is a top-level setting; move it out of stale:"
+        )
+    try:
+        return StaleConfig.model_validate({**section, "stale-after": stale_after})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error["loc"])
+            message = str(error["msg"])
+            if error["type"] == "extra_forbidden":
+                message = "unknown key; use max-active-per-actor"
+            problems.append(f"{where}: {message}")
+        raise ConfigError(f"{source}: stale: {'; '.join(problems)}") from exc
+
+
+# --- evidence --------------------------------------------------------------------------------
+
+
+class CommitSeen(BaseModel):
+    """A commit that names issues: what a push payload (or git log) says about it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sha: str = ""
+    author_email: str = ""
+    author_name: str = ""
+    author_login: str = ""
+    timestamp: datetime
+    issues: tuple[int, ...] = ()
+
+    @property
+    def identities(self) -> tuple[str, ...]:
+        return tuple(i for i in (self.author_email, self.author_login, self.author_name) if i)
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (self.sha,) if self.sha else (*self.identities, self.timestamp.isoformat())
+
+    @classmethod
+    def of(cls, author: str, timestamp: datetime, issues: Iterable[int] = ()) -> CommitSeen:
+        """From an (author, timestamp) pair: an email, login or name all match through actors."""
+        kind = "author_email" if "@" in author else "author_name"
+        return cls.model_validate({kind: author, "timestamp": timestamp, "issues": tuple(issues)})
+
+
+def push_commits(payload: Mapping[str, Any], named: Callable[[str], list[int]]) -> list[CommitSeen]:
+    """The commits of a `push` event payload and the issues each names (NAMED parses)."""
+    out = []
+    for raw in payload.get("commits") or ():
+        if not isinstance(raw, Mapping):
+            continue
+        given = raw.get("author")
+        author: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        try:
+            stamp = datetime.fromisoformat(str(raw.get("timestamp") or "").replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        out.append(
+            CommitSeen(
+                sha=str(raw.get("id") or ""),
+                author_email=str(author.get("email") or ""),
+                author_name=str(author.get("name") or ""),
+                author_login=str(author.get("username") or ""),
+                timestamp=stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC),
+                issues=tuple(named(str(raw.get("message") or ""))),
+            )
+        )
+    return out
+
+
+class Evidence(BaseModel):
+    """What a run knows about one task beyond its block. None or False means not known."""
+
+    model_config = ConfigDict(frozen=True)
+
+    lease: LeaseRecord | None = None
+    previous: LeaseRecord | None = None  # the lease record the current one replaced
+    leases_read: bool = False  # lease/previous reflect a read of the ref
+    commits: tuple[CommitSeen, ...] = ()
+    active: tuple[int, ...] | None = None  # open tasks of the Active actor, when counted
+    active_actor: str = ""  # whose tasks `active` counts
+
+    def merged(self, fresh: Evidence) -> Evidence:
+        """FRESH where this run read it, else what was remembered; commits from both."""
+        commits = {c.key: c for c in (*self.commits, *fresh.commits)}
+        lease_from = fresh if fresh.leases_read else self
+        count_from = fresh if fresh.active is not None else self
+        return Evidence(
+            lease=lease_from.lease,
+            previous=lease_from.previous,
+            leases_read=lease_from.leases_read,
+            commits=tuple(sorted(commits.values(), key=lambda c: (c.timestamp, c.sha))),
+            active=count_from.active,
+            active_actor=count_from.active_actor,
+        )
+
+    def state(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+    @classmethod
+    def from_state(cls, memory: Mapping[str, Any] | None) -> Evidence:
+        """Evidence remembered in the sticky comment; anything unreadable is forgotten."""
+        data = (memory or {}).get(STATE_KEY)
+        if not isinstance(data, Mapping):
+            return cls()
+        try:
+            return cls.model_validate(data)
+        except ValidationError:
+            return cls()
+
+
+def active_tasks(
+    tasks: Iterable[tuple[int, Block | None]], actors: ActorMap, config: StaleConfig
+) -> dict[str, tuple[int, ...]]:
+    """Open, non-terminal tasks per actor (aliases counted as one actor)."""
+    out: dict[str, list[int]] = {}
+    for number, block in tasks:
+        if block is None or not block.actor or is_terminal(block.phase, config.terminal_phases):
+            continue
+        out.setdefault(actors.name(block.actor), []).append(number)
+    return {actor: tuple(sorted(numbers)) for actor, numbers in out.items()}
+
+
+# --- the rules -------------------------------------------------------------------------------
+
+
+class Verdict(BaseModel):
+    """One task's findings, whom to mention while it is stale, and the evidence behind it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    findings: tuple[Finding, ...] = ()
+    mention: str | None = None
+    memory: Evidence = Evidence()
+
+    @property
+    def codes(self) -> set[str]:
+        return {f.code for f in self.findings}
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.codes & STALE_CODES)
+
+    @property
+    def conflict(self) -> bool:
+        return bool(self.codes & CONFLICT_CODES)
+
+    @property
+    def supersedes(self) -> frozenset[str]:
+        return frozenset({SUPERSEDED}) if "AIC601" in self.codes else frozenset()
+
+    def state(self) -> dict[str, Any] | None:
+        memory = self.memory.state()
+        return {STATE_KEY: memory} if memory else None
+
+
+def judge(
+    number: int,
+    parsed: Parsed,
+    evidence: Evidence,
+    *,
+    now: datetime,
+    config: StaleConfig,
+    actors: ActorMap,
+) -> Verdict:
+    """Every stale rule over one open task. Terminal tasks have nothing to answer for."""
+    block = parsed.block
+    if block is None or is_terminal(block.phase, config.terminal_phases):
+        return Verdict()
+    now = now.astimezone(UTC)
+    lines = parsed.field_lines
+    actor_line = lines.get("actor")
+    findings: list[Finding] = []
+    kept = Evidence()
+
+    stamp = block.last_updated
+    if stamp is not None and config.stale_after < now - stamp:
+        findings.append(
+            Finding(
+                code="AIC601",
+                severity="warning",
+                message=f"stale: Last updated {format_timestamp(stamp)} is older than "
+                f"{format_duration(config.stale_after)} and Phase is '{block.phase or ''}'",
+                line=lines.get("last_updated"),
+                hint="The Active actor saves a checkpoint, hands the task off, or sets Phase "
+                "to done. Comments and labels do not count as activity.",
+            )
+        )
+
+    lease = evidence.lease
+    if lease is not None and lease.expired(now):
+        findings.append(
+            Finding(
+                code="AIC602",
+                severity="warning",
+                message=f"the lease of {lease.actor} on #{number} expired at "
+                f"{format_timestamp(lease.expires)} without renewal",
+                line=actor_line,
+                hint=f"{lease.actor} renews it (ai-context renew {number} --actor "
+                f"{lease.actor}) or releases it; another actor may now claim it.",
+            )
+        )
+        kept = kept.model_copy(update={"lease": lease, "leases_read": True})
+
+    if block.actor:
+        race = _race(block, evidence.commits, number, actors)
+        if race:
+            findings.append(
+                _race_finding(
+                    block.actor, race, number, since=stamp, line=actor_line, actors=actors
+                )
+            )
+            kept = kept.model_copy(update={"commits": race[-MAX_REMEMBERED_COMMITS:]})
+        two = _two_actors(block.actor, evidence, now, config, actors)
+        if two is not None:
+            findings.append(two.model_copy(update={"line": actor_line}))
+            kept = kept.model_copy(
+                update={"lease": lease, "previous": evidence.previous, "leases_read": True}
+            )
+        limit = config.max_active_per_actor
+        active = evidence.active
+        if (
+            limit is not None
+            and active is not None
+            and actors.same(evidence.active_actor, block.actor)
+            and len(active) > limit
+        ):
+            listed = ", ".join(f"#{n}" for n in active)
+            findings.append(
+                Finding(
+                    code="AIC605",
+                    severity="warning",
+                    message=f"{block.actor} is the Active actor on {len(active)} open tasks "
+                    f"({listed}), more than max-active-per-actor ({limit})",
+                    line=actor_line,
+                    hint="Finish or hand off some of them before taking more.",
+                )
+            )
+            kept = kept.model_copy(update={"active": active, "active_actor": block.actor})
+
+    verdict = Verdict(findings=tuple(findings), memory=kept)
+    if verdict.stale:
+        owner = actors.owner(block.actor) or (actors.owner(lease.actor) if lease else None)
+        verdict = verdict.model_copy(update={"mention": owner})
+    return verdict
+
+
+def _race(
+    block: Block, commits: Iterable[CommitSeen], number: int, actors: ActorMap
+) -> tuple[CommitSeen, ...]:
+    """Commits naming the issue after Last updated whose author is not the Active actor."""
+    since = block.last_updated
+    out = []
+    for commit in commits:
+        if number not in commit.issues or (since is not None and commit.timestamp <= since):
+            continue
+        verdicts = [actors.same(block.actor, who) for who in commit.identities]
+        if False in verdicts and True not in verdicts:
+            out.append(commit)
+    return tuple(out)
+
+
+def _race_finding(
+    actor: str,
+    race: tuple[CommitSeen, ...],
+    number: int,
+    *,
+    since: datetime | None,
+    line: int | None,
+    actors: ActorMap,
+) -> Finding:
+    authors = sorted({_author(c, actors) for c in race})
+    after = f" after Last updated {format_timestamp(since)}" if since else ""
+    return Finding(
+        code="AIC603",
+        severity="error",
+        message=f"claim race: {len(race)} commit{'s' if len(race) != 1 else ''} naming "
+        f"#{number} by {', '.join(authors)}{after}, but the Active actor is {actor}",
+        line=line,
+        hint="One actor works a task at a time: hand off (update Active actor) or stop one "
+        "of them. If the author is this actor, add its email under `actors:`.",
+    )
+
+
+def _author(commit: CommitSeen, actors: ActorMap) -> str:
+    """The actor id when the map knows the author, else a login or name (not the email)."""
+    for who in commit.identities:
+        known = actors.get(who)
+        if known is not None:
+            return known.id
+    return commit.author_login or commit.author_name or commit.author_email
+
+
+def _two_actors(
+    actor: str, evidence: Evidence, now: datetime, config: StaleConfig, actors: ActorMap
+) -> Finding | None:
+    lease, previous = evidence.lease, evidence.previous
+    if lease is None:
+        return None
+    if not lease.expired(now) and actors.same(lease.actor, actor) is not True:
+        return Finding(
+            code="AIC604",
+            severity="error",
+            message=f"two actors: {lease.actor} holds the lease until "
+            f"{format_timestamp(lease.expires)}, but the Active actor is {actor}",
+            hint=f"{lease.actor} releases the lease or the block is handed back to it; "
+            "never both working at once.",
+        )
+    if (
+        previous is not None
+        and actors.same(previous.actor, lease.actor) is not True
+        and lease.acquired + config.clock_skew < previous.expires
+    ):
+        return Finding(
+            code="AIC604",
+            severity="error",
+            message=f"two actors: {lease.actor} took the lease at "
+            f"{format_timestamp(lease.acquired)} while {previous.actor}'s ran until "
+            f"{format_timestamp(previous.expires)}",
+            hint=f"Check {lease.actor}'s clock and that {previous.actor} has stopped.",
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class StaleRules:
+    """The rules as the check job calls them: per issue, with what the run gathered (FRESH)
+    and what the sticky comment remembered (MEMORY)."""
+
+    config: StaleConfig
+    actors: ActorMap
+    now: datetime
+    fresh: Mapping[int, Evidence] = field(default_factory=dict)
+
+    def __call__(
+        self, issue: Issue, result: CheckResult, memory: Mapping[str, Any] | None
+    ) -> Verdict:
+        if result.block is None or issue.state != "open":
+            return Verdict()
+        evidence = Evidence.from_state(memory).merged(self.fresh.get(issue.number, Evidence()))
+        return judge(
+            issue.number,
+            parse(issue.body),
+            evidence,
+            now=self.now,
+            config=self.config,
+            actors=self.actors,
+        )

@@ -1,0 +1,206 @@
+"""The one bot comment per issue and the labels that mirror its findings (pure).
+
+Plans are lists of write operations; the shell applies them or, in a dry run, prints them.
+The comment holds nothing that changes from run to run (no times, no ages), so a rerun over
+unchanged blocks plans no writes at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ai_context.core.findings import Finding
+from ai_context.core.markdown import escape_cell
+from ai_context.core.models import Comment, Issue
+from ai_context.rules.stale import CONFLICT_CODES, STALE_CODES
+
+MARKER = "<!-- ai-context:findings -->"
+MAX_COMMENT = 65_536
+STATE_MARKER = "<!-- ai-context:state "
+LABEL_INVALID = "ai-context:invalid"
+LABEL_INCOMPLETE = "ai-context:incomplete"
+LABEL_STALE = "ai-context:stale"
+LABEL_CONFLICT = "ai-context:conflict"
+# The labels we own, each with the findings that call for it. A plan adds and removes these
+# (and only these) to match the findings; every other label is the humans'.
+LABEL_RULES: dict[str, Callable[[Finding], bool]] = {
+    LABEL_INVALID: lambda f: f.severity == "error" and not f.code.startswith("AIC6"),
+    LABEL_INCOMPLETE: lambda f: f.code == "AIC201",
+    LABEL_STALE: lambda f: f.code in STALE_CODES,
+    LABEL_CONFLICT: lambda f: f.code in CONFLICT_CODES,
+}
+OWNED_LABELS = tuple(LABEL_RULES)
+CHECK_LABELS = OWNED_LABELS  # the older name
+ICONS = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
+
+
+class Op(BaseModel):
+    """One write to GitHub. `describe` is what a dry run prints."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["create_comment", "edit_comment", "delete_comment", "add_labels", "remove_label"]
+    issue: int
+    comment_id: int | None = None
+    body: str | None = None
+    labels: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "create_comment":
+            return f"create comment on #{self.issue} ({len(self.body or '')} chars)"
+        if self.kind == "edit_comment":
+            return f"edit comment {self.comment_id} on #{self.issue} ({len(self.body or '')} chars)"
+        if self.kind == "delete_comment":
+            return f"delete duplicate comment {self.comment_id} on #{self.issue}"
+        if self.kind == "add_labels":
+            return f"add labels {', '.join(self.labels)} to #{self.issue}"
+        return f"remove label {', '.join(self.labels)} from #{self.issue}"
+
+
+def render_findings(
+    findings: Sequence[Finding],
+    *,
+    notes: Sequence[str] = (),
+    state: Mapping[str, Any] | None = None,
+) -> str:
+    """The comment for an issue with findings; an all-clear line when there are none.
+
+    NOTES are Markdown lines our code wrote (e.g. the one mention of a stale task's owner);
+    STATE is what a later run must remember (hidden, see read_state).
+    """
+    if not findings:
+        return f"{MARKER}\n✅ **ai-context:** the AI Context block has no findings now."
+    errors = sum(1 for f in findings if f.severity == "error")
+    head = (
+        f"{MARKER}\n### ai-context: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+        f" on this task ({errors} error{'s' if errors != 1 else ''})\n\n"
+        "| severity | line | code | finding | what to do |\n|---|---|---|---|---|\n"
+    )
+    tail = (
+        "".join(f"\n{note}\n" for note in notes)
+        + "\n<sub>Edited in place by ai-context whenever the block changes; the agent fixes the "
+        "block, humans need not edit it.</sub>" + (f"\n{render_state(state)}" if state else "")
+    )
+    rows = []
+    for f in findings:
+        rows.append(
+            f"| {ICONS[f.severity]} | {f.line or ''} | `{f.code}` | {escape_cell(f.message)} | "
+            f"{escape_cell(f.hint)} |\n"
+        )
+    return fit(head, rows, tail)
+
+
+def fit(head: str, rows: Sequence[str], tail: str, limit: int = MAX_COMMENT) -> str:
+    """Whole rows only, cut with a visible notice so a comment never exceeds GitHub's limit."""
+    budget = limit - len(head) - len(tail) - 200
+    kept: list[str] = []
+    used = 0
+    for row in rows:
+        if used + len(row) > budget:
+            notice = f"\n**… {len(rows) - len(kept)} more not shown (comment size limit).**\n"
+            return head + "".join(kept) + notice + tail
+        kept.append(row)
+        used += len(row)
+    return head + "".join(kept) + tail
+
+
+def render_state(state: Mapping[str, Any]) -> str:
+    """Hidden memory for later runs: base64 JSON, so no text in it can close the comment."""
+    data = json.dumps(state, sort_keys=True, separators=(",", ":")).encode()
+    return f"{STATE_MARKER}{base64.b64encode(data).decode()} -->"
+
+
+def read_state(body: str | None) -> dict[str, Any] | None:
+    """The memory render_state left in a comment body; None when absent or unreadable."""
+    if not body:
+        return None
+    start = body.rfind(STATE_MARKER)
+    if start < 0:
+        return None
+    encoded = body[start + len(STATE_MARKER) :].split(" -->", 1)[0]
+    try:
+        data = json.loads(base64.b64decode(encoded, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def sticky_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:
+    """The one sticky comment (the oldest of ours, when a race left more)."""
+    ours = sorted(
+        (c for c in comments if is_sticky(c, bot_login)), key=lambda c: (c.created_at, c.id)
+    )
+    return ours[0] if ours else None
+
+
+def is_sticky(comment: Comment, bot_login: str) -> bool:
+    return comment.author.lower() == bot_login.lower() and comment.body.startswith(MARKER)
+
+
+def plan_comment(
+    issue: int,
+    findings: Sequence[Finding],
+    comments: Iterable[Comment],
+    bot_login: str,
+    *,
+    notes: Sequence[str] = (),
+    state: Mapping[str, Any] | None = None,
+) -> list[Op]:
+    """Create, edit or leave the sticky comment; delete duplicates a race left behind."""
+    ours = sorted(
+        (c for c in comments if is_sticky(c, bot_login)), key=lambda c: (c.created_at, c.id)
+    )
+    ops = [Op(kind="delete_comment", issue=issue, comment_id=c.id) for c in ours[1:]]
+    keep = ours[0] if ours else None
+    if keep is None:
+        if findings:
+            body = render_findings(findings, notes=notes, state=state)
+            ops.append(Op(kind="create_comment", issue=issue, body=body))
+        return ops
+    wanted = render_findings(findings, notes=notes, state=state)
+    if keep.body.strip() != wanted.strip():
+        ops.append(Op(kind="edit_comment", issue=issue, comment_id=keep.id, body=wanted))
+    return ops
+
+
+def wanted_labels(findings: Sequence[Finding]) -> set[str]:
+    return {label for label, wanted in LABEL_RULES.items() if any(map(wanted, findings))}
+
+
+def plan_labels(issue: Issue, findings: Sequence[Finding]) -> list[Op]:
+    """Add and remove only our labels, only where they differ from the findings."""
+    have = {label for label in issue.labels if label in OWNED_LABELS}
+    want = wanted_labels(findings)
+    ops = []
+    if want - have:
+        ops.append(Op(kind="add_labels", issue=issue.number, labels=tuple(sorted(want - have))))
+    ops.extend(
+        Op(kind="remove_label", issue=issue.number, labels=(label,))
+        for label in sorted(have - want)
+    )
+    return ops
+
+
+def needs_comments(issue: Issue, findings: Sequence[Finding], *, thorough: bool = False) -> bool:
+    """Whether the comment list must be read: only when a sticky comment may exist or is due.
+
+    No comments on the issue means no sticky one. In a full scan, no findings and none of our
+    labels is taken to mean any sticky comment there is already the all-clear line (that saves
+    a read per clean task); a THOROUGH check (one issue, from its event) reads anyway, so a
+    comment that listed only warnings turns all-clear when the agent fixes them.
+    """
+    if issue_comment_count(issue) == 0:
+        return False
+    if thorough:
+        return True
+    return bool(findings) or any(label in OWNED_LABELS for label in issue.labels)
+
+
+def issue_comment_count(issue: Issue) -> int:
+    return issue.comments if issue.comments is not None else 1

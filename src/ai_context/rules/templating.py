@@ -1,0 +1,271 @@
+"""The one Jinja environment every template of the project renders in, and its escaping filters.
+
+Issue text is data: it reaches a template only as a variable, never as template source, and
+every interpolation of it goes through the filter of its target, because each target has its
+own dangerous characters:
+
+- ``md_cell`` / ``md_text``: GitHub Markdown, by `markdown.escape_text` (the project's one
+  Markdown escaper, shared with the sticky comment): Markdown punctuation backslash-escaped (so a
+  title cannot become a link, an image, emphasis, a heading or a list), ``& < >`` as entities
+  (no raw HTML), newlines folded (no new block), ``|`` escaped (no table cell split), and
+  ``@mentions`` broken with a zero-width joiner after the ``@`` (it reads as ``@name`` but
+  notifies nobody). Control characters are dropped first.
+- ``slack``: Slack mrkdwn. ``& < >`` become entities, which is all Slack parses: with them gone
+  ``<!channel>``, ``<!here>`` and ``<@U123>`` are plain text. Bare ``@here``, ``@channel`` and
+  ``@everyone`` get a zero-width space after the ``@`` in case a payload ever sets
+  ``link_names``. Emphasis characters are left: spoofed bold pings nobody.
+- ``html``: HTML text and attribute values (MarkupSafe).
+- ``mermaid_label``: a quoted label inside a Mermaid chart.
+
+Templates run in Jinja's immutable sandbox with StrictUndefined, so a typo in a user template is
+an error, not an empty string. Autoescape is on only for ``.html``/``.htm`` templates: Markdown
+and Slack have no single correct escape, so their templates escape explicitly per field.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    TemplateNotFound,
+    select_autoescape,
+)
+from jinja2.loaders import split_template_path
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import escape as _markup_escape
+from pydantic import BaseModel
+
+from ai_context.core.block import format_timestamp
+from ai_context.core.durations import format_duration
+from ai_context.core.markdown import escape_text
+
+PACKAGE = "ai_context"
+TEMPLATE_DIR = "templates"
+ZWSP = "\u200b"
+ELLIPSIS = "…"
+
+_NEWLINES_RE = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_SLACK_SPECIAL_RE = re.compile(r"@(?=(?:here|channel|everyone)\b)", re.IGNORECASE)
+_SLACK_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_URL_SAFE = "/:?#@!$&'*+,;=%-._~[]"
+_PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?", re.I)
+
+
+@functools.cache
+def _is_data_attribute(cls: type[BaseModel], attr: str) -> bool:
+    if attr.startswith("_"):
+        return False
+    return attr in cls.model_fields or isinstance(inspect.getattr_static(cls, attr, None), property)
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox. The fields and properties of pydantic models hold data, never
+    code, so their verdict is cached per class and name: checking each access in full was most
+    of the time spent rendering a 1,000-task digest. Everything else gets the full check."""
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if isinstance(obj, BaseModel) and _is_data_attribute(type(obj), attr):
+            return True
+        return super().is_safe_attribute(obj, attr, value)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, BaseModel) and _is_data_attribute(type(obj), attribute):
+            return getattr(obj, attribute)
+        return super().getattr(obj, attribute)
+
+
+def bundled_templates(package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> Traversable:
+    """Where the bundled templates are: inside the installed package (the wheel and the image
+    carry the repository's top-level `templates/` there), else, in a source checkout or an
+    editable install, the repository's own `templates/` folder."""
+    packaged = resources.files(package).joinpath(directory)
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3].joinpath(directory)
+
+
+class _PackageLoader(BaseLoader):
+    """Templates shipped inside the package, read with importlib.resources (works from a wheel
+    or a zip, where a filesystem path may not exist)."""
+
+    def __init__(self, package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> None:
+        self._root: Traversable = bundled_templates(package, directory)
+
+    def get_source(
+        self, environment: Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        node = self._root
+        for part in split_template_path(template):  # rejects ".." and absolute names
+            node = node.joinpath(part)
+        if not node.is_file():
+            raise TemplateNotFound(template)
+        return node.read_text(encoding="utf-8"), None, lambda: True
+
+    def list_templates(self) -> list[str]:
+        found: list[str] = []
+
+        def walk(node: Traversable, prefix: str) -> None:
+            for child in node.iterdir():
+                if child.is_dir():
+                    walk(child, f"{prefix}{child.name}/")
+                elif child.is_file():
+                    found.append(prefix + child.name)
+
+        if self._root.is_dir():
+            walk(self._root, "")
+        return sorted(found)
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    text = str(value)
+    return text if text.isprintable() else _CONTROL_RE.sub("", text)
+
+
+def _one_line(value: object) -> str:
+    text = "" if value is None else str(value)
+    if text.isprintable():  # no newline, tab or control character: the usual case, fast
+        return text.strip()
+    return _NEWLINES_RE.sub(" ", _CONTROL_RE.sub("", text)).replace("\t", " ").strip()
+
+
+def clip(value: object, limit: int = 200) -> str:
+    """At most `limit` characters, an ellipsis marking the cut. Apply before escaping, so an
+    escape sequence is never cut in half."""
+    text = _text(value)
+    if limit < 1:
+        return ""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
+
+
+def md_text(value: object) -> str:
+    """Issue text as inline GitHub Markdown on one line: shown as written, never markup."""
+    return escape_text(_one_line(value))
+
+
+def md_cell(value: object) -> str:
+    """Issue text inside a GitHub Markdown table cell: `md_text` already escapes `|`, so the
+    two are one; templates name the context they write to."""
+    return md_text(value)
+
+
+def md_url(value: object) -> str:
+    """An http(s) URL safe as a Markdown link destination (also inside a table), else ''."""
+    url = _one_line(value)
+    if _PLAIN_URL_RE.fullmatch(url):
+        return url  # nothing to encode: the usual case, fast
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return ""
+    return quote(url, safe=_URL_SAFE)
+
+
+def md_link(label: object, url: object) -> str:
+    """`[label](url)` with both escaped for a table cell; just the label if the URL is unusable."""
+    text = md_cell(label)
+    target = md_url(url)
+    return f"[{text}]({target})" if target and text else text
+
+
+def slack(value: object) -> str:
+    """Issue text in Slack mrkdwn: `& < >` as entities, special mentions defused, one line."""
+    text = _one_line(value).translate(_SLACK_TABLE)
+    return _SLACK_SPECIAL_RE.sub("@" + ZWSP, text) if "@" in text else text
+
+
+def slack_url(value: object) -> str:
+    """An http(s) URL usable inside `<url|label>`, else ''."""
+    target = md_url(value)
+    return target.replace("&", "&amp;")
+
+
+def slack_link(label: object, url: object) -> str:
+    """`<url|label>` with both escaped; just the label if the URL is unusable."""
+    text = slack(label)
+    target = slack_url(url)
+    return f"<{target}|{text}>" if target and text else text
+
+
+def html(value: object) -> str:
+    """Issue text in HTML (text or a quoted attribute value)."""
+    return str(_markup_escape(_text(value)))
+
+
+def mermaid_label(value: object) -> str:
+    """Text for a quoted Mermaid label: letters, digits, spaces and mild punctuation only."""
+    kept = (ch if ch.isalnum() or ch in " .,:/+-()'" else " " for ch in _one_line(value))
+    return " ".join("".join(kept).split())
+
+
+def duration(value: timedelta | None) -> str:
+    return "-" if value is None else format_duration(value)
+
+
+def timestamp(value: datetime | None) -> str:
+    return format_timestamp(value) or "-"
+
+
+FILTERS: dict[str, Callable[..., str]] = {
+    "md_cell": md_cell,
+    "md_text": md_text,
+    "md_url": md_url,
+    "md_link": md_link,
+    "slack": slack,
+    "slack_url": slack_url,
+    "slack_link": slack_link,
+    "html": html,
+    "mermaid_label": mermaid_label,
+    "clip": clip,
+    "duration": duration,
+    "timestamp": timestamp,
+}
+
+
+def make_env(user_dir: Path | None = None) -> Environment:
+    """The sandboxed environment: `user_dir` templates first, then the packaged ones."""
+    loaders: list[BaseLoader] = []
+    if user_dir is not None:
+        if not user_dir.is_dir():
+            raise ValueError(
+                f"templates directory {user_dir} does not exist; create it or unset `templates`"
+            )
+        loaders.append(FileSystemLoader(str(user_dir)))
+    loaders.append(_PackageLoader())
+    env = _Sandbox(
+        loader=ChoiceLoader(loaders),
+        undefined=StrictUndefined,
+        autoescape=select_autoescape(
+            enabled_extensions=("html", "htm", "html.j2", "htm.j2"),
+            default_for_string=False,
+            default=False,
+        ),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def render(env: Environment, name: str, **data: Any) -> str:
+    """Render template `name` with `data` as its variables."""
+    return env.get_template(name).render(**data)
