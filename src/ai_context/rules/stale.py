@@ -36,8 +36,9 @@ from ai_context.core.errors import ConfigError
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
+from ai_context.core.phases import is_terminal
 from ai_context.rules.actors import ActorMap
-from ai_context.rules.checks import TERMINAL_PHASES, CheckResult, is_terminal
+from ai_context.rules.checks import CheckResult
 from ai_context.rules.lease import LeaseRecord
 
 STALE_CODES = frozenset({"AIC601", "AIC602"})
@@ -55,7 +56,6 @@ class StaleConfig(BaseModel):
     stale_after: timedelta = Field(default=timedelta(hours=24), alias="stale-after")
     max_active_per_actor: int | None = Field(default=None, ge=1, alias="max-active-per-actor")
     clock_skew: timedelta = Field(default=timedelta(minutes=5), alias="clock-skew")
-    terminal_phases: frozenset[str] = TERMINAL_PHASES
 
 
 def parse_stale_config(section: Any, source: str, stale_after: timedelta) -> StaleConfig:
@@ -177,7 +177,7 @@ def active_tasks(
     """Open, non-terminal tasks per actor (aliases counted as one actor)."""
     out: dict[str, list[int]] = {}
     for number, block in tasks:
-        if block is None or not block.actor or is_terminal(block.phase, config.terminal_phases):
+        if block is None or not block.actor or is_terminal(block.phase):
             continue
         out.setdefault(actors.name(block.actor), []).append(number)
     return {actor: tuple(sorted(numbers)) for actor, numbers in out.items()}
@@ -227,7 +227,7 @@ def judge(
 ) -> Verdict:
     """Every stale rule over one open task. Terminal tasks have nothing to answer for."""
     block = parsed.block
-    if block is None or is_terminal(block.phase, config.terminal_phases):
+    if block is None or is_terminal(block.phase):
         return Verdict()
     now = now.astimezone(UTC)
     lines = parsed.field_lines
