@@ -5,8 +5,8 @@ FROM python:3.12-slim
 
 # PYTHONUNBUFFERED: log lines and ::workflow-commands:: reach the runner as they are printed.
 # PYTHONDONTWRITEBYTECODE: no .pyc files left in the user's workspace.
-# PYTHONSAFEPATH: `python -m` must not put the working directory (the user's checkout, which
-# the runner mounts as the workdir) first on sys.path, where it could shadow our package.
+# PYTHONSAFEPATH: Python must not put the working directory (the user's checkout, which the
+# runner mounts as the workdir) first on sys.path, where it could shadow our package.
 ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONSAFEPATH=1 \
@@ -28,4 +28,5 @@ RUN pip install --no-cache-dir .
 # No USER line on purpose: GitHub requires Docker container actions to run as the default
 # Docker user, root. Its docs say not to use USER, or the action cannot access
 # GITHUB_WORKSPACE (nor write GITHUB_OUTPUT / GITHUB_STEP_SUMMARY, which the runner mounts).
-ENTRYPOINT ["python", "-m", "ai_context"]
+# The Action is an explicit subcommand; a bare `ai-context` only prints its help.
+ENTRYPOINT ["ai-context", "action"]

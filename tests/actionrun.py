@@ -1,4 +1,4 @@
-"""Run the Action as GitHub would: `python -m ai_context` in a subprocess with the runner's
+"""Run the Action as GitHub would: `python -m ai_context action` in a subprocess with the runner's
 environment (event file, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) against loopback fakes."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def run_action(
     env.update({f"INPUT_{k.upper()}": v for k, v in (inputs or {}).items()})
     env.update(extra_env or {})
     proc = subprocess.run(
-        [sys.executable, "-m", "ai_context"],
+        [sys.executable, "-m", "ai_context", "action"],
         env=env,
         cwd=workspace,
         capture_output=True,

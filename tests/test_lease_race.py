@@ -20,7 +20,7 @@ from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub
 from ai_context.cli import main as cli
-from ai_context.cli.lease import Outcome, claim, release, renew, who
+from ai_context.jobs.lease import Outcome, claim, release, renew, who
 from ai_context.rules.lease import EMPTY_TREE, LeaseConfig, LeaseError, LeaseRecord
 from tests.fakes import GitHubFake
 from tests.fakes.base import Request
@@ -311,9 +311,7 @@ def test_cli_actor_aliases_and_config(
 def test_cli_usage_config_and_service_errors(
     gh: GitHubFake, env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as usage:
-        cli.main(["claim", "six", "--actor", "cc-a"])
-    assert usage.value.code == 2
+    assert cli.main(["claim", "six", "--actor", "cc-a"]) == 2
     assert "'six' is not an issue number" in capsys.readouterr().err
     (env / ".github").mkdir()
     (env / ".github/ai-context.yml").write_text("lease: {ttl: forever}\n", encoding="utf-8")
@@ -325,7 +323,7 @@ def test_cli_usage_config_and_service_errors(
     assert "GitHub failed to create a commit" in capsys.readouterr().err
     monkeypatch.delenv("GITHUB_REPOSITORY")
     assert cli.main(["who", "6"]) == 2
-    assert "pass --repo owner/name" in capsys.readouterr().err
+    assert "pass --repo OWNER/NAME" in capsys.readouterr().err
     monkeypatch.delenv("GITHUB_TOKEN")
     assert cli.main(["who", "6", "--repo", "o/r"]) == 2
     assert "set GITHUB_TOKEN" in capsys.readouterr().err

@@ -1,42 +1,54 @@
-"""The `ai-context` command. Exit codes follow docs/design.md §4.
+"""The `ai-context` command: the parser, lazy command groups, `validate` and `report`, and the
+one place that maps errors to exit codes and messages (`main`).
 
-0 done; 1 findings at or above the fail threshold (for `validate`: errors); 2 bad configuration
-or usage; 3 an outside service failed; 4 conflict or lease held by another; 5 incomplete state.
+Exit codes are core/errors.py's `Exit`: 0 done; 1 findings at or above the fail threshold (for
+`validate`: errors); 2 bad configuration or usage; 3 an outside service failed; 4 conflict or
+lease held by another; 5 incomplete state. A bare `ai-context` prints the help and exits 2; the
+Action runs only as `ai-context action`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from ai_context import __version__
-from ai_context.adapters.store import DirectoryStore, StoreError
+from ai_context.adapters.store import DirectoryStore
 from ai_context.cli.common import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_USAGE,
-    UsageError,
+    ENVIRONMENT_HELP,
+    add_format,
     block_json,
     duration_arg,
     timestamp_arg,
 )
 from ai_context.core.block import Block, format_timestamp
+from ai_context.core.errors import AIContextError, Exit, UsageError
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 
+__all__ = ["UsageError", "build_parser", "main"]
 _timestamp, _duration = timestamp_arg, duration_arg
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is a `UsageError` (exit 2 through `main`, JSON with
+    `--format json`) instead of a `sys.exit` from deep inside the parser."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(f"{self.prog}: {message}")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with COMMAND, only that command's module is imported and registered."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="ai-context",
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
+        epilog=ENVIRONMENT_HELP + ". Run `ai-context COMMAND --help` for a command's flags.",
     )
     parser.add_argument("--version", action="version", version=f"ai-context {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -46,7 +58,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument(
             "--stale-after", type=_duration, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
         )
-        p.add_argument("--format", choices=("text", "json"), default="text")
+        add_format(p)
 
     validate = sub.add_parser(
         "validate", help="check the AI Context block of Markdown files or stdin"
@@ -59,6 +71,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     report.add_argument("--issues-dir", type=Path, required=True, metavar="DIR")
     checking(report)
     report.set_defaults(handler=cmd_report)
+
+    action = sub.add_parser(
+        "action",
+        help="run as the GitHub Action (what the container runs; reads the runner's INPUT_* "
+        "and GITHUB_* variables)",
+    )
+    action.set_defaults(handler=cmd_action)
 
     wanted = {COMMAND_GROUPS[command]} if command in COMMAND_GROUPS else set(GROUPS)
     for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
@@ -191,7 +210,7 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         for name, result in results:
             for f in result.findings:
                 out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
-    return EXIT_FINDINGS if any(r.errors for _, r in results) else EXIT_OK
+    return Exit.FINDINGS if any(r.errors for _, r in results) else Exit.OK
 
 
 def _progress(block: Block | None) -> str:
@@ -203,10 +222,7 @@ def _progress(block: Block | None) -> str:
 
 def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
-    try:
-        store = DirectoryStore(args.issues_dir)
-    except StoreError as exc:
-        raise UsageError(str(exc)) from exc
+    store = DirectoryStore(args.issues_dir)
     now = args.now or datetime.now(UTC)
     config = _config(args)
     rows = [
@@ -216,7 +232,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     if args.format == "json":
         data = [result_json(f"#{i.number}", r) for i, r in rows]
         out.write(json.dumps(data, ensure_ascii=False) + "\n")
-        return EXIT_OK
+        return Exit.OK
     out.write(
         f"ai-context report: {len(rows)} issues in {args.issues_dir}, "
         f"now {format_timestamp(now)}\n\n"
@@ -242,24 +258,45 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     warnings = sum(1 for _, r in rows for f in r.findings if f.severity == "warning")
     complete = sum(1 for _, r in rows if r.complete)
     out.write(f"\n{len(rows)} issues, {complete} complete, {errors} errors, {warnings} warnings\n")
-    return EXIT_OK
+    return Exit.OK
+
+
+def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    """The GitHub Action's main: only when asked for by name (the container's entrypoint)."""
+    del args, out, stdin
+    from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
+
+    return run_action()
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """`--format json` anywhere in ARGV (read before parsing, for errors the parser raises)."""
+    pairs = zip(argv, [*argv[1:], ""], strict=False)
+    return any(a == "--format=json" or (a == "--format" and b == "json") for a, b in pairs)
+
+
+def report_error(exc: AIContextError, as_json: bool, out: TextIO, err: TextIO) -> int:
+    """The one mapping of an error to the command line: its message on stderr (and a JSON
+    object on stdout with `--format json`), its kind's exit code."""
+    code = int(exc.exit_code)
+    err.write(f"ai-context: {exc}\n")
+    if as_json:
+        out.write(json.dumps({"error": str(exc), "exit": code}, ensure_ascii=False) + "\n")
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list and os.environ.get("GITHUB_ACTIONS") == "true":
-        from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
-
-        return run_action()
-    first = next((a for a in args_list if not a.startswith("-")), None)
-    parser = build_parser(first)
-    args = parser.parse_args(args_list)
-    if not getattr(args, "handler", None):
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    as_json = _wants_json(args_list)
     try:
+        first = next((a for a in args_list if not a.startswith("-")), None)
+        parser = build_parser(first)
+        args = parser.parse_args(args_list)
+        if not getattr(args, "handler", None):
+            parser.print_help(sys.stderr)  # a bare `ai-context`: help, never the Action
+            return int(Exit.USAGE)
+        as_json = getattr(args, "format", None) == "json"
         code: int = args.handler(args, sys.stdout, sys.stdin)
-    except UsageError as exc:
-        sys.stderr.write(f"ai-context: {exc}\n")
-        return EXIT_USAGE
-    return code
+    except AIContextError as exc:
+        return report_error(exc, as_json, sys.stdout, sys.stderr)
+    return int(code)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ai_context.adapters.cache import Cache, CacheEntry, entry_for
 from ai_context.core.block import Block, parse, render, replace_block
+from ai_context.core.errors import UsageError
 from ai_context.core.models import Issue
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import (
@@ -70,7 +71,7 @@ LeaseHook = Callable[[Issue, str], None]
 """Called once a handoff has reached the issue, with the actor handing off: releases its lease."""
 
 
-class AgentError(Exception):
+class AgentError(UsageError):
     """Input the command cannot work with: exit 2 with what to do."""
 
 

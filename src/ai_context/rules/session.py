@@ -51,6 +51,7 @@ from pydantic import (
 
 from ai_context.core.block import format_timestamp
 from ai_context.core.durations import format_duration
+from ai_context.core.errors import UsageError
 from ai_context.core.findings import Finding
 from ai_context.rules.scrub import describe_counts, privacy_findings, scrub_counted
 
@@ -234,7 +235,7 @@ class SessionFile(BaseModel):
         return value
 
 
-class SessionError(Exception):
+class SessionError(UsageError):
     """A session file or input that cannot be used; the message says what and what to do."""
 
 
