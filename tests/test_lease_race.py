@@ -266,6 +266,7 @@ def env(gh: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     monkeypatch.setenv("GITHUB_REPOSITORY", "o/r")
     monkeypatch.setenv("GITHUB_API_URL", gh.url)
     monkeypatch.chdir(tmp_path)
+    gh.add_issue("o/r", "Task", "", number=6)  # claim checks that the issue exists
     return tmp_path
 
 

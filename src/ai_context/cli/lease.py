@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -48,7 +49,10 @@ def add_lease_commands(sub: Any) -> None:
         p = sub.add_parser(name, help=text)
         common(p, actor=True)
         p.add_argument(
-            "--ttl", type=duration_arg, default=None, help="e.g. 90m, 2h (default: config, 2h)"
+            "--ttl",
+            type=duration_arg,
+            default=None,
+            help="how long the lease lasts, 1m to 30d, e.g. 90m, 2h (default: config, 2h)",
         )
         p.set_defaults(handler=cmd_lease, lease_op=name)
     p = sub.add_parser("release", help="give up the lease you hold")
@@ -62,30 +66,42 @@ def add_lease_commands(sub: Any) -> None:
 
 def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     # PyGithub takes a quarter of a second to import: only the lease commands pay for it.
-    from ai_context.jobs.lease import lease_settings  # noqa: PLC0415
+    from ai_context.jobs.lease import check_ttl, issue_check, lease_settings  # noqa: PLC0415
 
     del stdin
     env = os.environ
     config, same = lease_settings(env, Path.cwd())
-    actor = resolve_actor(args, env, required=args.lease_op != "who")
+    actor = resolve_actor(args, env, required=args.lease_op not in ("who",))
+    if getattr(args, "ttl", None) is not None:
+        check_ttl(args.ttl, "--ttl")
     repository = resolve_repository(args, env)
     assert repository is not None  # required=True
     github = open_github(repository, env)
-    outcome = run_lease_op(github, args, actor or "", config, same)
+    before_write = issue_check(github, repository) if args.lease_op == "claim" else None
+    outcome = run_lease_op(github, args, actor or "", config, same, before_write=before_write)
     outcome = outcome.model_copy(update={"calls": github.counter.total})
     out.write(render_outcome(outcome, args.format, actor) + "\n")
     return int(Exit.OK if args.lease_op == "who" or outcome.ok else Exit.CONFLICT)
 
 
 def run_lease_op(
-    store: RefStore, args: argparse.Namespace, actor: str, config: LeaseConfig, same: Same
+    store: RefStore,
+    args: argparse.Namespace,
+    actor: str,
+    config: LeaseConfig,
+    same: Same,
+    *,
+    before_write: Callable[[int], None] | None = None,
 ) -> Outcome:
     from ai_context.jobs.lease import claim, release, renew, who  # noqa: PLC0415
 
     issue = args.issue.number
-    ttl: timedelta = getattr(args, "ttl", None) or config.ttl
+    given: timedelta | None = getattr(args, "ttl", None)
+    ttl = config.ttl if given is None else given  # 0 is refused, never "the default"
     if args.lease_op == "claim":
-        return claim(store, issue, actor, ttl=ttl, config=config, same=same)
+        return claim(
+            store, issue, actor, ttl=ttl, config=config, same=same, before_write=before_write
+        )
     if args.lease_op == "renew":
         return renew(store, issue, actor, ttl=ttl, config=config, same=same)
     if args.lease_op == "release":

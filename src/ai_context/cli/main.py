@@ -40,7 +40,8 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("ai-context").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

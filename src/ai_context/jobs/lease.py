@@ -23,9 +23,10 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from ai_context.adapters.config import load_settings
-from ai_context.adapters.github import GitHubUnavailable
-from ai_context.core.errors import ConfigError
-from ai_context.core.models import GitCommit
+from ai_context.adapters.github import GitHubNotFound, GitHubUnavailable
+from ai_context.core.durations import format_duration
+from ai_context.core.errors import ConfigError, UsageError
+from ai_context.core.models import GitCommit, Issue
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.lease import (
     EMPTY_TREE,
@@ -44,6 +45,7 @@ from ai_context.rules.lease import (
 )
 
 ATTEMPTS = 5
+TTL_MIN, TTL_MAX = timedelta(minutes=1), timedelta(days=30)
 
 
 class RefStore(Protocol):
@@ -60,6 +62,10 @@ class RefStore(Protocol):
     def create_commit(self, message: str, tree: str, parents: Iterable[str] = ()) -> GitCommit: ...
 
     def get_commit(self, sha: str) -> GitCommit: ...
+
+
+class IssueReader(Protocol):
+    def get_issue(self, number: int) -> Issue: ...
 
 
 class Outcome(BaseModel):
@@ -102,6 +108,31 @@ def read_lease(store: RefStore, ref: str, sha: str | None = None) -> Lease | Non
     )
 
 
+def check_ttl(ttl: timedelta, what: str = "the lease's ttl") -> timedelta:
+    """A lease lasts between TTL_MIN and TTL_MAX: 0 is not "the default", 99999d not "forever"."""
+    if not TTL_MIN <= ttl <= TTL_MAX:
+        raise UsageError(
+            f"{what} {format_duration(ttl)} is out of range: a lease lasts from 1m to 30d "
+            "(e.g. 90m, 2h or 3d); renew it to keep it longer"
+        )
+    return ttl
+
+
+def issue_check(reader: IssueReader, repository: str) -> Callable[[int], None]:
+    """What `claim` runs before its first write: the issue must exist (one GET)."""
+
+    def check(number: int) -> None:
+        try:
+            reader.get_issue(number)
+        except GitHubNotFound as exc:
+            raise UsageError(
+                f"no issue #{number} in {repository}: check the number and the repository; "
+                "no lease was written"
+            ) from exc
+
+    return check
+
+
 def _moved(store: RefStore, ref: str, current: Lease | None, sha: str) -> bool:
     """Create or fast-forward REF to SHA; a POST lost to a 5xx may have landed: ask the ref."""
     try:
@@ -123,8 +154,11 @@ def claim(
     config: LeaseConfig | None = None,
     now: Clock = _utcnow,
     same: Same = same_actor,
+    before_write: Callable[[int], None] | None = None,
 ) -> Outcome:
-    """Win a free or expired lease, extend your own, or report who holds it."""
+    """Win a free or expired lease, extend your own, or report who holds it. BEFORE_WRITE
+    (e.g. `issue_check`) runs once, only when the claim is about to write."""
+    check_ttl(ttl)
     ref = (config or LeaseConfig()).ref(issue)
     current: Lease | None = None
     for _ in range(ATTEMPTS):
@@ -133,6 +167,9 @@ def claim(
         step = decide_claim(current, actor, when, same)
         if step == "refuse":
             return Outcome(result="held", issue=issue, lease=current)
+        if before_write is not None:
+            before_write(issue)
+            before_write = None
         won = _write(
             store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=when)
         )
@@ -162,6 +199,7 @@ def renew(
     same: Same = same_actor,
 ) -> Outcome:
     """Extend your own lease (a fast-forward on top of the commit read)."""
+    check_ttl(ttl)
     ref = (config or LeaseConfig()).ref(issue)
     current: Lease | None = None
     for _ in range(ATTEMPTS):
