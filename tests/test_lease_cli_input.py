@@ -103,3 +103,36 @@ def test_claim_refuses_a_bad_actor_id_like_save(gh: GitHubFake, actor: str) -> N
     assert err.startswith("ai-context: actor id ")
     assert "must be one word of at most 100 characters" in err.splitlines()[0]
     assert gh.requests == []
+
+
+def test_who_run_by_the_holder_says_it_is_them(
+    gh: GitHubFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run(["claim", "6", "--actor", "cc-a"])[0] == 0
+    code, out, _ = run(["who", "6", "--actor", "cc-a"])
+    assert code == 0 and "is held by cc-a until" in out
+    assert ": that is you; renew it (ai-context renew 6)" in out and "hand it off" not in out
+    monkeypatch.setenv("AI_CONTEXT_ACTOR", "cc-a")  # the variable works as the flag does
+    code, out, _ = run(["who", "#6", "--format", "json"])
+    assert code == 0 and json.loads(out)["mine"] is True
+    code, out, _ = run(["who", "6", "--actor", "cc-b"])
+    assert code == 0 and "wait, or ask cc-a's owner to hand it off" in out
+
+
+def test_release_with_a_wrong_lease_id_by_the_holder_says_the_id_is_wrong(
+    gh: GitHubFake,
+) -> None:
+    code, out, _ = run(["claim", "6", "--actor", "cc-a", "--format", "json"])
+    sha = json.loads(out)["lease"]
+    wrong = "f" * 40
+    code, out, err = run(["release", "6", "--actor", "cc-a", "--lease", wrong])
+    assert code == 2 and err == ""
+    assert out.splitlines()[0] == (
+        f"#6: the lease id ffffffffffff is not your current lease ({sha[:12]}); nothing was "
+        f"released: run `ai-context release 6 --lease {sha}`, or leave out --lease"
+    )
+    assert gh.ref(REPO, "refs/ai-context/leases/6") == sha  # nothing deleted
+    # Another actor with a wrong id is still told who holds it (exit 4).
+    code, out, _ = run(["release", "6", "--actor", "cc-b", "--lease", wrong])
+    assert code == 4 and "is held by cc-a" in out
+    assert run(["release", "6", "--actor", "cc-a", "--lease", sha])[0] == 0

@@ -29,7 +29,7 @@ from ai_context.rules.lease import stamp
 
 if TYPE_CHECKING:
     from ai_context.jobs.lease import Outcome, RefStore
-    from ai_context.rules.lease import LeaseConfig, Same
+    from ai_context.rules.lease import Lease, LeaseConfig, Same
 
 
 def add_lease_commands(sub: Any) -> None:
@@ -60,7 +60,7 @@ def add_lease_commands(sub: Any) -> None:
     p.add_argument("--lease", metavar="SHA", help="the lease commit your claim printed")
     p.set_defaults(handler=cmd_lease, lease_op="release")
     p = sub.add_parser("who", help="who holds the lease on an issue, and until when")
-    common(p, actor=False)
+    common(p, actor=True)  # optional: with it, `who` tells the holder that it is them
     p.set_defaults(handler=cmd_lease, lease_op="who")
 
 
@@ -80,7 +80,12 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     before_write = issue_check(github, repository) if args.lease_op == "claim" else None
     outcome = run_lease_op(github, args, actor or "", config, same, before_write=before_write)
     outcome = outcome.model_copy(update={"calls": github.counter.total})
-    out.write(render_outcome(outcome, args.format, actor) + "\n")
+    holder = outcome.lease.record.actor if outcome.lease else None
+    mine = bool(actor and holder and same(holder, actor))
+    given = getattr(args, "lease", None)
+    out.write(render_outcome(outcome, args.format, actor, mine=mine, given=given) + "\n")
+    if outcome.result == "mismatch":
+        return int(Exit.USAGE)
     return int(Exit.OK if args.lease_op == "who" or outcome.ok else Exit.CONFLICT)
 
 
@@ -127,15 +132,39 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-def render_outcome(
-    outcome: Outcome, fmt: str, actor: str | None, now: datetime | None = None
-) -> str:
-    from ai_context.jobs.lease import ATTEMPTS  # noqa: PLC0415
+def _held_text(outcome: Outcome, lease: Lease, when: datetime, mine: bool, given: str) -> str:
+    issue = outcome.issue
+    if outcome.result == "mismatch":
+        return (
+            f"#{issue}: the lease id {given[:12]} is not your current lease ({lease.sha[:12]}); "
+            f"nothing was released: run `ai-context release {issue} --lease {lease.sha}`, or "
+            "leave out --lease"
+        )
+    if outcome.result == "lost":
+        from ai_context.jobs.lease import ATTEMPTS  # noqa: PLC0415
 
+        return f"#{issue}: lost the race {ATTEMPTS} times; {lease.describe(when)}"
+    if mine:
+        return (
+            f"{lease.describe(when)}: that is you; renew it (ai-context renew {issue}) or "
+            f"release it (ai-context release {issue}) when done"
+        )
+    return f"{lease.describe(when)}; wait, or ask {lease.record.actor}'s owner to hand it off"
+
+
+def render_outcome(
+    outcome: Outcome,
+    fmt: str,
+    actor: str | None,
+    now: datetime | None = None,
+    *,
+    mine: bool = False,
+    given: str | None = None,
+) -> str:
+    """What a lease command prints; MINE: the lease belongs to ACTOR (or an alias of it)."""
     if fmt == "json":
-        return json.dumps(outcome_json(outcome))
+        return json.dumps({**outcome_json(outcome), "mine": mine})
     lease, issue = outcome.lease, outcome.issue
-    when = now or datetime.now(UTC)
     if outcome.result == "won" and lease is not None:
         return (
             f"#{issue}: {lease.record.actor} holds the lease until "
@@ -150,6 +179,4 @@ def render_outcome(
             f"#{issue}: {actor or 'this actor'} holds no lease on it; claim it first "
             f"(ai-context claim {issue} --actor {actor or 'ID'})"
         )
-    if outcome.result == "lost":
-        return f"#{issue}: lost the race {ATTEMPTS} times; {lease.describe(when)}"
-    return f"{lease.describe(when)}; wait, or ask {lease.record.actor}'s owner to hand it off"
+    return _held_text(outcome, lease, now or datetime.now(UTC), mine, given or "")

@@ -73,7 +73,8 @@ class Outcome(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    result: Literal["won", "held", "free", "released", "lost"]
+    # mismatch: `release --lease SHA` by the holder, but SHA is not the lease's current commit
+    result: Literal["won", "held", "free", "released", "lost", "mismatch"]
     issue: int
     lease: Lease | None = None
     calls: int = 0
@@ -234,7 +235,9 @@ def release(
     if sha is None:
         return Outcome(result="free", issue=issue)
     if expected is not None and sha != expected:
-        return Outcome(result="held", issue=issue, lease=read_lease(store, ref, sha))
+        current = read_lease(store, ref, sha)
+        mine = current is not None and same(current.record.actor, actor)
+        return Outcome(result="mismatch" if mine else "held", issue=issue, lease=current)
     if expected is None:
         current = read_lease(store, ref, sha)
         if decide_release(current, actor, same) != "delete":
