@@ -27,10 +27,11 @@ from ai_context.cli.common import (
     timestamp_arg,
 )
 from ai_context.core.block import Block, format_timestamp
-from ai_context.core.errors import AIContextError, Exit, UsageError
+from ai_context.core.errors import AIContextError, ConfigError, Exit, UsageError
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 
 __all__ = ["UsageError", "build_parser", "main"]
+DEFAULT_CONFIG = Path(".github/ai-context.yml")
 _timestamp, _duration = timestamp_arg, duration_arg
 
 
@@ -55,7 +56,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def checking(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--now", type=_timestamp, help="fix the clock (ISO 8601) for staleness")
+        p.add_argument(
+            "--now", type=_timestamp, help="fix the clock (ISO 8601; default: the real one)"
+        )
         p.add_argument(
             "--stale-after", type=_duration, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
         )
@@ -65,6 +68,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "validate", help="check the AI Context block of Markdown files or stdin"
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
+    validate.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help=f"the settings (required:, stale-after:) to check with (default {DEFAULT_CONFIG} "
+        "when present)",
+    )
     checking(validate)
     validate.set_defaults(handler=cmd_validate)
 
@@ -199,19 +209,60 @@ def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
     return texts
 
 
+def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
+    """The check settings of the config file (--config, else .github/ai-context.yml when
+    present), with --stale-after over the file's; a bad file is a ConfigError (exit 2)."""
+    path: Path | None = args.config
+    if path is not None and not path.is_file():
+        raise UsageError(f"--config {path}: no such file")
+    if path is None and DEFAULT_CONFIG.is_file():
+        path = DEFAULT_CONFIG
+    if path is None:
+        return _config(args), None
+    from ai_context.adapters.config import load_settings  # noqa: PLC0415 - yaml, only here
+
+    settings, _ = load_settings({"AI_CONTEXT_CONFIG": str(path.resolve())})
+    try:
+        config = settings.check_config
+    except ValueError as exc:  # pydantic's ValidationError: `required:` names an unknown field
+        detail = "; ".join(e["msg"].removeprefix("Value error, ") for e in _errors(exc))
+        raise ConfigError(f"{path}: {detail}") from None
+    if args.stale_after is not None:
+        config = config.model_copy(update={"stale_after": args.stale_after})
+    return config, path
+
+
+def _errors(exc: ValueError) -> list[Any]:
+    errors = getattr(exc, "errors", None)
+    return list(errors()) if callable(errors) else [{"msg": str(exc)}]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    config = _config(args)
+    config, path = _file_config(args)
+    now = args.now or datetime.now(UTC)  # stale and future checks always run
     results = [
-        (name, check_body(text, now=args.now, config=config))
+        (name, check_body(text, now=now, config=config))
         for name, text in _read_inputs(args.paths, stdin)
     ]
+    failed = any(r.errors for _, r in results)
     if args.format == "json":
         out.write(json.dumps([result_json(n, r) for n, r in results], ensure_ascii=False) + "\n")
-    else:
-        for name, result in results:
-            for f in result.findings:
-                out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
-    return Exit.FINDINGS if any(r.errors for _, r in results) else Exit.OK
+        return Exit.FINDINGS if failed else Exit.OK
+    for name, result in results:
+        for f in result.findings:
+            out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
+    errors = sum(r.errors for _, r in results)
+    warnings = sum(1 for _, r in results for f in r.findings if f.severity == "warning")
+    where = f" (settings from {path})" if path else ""
+    out.write(
+        f"{'FAILED' if failed else 'ok'}: {_plural(len(results), 'file')}, "
+        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}{where}\n"
+    )
+    return Exit.FINDINGS if failed else Exit.OK
 
 
 def _progress(block: Block | None) -> str:
