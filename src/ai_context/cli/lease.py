@@ -120,6 +120,7 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
         "result": outcome.result,
         "issue": outcome.issue,
         "calls": outcome.calls,
+        "notes": list(outcome.notes),
     }
     lease = outcome.lease
     if lease is not None:
@@ -169,7 +170,7 @@ def render_outcome(
         return (
             f"#{issue}: {lease.record.actor} holds the lease until "
             f"{stamp(lease.record.expires)} (lease {lease.sha})"
-        )
+        ) + "".join(f"\nnote: {note}" for note in outcome.notes)
     if outcome.result == "released":
         return f"#{issue}: released; the lease is free"
     if outcome.result == "free":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,7 +24,12 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from ai_context.adapters.config import load_settings
-from ai_context.adapters.github import GitHubNotFound, GitHubUnavailable
+from ai_context.adapters.github import (
+    GitHubConflict,
+    GitHubError,
+    GitHubNotFound,
+    GitHubUnavailable,
+)
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError, UsageError
 from ai_context.core.models import GitCommit, Issue
@@ -46,6 +52,10 @@ from ai_context.rules.lease import (
 
 ATTEMPTS = 5
 TTL_MIN, TTL_MAX = timedelta(minutes=1), timedelta(days=30)
+# The tree of a lease commit when GitHub refuses the empty one (its object store need not hold
+# it): one small file, the same for every lease, created once per run and store.
+LEASE_FILES = {"LEASE": "An ai-context lease: the record is in the commit message.\n"}
+_TREES: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 
 
 class RefStore(Protocol):
@@ -63,6 +73,8 @@ class RefStore(Protocol):
 
     def get_commit(self, sha: str) -> GitCommit: ...
 
+    def create_tree(self, files: Mapping[str, str]) -> str: ...
+
 
 class IssueReader(Protocol):
     def get_issue(self, number: int) -> Issue: ...
@@ -78,6 +90,7 @@ class Outcome(BaseModel):
     issue: int
     lease: Lease | None = None
     calls: int = 0
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -134,15 +147,19 @@ def issue_check(reader: IssueReader, repository: str) -> Callable[[int], None]:
     return check
 
 
-def _moved(store: RefStore, ref: str, current: Lease | None, sha: str) -> bool:
-    """Create or fast-forward REF to SHA; a POST lost to a 5xx may have landed: ask the ref."""
+def _moved(store: RefStore, ref: str, current: Lease | None, sha: str) -> str:
+    """Create or fast-forward REF to SHA: "moved", "lost" (someone else moved it first), or
+    "landed" (GitHub answered 5xx but reading the ref back shows our write is there)."""
     try:
         if current is None:
-            return store.create_ref(ref, sha)
-        return store.update_ref(ref, sha, force=False)
+            return "moved" if store.create_ref(ref, sha) else "lost"
+        return "moved" if store.update_ref(ref, sha, force=False) else "lost"
     except GitHubUnavailable:
-        if store.get_ref(ref) == sha:
-            return True
+        now_at = store.get_ref(ref)
+        if now_at == sha:
+            return "landed"
+        if now_at != (current.sha if current else None):
+            return "lost"  # another claimer's write landed: read again and decide again
         raise
 
 
@@ -171,22 +188,54 @@ def claim(
         if before_write is not None:
             before_write(issue)
             before_write = None
-        won = _write(
+        won, notes = _write(
             store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=when)
         )
         if won is not None:
-            return Outcome(result="won", issue=issue, lease=won)
+            return Outcome(result="won", issue=issue, lease=won, notes=notes)
     return Outcome(result="lost", issue=issue, lease=current)
 
 
-def _write(store: RefStore, ref: str, current: Lease | None, record: LeaseRecord) -> Lease | None:
+def _lease_commit(store: RefStore, message: str, parents: list[str]) -> GitCommit:
+    """The lease commit, on the empty tree, or on LEASE_FILES' tree once GitHub refused it."""
+    tree = _TREES.get(store, EMPTY_TREE)
+    try:
+        return store.create_commit(message, tree, parents)
+    except GitHubConflict:  # 422: no such tree in this repository's object store
+        if tree != EMPTY_TREE:
+            raise
+    _TREES[store] = tree = store.create_tree(LEASE_FILES)
+    return store.create_commit(message, tree, parents)
+
+
+def _write(
+    store: RefStore, ref: str, current: Lease | None, record: LeaseRecord
+) -> tuple[Lease | None, tuple[str, ...]]:
     """A lease commit on top of CURRENT, then the compare-and-swap; None when someone moved
-    the ref first (read again and decide again)."""
+    the ref first (read again and decide again). Notes say what the caller should know."""
     parent = current.sha if current else None
-    commit = store.create_commit(record.message(), EMPTY_TREE, [parent] if parent else [])
-    if _moved(store, ref, current, commit.sha):
-        return Lease(ref=ref, sha=commit.sha, record=record, parent=parent)
-    return None
+    try:
+        commit = _lease_commit(store, record.message(), [parent] if parent else [])
+        moved = _moved(store, ref, current, commit.sha)
+    except GitHubError as exc:
+        if exc.status != 409:
+            raise
+        where = getattr(store, "repository", "the repository")
+        raise UsageError(
+            f"{where} is empty (GitHub answers 409 to git writes): a lease needs a repository "
+            "with at least one commit; push one (a README will do) and claim again"
+        ) from exc
+    if moved == "lost":
+        return None, ()
+    notes = (
+        (
+            "GitHub answered the ref write with an error, but the ref reads back as this lease: "
+            "it landed, and the lease is yours",
+        )
+        if moved == "landed"
+        else ()
+    )
+    return Lease(ref=ref, sha=commit.sha, record=record, parent=parent), notes
 
 
 def renew(
@@ -210,11 +259,11 @@ def renew(
             return Outcome(result="lost", issue=issue)
         if step == "refuse" or current is None:
             return Outcome(result="held", issue=issue, lease=current)
-        won = _write(
+        won, notes = _write(
             store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=now())
         )
         if won is not None:
-            return Outcome(result="won", issue=issue, lease=won)
+            return Outcome(result="won", issue=issue, lease=won, notes=notes)
     return Outcome(result="lost", issue=issue, lease=current)
 
 
