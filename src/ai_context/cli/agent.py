@@ -26,6 +26,8 @@ from ai_context.cli.common import (
     add_issue,
     add_repo,
     open_github,
+    read_file,
+    read_stream,
     resolve_actor,
     resolve_repository,
     timestamp_arg,
@@ -152,15 +154,8 @@ def _read_text(name: str, stdin: TextIO) -> tuple[str, str]:
     if name == "-":
         if stdin.isatty():
             raise UsageError("pipe the block on stdin or pass --from FILE")
-        return stdin.read(), "<stdin>"
-    try:
-        return Path(name).read_bytes().decode("utf-8"), name
-    except FileNotFoundError:
-        raise UsageError(f"{name}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{name}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise UsageError(f"{name}: cannot read: {exc.strerror}") from None
+        return read_stream(stdin), "<stdin>"
+    return read_file(name), name
 
 
 def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from ai_context.core.block import Block, format_timestamp
 from ai_context.core.durations import parse_duration
@@ -222,6 +222,44 @@ def open_github(
     from ai_context.adapters.github import GitHub  # noqa: PLC0415
 
     return GitHub(SecretStr(token), repository, api_url=github_api_url(env), write_interval=0)
+
+
+# --- input ------------------------------------------------------------------------------------
+
+
+def _not_utf8(name: str, where: str) -> UsageError:
+    return UsageError(f"{name}: not UTF-8 text ({where}); save it as UTF-8")
+
+
+def read_stream(stream: TextIO, name: str = "<stdin>") -> str:
+    """All of STREAM as UTF-8 text: its bytes when it has them, checked either way, so text
+    that is not UTF-8 is exit 2 here and never a UnicodeEncodeError later."""
+    buffer = getattr(stream, "buffer", None)
+    try:
+        if buffer is not None:
+            return bytes(buffer.read()).decode("utf-8")
+        text = stream.read()
+        text.encode("utf-8")  # lone surrogates (surrogateescape'd bytes) cannot be
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(name, f"byte {exc.start}") from None
+    except UnicodeEncodeError as exc:
+        raise _not_utf8(name, f"character {exc.start}") from None
+    return text
+
+
+def read_file(name: str | Path) -> str:
+    """A file's UTF-8 text; UsageError saying what is wrong with it otherwise."""
+    path = Path(name)
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{name}: is a directory; pass the files in it") from None
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(str(name), f"byte {exc.start}") from None
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot read: {exc.strerror}") from None
 
 
 # --- output -----------------------------------------------------------------------------------

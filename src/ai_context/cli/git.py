@@ -25,6 +25,8 @@ from ai_context.cli.common import (
     add_issue,
     add_repo,
     duration_arg,
+    read_file,
+    read_stream,
     resolve_repository,
 )
 from ai_context.core.block import Block, format_timestamp
@@ -59,18 +61,7 @@ def _body(args: argparse.Namespace, stdin: TextIO, issue: int) -> str | None:
         return DirectoryStore(args.issues_dir).get_issue(issue).body
     if args.body_file is None:
         return None
-    if args.body_file == "-":
-        text = stdin.read()
-    else:
-        path = Path(args.body_file)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            raise UsageError(f"{path}: no such file") from None
-        except UnicodeDecodeError as exc:
-            raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    text = read_stream(stdin) if args.body_file == "-" else read_file(args.body_file)
     try:
         return split_front_matter(text)[1]
     except ValueError:

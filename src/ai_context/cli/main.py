@@ -24,6 +24,8 @@ from ai_context.cli.common import (
     add_format,
     block_json,
     duration_arg,
+    read_file,
+    read_stream,
     timestamp_arg,
 )
 from ai_context.core.block import Block, format_timestamp
@@ -187,23 +189,16 @@ def result_json(path: str, result: CheckResult) -> dict[str, Any]:
 
 
 def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
+    """Every input's text, or one UsageError naming each input that cannot be read."""
     problems: list[str] = []
     texts: list[tuple[str, str]] = []
     for name in paths:
-        if name == "-":
-            texts.append(("<stdin>", stdin.read()))
-            continue
-        path = Path(name)
         try:
-            texts.append((name, path.read_bytes().decode("utf-8")))
-        except IsADirectoryError:
-            problems.append(f"{name}: is a directory; pass the Markdown files in it")
-        except FileNotFoundError:
-            problems.append(f"{name}: no such file")
-        except UnicodeDecodeError as exc:
-            problems.append(f"{name}: not UTF-8 text (byte {exc.start}); save it as UTF-8")
-        except OSError as exc:
-            problems.append(f"{name}: cannot read: {exc.strerror}")
+            texts.append(
+                ("<stdin>", read_stream(stdin)) if name == "-" else (name, read_file(name))
+            )
+        except UsageError as exc:
+            problems.append(str(exc))
     if problems:
         raise UsageError("\n".join(problems))
     return texts

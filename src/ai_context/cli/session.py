@@ -20,9 +20,10 @@ import argparse
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from ai_context.adapters.gitrepo import (
     commits_between,
@@ -31,7 +32,7 @@ from ai_context.adapters.gitrepo import (
     is_ancestor,
     is_repo,
 )
-from ai_context.cli.common import add_checkout, add_format, timestamp_arg
+from ai_context.cli.common import add_checkout, add_format, read_file, read_stream, timestamp_arg
 from ai_context.core.errors import Exit, UsageError
 from ai_context.rules.scrub import find, scrub
 from ai_context.rules.session import (
@@ -48,6 +49,8 @@ from ai_context.rules.session import (
     summarize,
     to_json,
 )
+
+T = TypeVar("T")
 
 
 def add_session_commands(sub: Any) -> None:
@@ -102,19 +105,18 @@ def _session_usage(parser: argparse.ArgumentParser) -> Any:
 
 
 def _read(source: str, stdin: TextIO) -> str:
-    if source == "-":
-        return stdin.read()
-    path = Path(source)
+    return read_stream(stdin) if source == "-" else read_file(source)
+
+
+def _shallow(name: str, parse: Callable[[], T]) -> T:
+    """PARSE, with JSON nested deeper than Python's recursion limit as bad input (exit 2)."""
     try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+        return parse()
+    except RecursionError:
+        raise UsageError(
+            f"{name}: the JSON is nested too deeply to be a task list; pass "
+            '{"tasks": [...], "context_blocks": [...]}'
+        ) from None
 
 
 def _repo(args: argparse.Namespace) -> Path | None:
@@ -137,11 +139,12 @@ def _write_atomically(path: Path, text: str) -> None:
 def cmd_session_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     now = args.now or datetime.now(UTC)
     path: Path = args.file
-    incoming = parse_input(_read(args.source, stdin))
+    source = "<stdin>" if args.source == "-" else args.source
+    incoming = _shallow(source, lambda: parse_input(_read(args.source, stdin)))
     existing: SessionFile | None = None
     if not args.overwrite and path.exists():
         try:
-            existing = loads(_read(str(path), stdin))
+            existing = _shallow(str(path), lambda: loads(_read(str(path), stdin)))
         except SessionError as exc:
             raise UsageError(
                 f"Cannot save: {path} cannot be merged ({exc}); fix it, or pass --overwrite "
@@ -194,7 +197,7 @@ def cmd_session_load(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> in
             f"Cannot load: {path} not found; save a session first with "
             "`ai-context session save --from tasks.json`"
         )
-    session = loads(_read(str(path), stdin))
+    session = _shallow(str(path), lambda: loads(_read(str(path), stdin)))
     meta = session.metadata
     repo = _repo(args) if (meta.git_commit or meta.git_branch) else None
     git = _git_state(repo, session) if repo else None
