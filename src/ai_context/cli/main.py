@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from ai_context import __version__
 from ai_context.adapters.store import DirectoryStore
 from ai_context.cli.common import (
     ENVIRONMENT_HELP,
@@ -54,8 +53,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
         epilog=ENVIRONMENT_HELP + ". Run `ai-context COMMAND --help` for a command's flags.",
     )
-    parser.add_argument("--version", action="version", version=f"ai-context {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    action = sub.add_parser(
+        "action",
+        help="run the GitHub Action (the container's entrypoint; reads the runner's INPUT_* "
+        "and GITHUB_* variables). A bare `ai-context` never runs it.",
+    )
+    action.set_defaults(handler=cmd_action)
 
     def checking(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -85,18 +91,41 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     checking(report)
     report.set_defaults(handler=cmd_report)
 
-    action = sub.add_parser(
-        "action",
-        help="run as the GitHub Action (what the container runs; reads the runner's INPUT_* "
-        "and GITHUB_* variables)",
-    )
-    action.set_defaults(handler=cmd_action)
 
     wanted = {COMMAND_GROUPS[command]} if command in COMMAND_GROUPS else set(GROUPS)
     for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
         if group in wanted:
             register(sub)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, resolved only when asked: reading the installed distribution's metadata
+    would otherwise cost every command its start-up time."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "show the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from ai_context import version  # noqa: PLC0415
+
+        sys.stdout.write(f"ai-context {version()}\n")
+        parser.exit()
+
+
+def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    """The Action: event, settings and inputs come from the runner's environment."""
+    del args, out, stdin
+    from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
+
+    return run_action()
 
 
 # Commands that live in their own modules, imported only when they run (or for --help): an
@@ -306,14 +335,6 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     complete = sum(1 for _, r in rows if r.complete)
     out.write(f"\n{len(rows)} issues, {complete} complete, {errors} errors, {warnings} warnings\n")
     return Exit.OK
-
-
-def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    """The GitHub Action's main: only when asked for by name (the container's entrypoint)."""
-    del args, out, stdin
-    from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
-
-    return run_action()
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
