@@ -91,7 +91,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     checking(report)
     report.set_defaults(handler=cmd_report)
 
-
     wanted = {COMMAND_GROUPS[command]} if command in COMMAND_GROUPS else set(GROUPS)
     for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
         if group in wanted:
