@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from ai_context.adapters.store import DirectoryStore
 from ai_context.cli.common import (
     ENVIRONMENT_HELP,
     add_format,
@@ -91,7 +90,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     checking(report)
     report.set_defaults(handler=cmd_report)
 
-    wanted = {COMMAND_GROUPS[command]} if command in COMMAND_GROUPS else set(GROUPS)
+    wanted = _groups_for(command)
     for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
         if group in wanted:
             register(sub)
@@ -190,6 +189,20 @@ COMMAND_GROUPS = {
     "who": "lease",
     "mirror": "mirror",
 }
+
+
+# Commands defined here: they need no group, so `validate` imports nothing it does not use.
+OWN_COMMANDS = frozenset({"action", "validate", "report"})
+
+
+def _groups_for(command: str | None) -> set[str]:
+    """The groups to register: the command's own, none for ours, all for help or a typo (so the
+    parser can list every command and suggest one)."""
+    if command in OWN_COMMANDS:
+        return set()
+    if command in COMMAND_GROUPS:
+        return {COMMAND_GROUPS[command]}
+    return set(GROUPS)
 
 
 def _config(args: argparse.Namespace) -> CheckConfig:
@@ -297,6 +310,8 @@ def _progress(block: Block | None) -> str:
 
 def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
+    from ai_context.adapters.store import DirectoryStore  # noqa: PLC0415 - yaml, only here
+
     store = DirectoryStore(args.issues_dir)
     now = args.now or datetime.now(UTC)
     config = _config(args)

@@ -13,6 +13,9 @@ The two carriers:
                        (rules/digest.py carries it and calls `encode` / `decode`).
 `encode` writes url-safe base64 (no `+`, `/`: safe in a link title too); `decode` also reads the
 standard alphabet that earlier sticky comments carry (such a comment is rewritten once).
+A third carrier, the run state (rules/memory.py), is large: `compress=True` deflates the JSON
+first and marks the text `z.` (a dot is not base64, so no plain state starts that way);
+`decode` inflates at most MAX_INFLATED bytes, so a crafted state cannot blow up.
 """
 
 from __future__ import annotations
@@ -21,47 +24,60 @@ import base64
 import binascii
 import json
 import re
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
 MAX_ENCODED = 1_000_000  # characters; a GitHub comment holds 65,536
 COMMENT_PREFIX = "<!-- ai-context:state "
 COMMENT_SUFFIX = " -->"
+MAX_INFLATED = 4_000_000  # bytes of JSON a compressed state may inflate to
+COMPRESSED = "z."
 _BASE64_RE = re.compile(r"[A-Za-z0-9+/_=-]*")
 
 
-def encode(state: Mapping[str, Any]) -> str:
+def encode(state: Mapping[str, Any], *, compress: bool = False) -> str:
     """STATE as url-safe base64 of compact JSON, keys in the order given (callers build their
     states in a fixed order, so an unchanged state encodes to the same text and the comment
-    is not rewritten)."""
-    data = json.dumps(state, separators=(",", ":"), ensure_ascii=True)
-    return base64.urlsafe_b64encode(data.encode("ascii")).decode("ascii")
+    is not rewritten); with COMPRESS, deflated first and marked `z.`."""
+    data = json.dumps(state, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    if compress:
+        packed = base64.urlsafe_b64encode(zlib.compress(data, 9)).decode("ascii")
+        return COMPRESSED + packed.rstrip("=")
+    return base64.urlsafe_b64encode(data).decode("ascii")
 
 
 def decode(encoded: str | None) -> dict[str, Any] | None:
-    """The object `encode` wrote; None for anything else. Never raises."""
-    if not encoded or len(encoded) > MAX_ENCODED or not _BASE64_RE.fullmatch(encoded):
+    """The object `encode` wrote (plain or compressed); None for anything else. Never raises."""
+    compressed = encoded is not None and encoded.startswith(COMPRESSED)
+    text = encoded[len(COMPRESSED) :] if encoded and compressed else encoded
+    if not text or len(text) > MAX_ENCODED or not _BASE64_RE.fullmatch(text):
         return None
-    text = encoded.replace("-", "+").replace("_", "/")
+    text = text.replace("-", "+").replace("_", "/")
     try:
         raw = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+        if compressed:
+            inflater = zlib.decompressobj()
+            raw = inflater.decompress(raw, MAX_INFLATED)
+            if inflater.unconsumed_tail or not inflater.eof:
+                return None  # too large, or cut short
         data = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+    except (binascii.Error, zlib.error, ValueError, RecursionError):  # UnicodeDecodeError too
         return None
     return data if isinstance(data, dict) else None
 
 
-def hide(state: Mapping[str, Any]) -> str:
-    """The sticky comment's hidden line holding STATE."""
-    return f"{COMMENT_PREFIX}{encode(state)}{COMMENT_SUFFIX}"
+def hide(state: Mapping[str, Any], *, prefix: str = COMMENT_PREFIX, compress: bool = False) -> str:
+    """The hidden line holding STATE (the sticky comment's, unless PREFIX names another)."""
+    return f"{prefix}{encode(state, compress=compress)}{COMMENT_SUFFIX}"
 
 
-def find_hidden(body: str | None) -> dict[str, Any] | None:
-    """The state `hide` left in a comment body (the last one wins); None when absent or garbled."""
+def find_hidden(body: str | None, *, prefix: str = COMMENT_PREFIX) -> dict[str, Any] | None:
+    """The state `hide` left in a body (the last one wins); None when absent or garbled."""
     if not body:
         return None
-    start = body.rfind(COMMENT_PREFIX)
+    start = body.rfind(prefix)
     if start < 0:
         return None
-    encoded = body[start + len(COMMENT_PREFIX) :].split(COMMENT_SUFFIX, 1)[0]
+    encoded = body[start + len(prefix) :].split(COMMENT_SUFFIX, 1)[0]
     return decode(encoded.strip())

@@ -11,6 +11,7 @@ from ai_context.core.block import parse
 from ai_context.core.findings import Finding
 from ai_context.core.markdown import escape_cell
 from ai_context.core.models import Issue
+from ai_context.jobs import memory
 from ai_context.jobs.comments import CheckReport, run_check
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.context import threshold_hit as _threshold_hit
@@ -39,6 +40,10 @@ def check_job(ctx: RunContext) -> None:
         )
 
     tasks = stale_rules(ctx)
+    # A full scan reads the run state from the listing (no call) and writes it back (issue 14).
+    scan = ctx.route.scan_all
+    settings = ctx.settings
+    remembered = memory.load(settings, ctx.open_issues(), repository) if scan else None
     report = run_check(
         ctx.issues(),
         ctx.github,
@@ -50,7 +55,11 @@ def check_job(ctx: RunContext) -> None:
         extra_findings=git_findings,
         tasks=tasks,
         thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
+        remembered=remembered,
     )
+    if scan:
+        tasks_now = memory.remember(report)
+        memory.save(ctx.github, settings, ctx.open_issues(), tasks_now, ctx.workflow.log)
     session = _session_files(ctx)
     _annotate(report, ctx.workflow)
     ctx.outputs["findings"] = str(report.findings + len(session))

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from ai_context.adapters.github import GitHubUnavailable
+from ai_context.adapters.github import GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import find
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
+from ai_context.rules.memory import Known, plan_known
 from ai_context.rules.stale import Verdict
 from ai_context.rules.sticky import (
     CHECK_LABELS,
@@ -56,6 +57,11 @@ class IssueCheck:
     result: CheckResult
     ops: list[Op] = field(default_factory=list)
     verdict: Verdict | None = None  # the stale rules' verdict, when they ran
+    # For the run state (rules/memory.py): the sticky comment a read found, what the state
+    # said instead of a read, and the id of the comment this run created.
+    sticky: Comment | None = None
+    known: Known | None = None
+    created: int | None = None
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -108,11 +114,13 @@ def plan_check(
     extra_findings: ExtraFindings | None = None,
     tasks: TaskRules | None = None,
     thorough: bool = False,
+    known: Known | None = None,
 ) -> IssueCheck:
     """What the check job would write for one issue; reads comments only when it must.
 
     With TASKS (the stale rules), their findings join the block's in the one comment and
     labels; their evidence is remembered in that comment for runs that cannot gather it.
+    KNOWN (the run state's entry, when the listing agrees with it) stands in for the read.
     `extra_findings` adds what other sources know (git, the ClickUp mirror) to the comment
     only: the labels speak of the block and the task (a duplicate ClickUp field does not make
     the block invalid).
@@ -125,7 +133,7 @@ def plan_check(
         extra = tuple(extra_findings(issue, result))
     shown = _by_line([*findings, *extra])
     listed: list[Comment] | None = None
-    if needs_comments(issue, shown, thorough=thorough):
+    if known is None and needs_comments(issue, shown, thorough=thorough):
         listed = comments(issue.number)
         memory = read_state(getattr(sticky_comment(listed, bot_login), "body", None))
         if tasks and result.block is not None and memory:
@@ -133,14 +141,19 @@ def plan_check(
             findings = _merge(result, verdict)
             shown = _by_line([*findings, *extra])
     ops = plan_labels(issue, findings)
-    if listed is not None or shown:
-        notes = (mention_note(verdict.mention),) if verdict and verdict.mention else ()
-        state = verdict.state() if verdict else None
+    notes = (mention_note(verdict.mention),) if verdict and verdict.mention else ()
+    state = verdict.state() if verdict else None
+    if known is not None:
+        ops = plan_known(issue.number, shown, known, notes=notes, state=state) + ops
+    elif listed is not None or shown:
         planned = plan_comment(
             issue.number, shown, listed or [], bot_login, notes=notes, state=state
         )
         ops = planned + ops
-    return IssueCheck(issue, result.model_copy(update={"findings": shown}), ops, verdict)
+    checked = IssueCheck(issue, result.model_copy(update={"findings": shown}), ops, verdict)
+    checked.sticky = sticky_comment(listed or [], bot_login)
+    checked.known = known
+    return checked
 
 
 def _by_line(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -173,11 +186,14 @@ def run_check(
     extra_findings: ExtraFindings | None = None,
     tasks: TaskRules | None = None,
     thorough: bool = False,
+    remembered: Mapping[int, Known] | None = None,
 ) -> CheckReport:
+    """Plan and apply each issue's writes. REMEMBERED is the run state (a full scan's): an
+    entry the listing agrees with saves the comment read."""
     report = CheckReport([])
     for issue in issues:
-        planned = plan_check(
-            issue,
+        known = (remembered or {}).get(issue.number)
+        kwargs: dict[str, Any] = dict(
             now=now,
             config=config,
             bot_login=bot_login,
@@ -186,21 +202,44 @@ def run_check(
             tasks=tasks,
             thorough=thorough,
         )
+        usable = known if known is not None and known.usable(issue) and not thorough else None
+        planned = plan_check(issue, known=usable, **kwargs)
+        try:
+            _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log)
+        except GitHubNotFound:
+            if planned.known is None:
+                raise
+            log(f"ai-context: the comment remembered on #{issue.number} is gone; reading")
+            planned = plan_check(issue, **kwargs)  # the state was wrong: read, as without it
+            _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log)
         report.checks.append(planned)
-        for op in planned.ops:
-            report.stats[op.kind] += 1
-            if dry_run:
-                log(f"[dry-run] would {op.describe()}")
-            else:
-                apply(op, writer, bot_login)
-                log(f"{op.describe()}")
+        report.stats.update(op.kind for op in planned.ops)
     return report
 
 
-def apply(op: Op, writer: IssueWriter, bot_login: str) -> None:
+def _apply_all(
+    planned: IssueCheck,
+    writer: IssueWriter,
+    bot_login: str,
+    *,
+    dry_run: bool,
+    log: Callable[[str], None],
+) -> None:
+    for op in planned.ops:
+        if dry_run:
+            log(f"[dry-run] would {op.describe()}")
+            continue
+        made = apply(op, writer, bot_login)
+        if op.kind == "create_comment" and made is not None:
+            planned.created = made.id
+        log(f"{op.describe()}")
+
+
+def apply(op: Op, writer: IssueWriter, bot_login: str) -> Comment | None:
+    """Make one write; the comment a creation made, when it is known."""
     if op.kind == "create_comment":
-        _create_once(op, writer, bot_login)
-    elif op.kind == "edit_comment":
+        return _create_once(op, writer, bot_login)
+    if op.kind == "edit_comment":
         assert op.comment_id is not None and op.body is not None
         writer.edit_comment(op.comment_id, op.body)
     elif op.kind == "delete_comment":
@@ -210,17 +249,19 @@ def apply(op: Op, writer: IssueWriter, bot_login: str) -> None:
         writer.add_labels(op.issue, op.labels)
     else:
         writer.remove_label(op.issue, op.labels[0])
+    return None
 
 
-def _create_once(op: Op, writer: IssueWriter, bot_login: str) -> None:
+def _create_once(op: Op, writer: IssueWriter, bot_login: str) -> Comment | None:
     """A POST that failed may still have landed: look for our marker before trying again."""
     assert op.body is not None
     try:
-        writer.create_comment(op.issue, op.body)
+        return writer.create_comment(op.issue, op.body)
     except GitHubUnavailable:
         landed = any(
             c.author.lower() == bot_login.lower() and c.body.startswith(MARKER)
             for c in writer.list_comments(op.issue)
         )
         if not landed:
-            writer.create_comment(op.issue, op.body)
+            return writer.create_comment(op.issue, op.body)
+        return None

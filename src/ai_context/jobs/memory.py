@@ -1,0 +1,98 @@
+"""The run state's carrier: a hidden line in the body of the digest issue (imperative shell).
+
+Why there: a scheduled run lists every open issue anyway, and the digest issue (labelled
+`ai-context:digest`, or `digest-issue`) is one of them, so reading the state costs no call; a
+comment would cost a read of the digest issue's comments, one page per 100 daily digests.
+Writing it costs one re-read (so a human's edit of the text around it is never lost) and one
+PATCH, and only when something changed. No carrier yet and something to remember: the run
+creates the issue the digest job would create (same title, same label), once.
+Issue events neither read nor write it: their one comment read is as cheap as reading the
+state, and the next scheduled run sees from the listing that the task moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from ai_context.adapters.config import Settings
+from ai_context.adapters.github import GitHub
+from ai_context.core.models import Issue
+from ai_context.jobs.comments import CheckReport
+from ai_context.jobs.digest import DIGEST_LABEL, DIGEST_TITLE
+from ai_context.rules.memory import (
+    MAX_ENCODED,
+    Known,
+    RunState,
+    after_run,
+    current_line,
+    decode_state,
+    encode_state,
+    replace_line,
+)
+from ai_context.rules.sticky import MAX_COMMENT as MAX_BODY
+
+CARRIER_TEXT = (
+    "ai-context posts the daily digest of AI tasks here, one comment a day. A hidden line "
+    "below remembers what its last scheduled run wrote, so the next run reads only what "
+    "changed; deleting it costs one full run."
+)
+
+
+def carrier(settings: Settings, open_issues: Sequence[Issue]) -> Issue | None:
+    """The digest issue as the listing shows it; None when it is not among the open issues."""
+    labelled = [i for i in open_issues if DIGEST_LABEL in i.labels]
+    if settings.digest_issue is not None:
+        labelled = [i for i in open_issues if i.number == settings.digest_issue]
+    return min(labelled, key=lambda i: i.number) if labelled else None
+
+
+def load(settings: Settings, open_issues: Sequence[Issue], repository: str) -> dict[int, Known]:
+    """The remembered tasks; empty (a full read) when the state is absent or not ours."""
+    found = carrier(settings, open_issues)
+    state = decode_state(found.body if found else None, repository, settings.bot_login)
+    return dict(state.tasks) if state else {}
+
+
+def remember(report: CheckReport) -> dict[int, Known]:
+    """What this run leaves on each task, from its plans and writes."""
+    out: dict[int, Known] = {}
+    for check in report.checks:
+        sticky = (check.sticky.id, check.sticky.body) if check.sticky else None
+        known = after_run(
+            check.issue, check.ops, sticky=sticky, known=check.known, created=check.created
+        )
+        if known is not None:
+            out[check.issue.number] = known
+    return out
+
+
+def save(
+    github: GitHub,
+    settings: Settings,
+    open_issues: list[Issue],
+    tasks: Mapping[int, Known],
+    log: Callable[[str], None],
+) -> None:
+    """Write the state when it changed: re-read the carrier, replace only our line."""
+    found = carrier(settings, open_issues)
+    if found is None and (not tasks or settings.digest_issue is not None):
+        return  # nothing to remember, or the configured issue is closed: no issue made for it
+    state = RunState(github.repository, settings.bot_login, tasks)
+    limit = MAX_ENCODED
+    if found is not None:  # the body holds 65,536 characters, the text around ours included
+        rest = len(found.body) - len(current_line(found.body) or "")
+        limit = min(limit, MAX_BODY - rest - 4)
+    line = encode_state(state, limit)
+    if found is not None and current_line(found.body) == line:
+        return
+    if settings.dry_run:
+        log("[dry-run] would write the run state to the digest issue")
+        return
+    if found is None:
+        created = github.create_issue(DIGEST_TITLE, f"{CARRIER_TEXT}\n\n{line}", [DIGEST_LABEL])
+        open_issues.append(created)  # the digest job of this run finds it
+        log(f"created the digest issue #{created.number} to hold the run state")
+        return
+    fresh = github.get_issue(found.number)  # a human may have edited the text around it
+    github.update_issue_body(found.number, replace_line(fresh.body, line))
+    log(f"run state: {len(tasks)} task(s) remembered on #{found.number}")
