@@ -1,10 +1,12 @@
-"""API calls of a scheduled check over 1,000 open issues, 50 with problems, on the loopback
-GitHub: calls made beside the lower bound (list pages + one call per comment or label write
-that must happen). A first run, a rerun with nothing changed, and a rerun after 10 blocks are
-fixed. The gap is the comment reads: the issue listing says how many comments an issue has and
-which of our labels it wears, but not what our comment says, so an issue with findings (or our
-labels) and any comments costs one read to compare.
-Run: `make bench` or `python benchmarks/bench_api.py`.
+"""API calls of a scheduled check over 1,000 and 10,000 open issues (5% with problems) on the
+loopback GitHub: calls made beside the lower bound (the task list pages + one call per comment
+or label write that must happen), and the difference, call by call: a first run, a rerun with
+nothing changed, a rerun after 10 blocks are fixed; then an issue event of each kind.
+
+The run state (issue 14, rules/memory.py) is a hidden line in the digest issue's body: the
+listing brings it for free; writing it costs a re-read of that issue and one PATCH (or, the
+first time, the issue's creation). Its size is printed beside the 65,536-character limit.
+Run: `make bench` or `python benchmarks/bench_api.py [ISSUES ...]` (default 1000 10000).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -20,60 +23,129 @@ from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
-ISSUES, BROKEN, FIXED = 1000, 50, 10
+from ai_context.rules.memory import current_line, decode_state
+
+BROKEN_SHARE, FIXED = 20, 10  # one issue in 20 broken; 10 of them fixed before the third run
 INCOMPLETE = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n"
 NOW = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z", "INPUT_JOBS": "check"}
+BOT = "github-actions[bot]"
+WRITES = ("POST", "PATCH", "DELETE")
 
 
-def writes(gh: GitHubFake) -> int:
-    return sum(1 for r in gh.requests if r.method in ("POST", "PATCH", "DELETE"))
+def kinds(gh: GitHubFake, carrier: int | None) -> Counter[str]:
+    """The calls of the last run by what they were for."""
+    out: Counter[str] = Counter()
+    state_path = f"/repos/o/r/issues/{carrier}"
+    for r in gh.requests:
+        if r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues":
+            out["page"] += 1
+        elif r.method == "GET" and r.template.endswith("/comments"):
+            out["comment read"] += 1
+        elif r.path == state_path and r.method == "GET":
+            out["state re-read"] += 1
+        elif (r.path == state_path and r.method == "PATCH") or (
+            r.method == "POST" and r.template == "/repos/{owner}/{repo}/issues"
+        ):
+            out["state write"] += 1
+        elif r.method in WRITES:
+            out["task write"] += 1
+        else:
+            out[f"other {r.method} {r.template}"] += 1
+    return out
 
 
-def report(name: str, gh: GitHubFake, bound: int, seconds: float) -> None:
-    calls = gh.count()
+def carrier_of(gh: GitHubFake) -> int | None:
+    found = [n for n, i in gh.repos["o/r"].issues.items() if "ai-context:digest" in i.labels]
+    return found[0] if found else None
+
+
+def report(name: str, gh: GitHubFake, tasks: int, writes: int, seconds: float) -> None:
+    """One line: calls, lower bound (task pages + necessary task writes), the difference."""
+    got = kinds(gh, carrier_of(gh))
+    calls = sum(got.values())
+    bound = -(-tasks // 100) + writes
+    extra = {k: v for k, v in got.items() if k not in ("task write",)}
+    extra["page"] -= -(-tasks // 100)
+    why = ", ".join(f"+{v} {k}" for k, v in sorted(extra.items()) if v) or "none"
+    assert got["task write"] == writes, (name, got)
     print(
-        f"{name:34} calls {calls:5}  lower bound {bound:5}  "
-        f"({'equal' if calls == bound else f'{calls - bound:+d}'})  writes {writes(gh):4}  "
+        f"  {name:26} calls {calls:5}  lower bound {bound:5}  ({calls - bound:+d}: {why})  "
         f"{seconds:5.1f} s"
     )
 
 
-def main() -> None:
+def scenario(issues: int) -> None:
+    broken = issues // BROKEN_SHARE
     with GitHubFake(now=None) as gh, tempfile.TemporaryDirectory() as tmp:
-        for n in range(1, ISSUES + 1):
-            broken = n % (ISSUES // BROKEN) == 0
-            gh.add_issue("o/r", f"Task {n}", INCOMPLETE if broken else SEED_BLOCK, number=n)
+        for n in range(1, issues + 1):
+            gh.add_issue("o/r", f"Task {n}", INCOMPLETE if n % BROKEN_SHARE == 0 else SEED_BLOCK)
             if n % 3 == 0:
                 gh.add_comment("o/r", n, "A human comment.", user="ana")
-        pages = -(-ISSUES // 100)
-        print(f"{ISSUES} open issues, {BROKEN} with problems, a third with human comments")
+        with_comments = sum(1 for n in range(BROKEN_SHARE, issues + 1, BROKEN_SHARE) if n % 3 == 0)
+        print(f"{issues} open issues, {broken} with problems, a third with human comments:")
 
-        start = time.perf_counter()
-        result = run_action(Path(tmp) / "1", gh.url, "schedule", {}, extra_env=NOW)
-        assert result.code == 0, result.stdout + result.stderr
-        # per broken issue: create the comment, add the labels. Broken issues that already
-        # have (human) comments cost one read each to make sure none of them is ours.
-        with_comments = sum(1 for n in range(1, ISSUES + 1) if n % 20 == 0 and n % 3 == 0)
-        report("first run", gh, pages + 2 * BROKEN, time.perf_counter() - start)
-        print(f"{'':34} (+{with_comments}: comment reads on broken issues with human comments)")
+        def run(name: str) -> float:
+            gh.reset_requests()
+            start = time.perf_counter()
+            result = run_action(Path(tmp) / name, gh.url, "schedule", {}, extra_env=NOW)
+            assert result.code == 0, result.stdout + result.stderr
+            return time.perf_counter() - start
 
-        gh.reset_requests()
-        start = time.perf_counter()
-        run_action(Path(tmp) / "2", gh.url, "schedule", {}, extra_env=NOW)
-        # nothing must change; the 50 issues with findings have a comment now, and the
-        # listing cannot say whether it is current, so each costs one read.
-        report("rerun, nothing changed", gh, pages, time.perf_counter() - start)
-        print(f"{'':34} (+{BROKEN}: one comment read per issue with findings, to compare)")
-
-        for n in range(ISSUES // BROKEN, ISSUES // BROKEN * (FIXED + 1), ISSUES // BROKEN):
+        # per broken issue: create the comment, add the labels
+        report("first run", gh, issues, 2 * broken, run("1"))
+        print(
+            f"  {'':26} (no state yet: the {with_comments} broken issues that have comments "
+            "are read, to be sure none is ours)"
+        )
+        report("rerun, nothing changed", gh, issues, 0, run("2"))
+        for n in range(BROKEN_SHARE, BROKEN_SHARE * (FIXED + 1), BROKEN_SHARE):
             gh.edit_issue("o/r", n, body=SEED_BLOCK)
-        gh.reset_requests()
-        start = time.perf_counter()
-        run_action(Path(tmp) / "3", gh.url, "schedule", {}, extra_env=NOW)
-        # fixed: edit to all-clear + remove 2 labels each (reads: one per issue that had one)
-        bound = pages + 3 * FIXED
-        report(f"rerun, {FIXED} blocks fixed", gh, bound, time.perf_counter() - start)
-        print(f"{'':34} (+{BROKEN}: one comment read per issue with findings or our labels)")
+        # fixed: edit to all-clear + remove 2 labels each
+        report(f"rerun, {FIXED} blocks fixed", gh, issues, 3 * FIXED, run("3"))
+        carrier = carrier_of(gh)
+        assert carrier is not None
+        body = gh.issue("o/r", carrier).body
+        line = current_line(body) or ""
+        state = decode_state(body, "o/r", BOT)
+        print(
+            f"  run state: {len(state.tasks) if state else 0} tasks remembered in "
+            f"{len(line):,} characters (limit 65,536; the page for the digest issue is the "
+            "+1 page)"
+        )
+        events(gh, Path(tmp), BROKEN_SHARE * (FIXED + 1))
+
+
+def events(gh: GitHubFake, tmp: Path, number: int) -> None:
+    """Issue events use no state: the payload carries the issue, one comment read the truth."""
+    issue = gh.issue("o/r", number)
+    payload = {
+        "action": "edited",
+        "issue": {**gh._issue_json(issue), "body": issue.body},
+        "changes": {"title": {"from": "old title"}},
+        "repository": {"full_name": "o/r"},
+    }
+    env = {**NOW, "INPUT_JOBS": "auto"}
+    gh.reset_requests()
+    run_action(tmp / "e1", gh.url, "issues", payload, extra_env=env)
+    print(f"  issue event, title edited (block unchanged): {gh.count()} calls (goal 0)")
+    gh.edit_issue("o/r", number, body=INCOMPLETE + "- **Next step:** plan it\n")
+    issue = gh.issue("o/r", number)
+    payload["issue"] = {**gh._issue_json(issue), "body": issue.body}
+    payload["changes"] = {"body": {"from": INCOMPLETE}}
+    gh.reset_requests()
+    run_action(tmp / "e2", gh.url, "issues", payload, extra_env=env)
+    writes = sum(1 for r in gh.requests if r.method in WRITES)
+    reads = gh.count() - writes
+    print(
+        f"  issue event, block changed: {gh.count()} calls = {writes} write(s) + {reads} "
+        "read(s) (goal: the writes + at most 1 read)"
+    )
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [1000, 10_000]
+    for issues in sizes:
+        scenario(issues)
 
 
 if __name__ == "__main__":

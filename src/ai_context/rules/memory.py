@@ -32,6 +32,8 @@ from ai_context.rules.sticky import Op, read_state, render_findings
 VERSION = 1
 PREFIX = "<!-- ai-context:run-state "
 MAX_ENCODED = 60_000  # characters of the hidden line; an issue body holds 65,536
+DIGEST_CHARS = 5
+FIELDS = ("v", "repo", "bot", "n", "id", "c", "d")  # the state's keys, in their order
 
 
 @dataclass(frozen=True)
@@ -55,34 +57,52 @@ class RunState:
 
 
 def body_digest(body: str) -> str:
-    """48 bits of SHA-256 over the text as compared (stripped): 8 characters."""
+    """30 bits of SHA-256 over the text as compared (stripped): 5 characters. A collision
+    could only keep an outdated comment (never write a wrong one), at odds of 2**-30."""
     raw = hashlib.sha256(body.strip().encode("utf-8")).digest()[:6]
-    return base64.urlsafe_b64encode(raw).decode("ascii")
+    return base64.urlsafe_b64encode(raw).decode("ascii")[:DIGEST_CHARS]
 
 
 ALL_CLEAR = body_digest(render_findings(()))
 
 
-def _checksum(head: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
-    data = json.dumps([*head, rows], separators=(",", ":")).encode("utf-8")
+def _checksum(columns: Sequence[Any]) -> str:
+    data = json.dumps(columns, separators=(",", ":")).encode("utf-8")
     return base64.urlsafe_b64encode(hashlib.sha256(data).digest()[:6]).decode("ascii")
 
 
+def _deltas(values: Sequence[int]) -> list[int]:
+    return [b - a for a, b in zip([0, *values], values, strict=False)]
+
+
+def _sums(deltas: Sequence[int]) -> list[int]:
+    out, total = [], 0
+    for d in deltas:
+        total += d
+        out.append(total)
+    return out
+
+
 def encode_state(state: RunState, limit: int = MAX_ENCODED) -> str:
-    """The hidden line for STATE, entries sorted by issue; those that do not fit in LIMIT
-    characters are left out (all-clear comments first: a full scan does not read them)."""
+    """The hidden line for STATE; entries that do not fit in LIMIT characters are left out
+    (all-clear comments first: a full scan does not read them). Columns, sorted by issue,
+    numbers and ids as differences (a run posts its comments in issue order, so ids grow
+    with the numbers), deflate what repeats."""
     ranked = sorted(state.tasks.items(), key=lambda kv: (kv[1].digest == ALL_CLEAR, kv[0]))
     keep = len(ranked)
     while True:
-        rows = sorted([n, k.sticky_id, k.comments, k.digest] for n, k in ranked[:keep])
-        head = [VERSION, state.repository.lower(), state.bot.lower()]
-        payload = {
-            "v": VERSION,
-            "repo": head[1],
-            "bot": head[2],
-            "tasks": rows,
-            "sum": _checksum(head, rows),
-        }
+        rows = sorted(ranked[:keep])
+        columns = [
+            VERSION,
+            state.repository.lower(),
+            state.bot.lower(),
+            _deltas([n for n, _ in rows]),
+            _deltas([k.sticky_id for _, k in rows]),
+            [k.comments for _, k in rows],
+            "".join(k.digest for _, k in rows),
+        ]
+        payload = dict(zip(FIELDS, columns, strict=True))
+        payload["sum"] = _checksum(columns)
         line = hide(payload, prefix=PREFIX, compress=True)
         if len(line) <= limit or keep == 0:
             return line
@@ -95,28 +115,24 @@ def decode_state(body: str | None, repository: str, bot: str) -> RunState | None
     data = find_hidden(body, prefix=PREFIX)
     if data is None or data.get("v") != VERSION:
         return None
-    head = [VERSION, repository.lower(), bot.lower()]
-    rows = data.get("tasks")
-    if data.get("repo") != head[1] or data.get("bot") != head[2] or not isinstance(rows, list):
+    columns = [data.get(name) for name in FIELDS]
+    if columns[1:3] != [repository.lower(), bot.lower()] or data.get("sum") != _checksum(columns):
         return None
-    if data.get("sum") != _checksum(head, rows):
+    numbers, ids, counts, digests = columns[3:]
+    if not (_ints(numbers) and _ints(ids) and _ints(counts) and isinstance(digests, str)):
         return None
-    tasks: dict[int, Known] = {}
-    for row in rows:
-        if not _valid_row(row):
-            return None
-        tasks[row[0]] = Known(sticky_id=row[1], comments=row[2], digest=row[3])
+    size = len(numbers)
+    if not len(ids) == len(counts) == size or len(digests) != size * DIGEST_CHARS:
+        return None
+    tasks = {
+        n: Known(sticky_id=i, comments=c, digest=digests[k * DIGEST_CHARS : (k + 1) * DIGEST_CHARS])
+        for k, (n, i, c) in enumerate(zip(_sums(numbers), _sums(ids), counts, strict=True))
+    }
     return RunState(repository, bot, tasks)
 
 
-def _valid_row(row: Any) -> bool:
-    return (
-        isinstance(row, list)
-        and len(row) == 4
-        and all(type(v) is int and v >= 0 for v in row[:3])
-        and isinstance(row[3], str)
-        and len(row[3]) == 8
-    )
+def _ints(values: Any) -> bool:
+    return isinstance(values, list) and all(type(v) is int for v in values)
 
 
 def replace_line(body: str, line: str) -> str:
