@@ -115,7 +115,7 @@ def decode_state(body: str | None, repository: str, bot: str) -> RunState | None
     data = find_hidden(body, prefix=PREFIX)
     if data is None or data.get("v") != VERSION:
         return None
-    columns = [data.get(name) for name in FIELDS]
+    columns: list[Any] = [data.get(name) for name in FIELDS]
     if columns[1:3] != [repository.lower(), bot.lower()] or data.get("sum") != _checksum(columns):
         return None
     numbers, ids, counts, digests = columns[3:]
@@ -124,9 +124,13 @@ def decode_state(body: str | None, repository: str, bot: str) -> RunState | None
     size = len(numbers)
     if not len(ids) == len(counts) == size or len(digests) != size * DIGEST_CHARS:
         return None
+    rows = list(zip(_sums(numbers), _sums(ids), counts, strict=True))
+    if any(min(row) < 1 for row in rows):
+        return None
+    width = DIGEST_CHARS
     tasks = {
-        n: Known(sticky_id=i, comments=c, digest=digests[k * DIGEST_CHARS : (k + 1) * DIGEST_CHARS])
-        for k, (n, i, c) in enumerate(zip(_sums(numbers), _sums(ids), counts, strict=True))
+        n: Known(sticky_id=i, comments=c, digest=digests[k * width : (k + 1) * width])
+        for k, (n, i, c) in enumerate(rows)
     }
     return RunState(repository, bot, tasks)
 
