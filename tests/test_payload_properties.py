@@ -56,7 +56,7 @@ READ_PUSH = {"commits", "head_commit", "sender", "ref", "before", "after"}
 # No shrinking: a failing example is printed whole, and a shrink of these payloads can take
 # minutes; the run time stays bounded.
 SETTINGS = settings(
-    max_examples=25,
+    max_examples=20,
     deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
