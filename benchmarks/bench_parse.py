@@ -1,14 +1,21 @@
 """Parse throughput: find + parse + check on realistic 1-4 KiB issue bodies, beside
-markdown-it-py's full parse of the same bodies (the reference), and the linearity ratio of a
+markdown-it-py's full parse of the same bodies (the reference), in process and as whole
+processes over 2,000 bodies (`ai-context validate FILES` against a `python -c` that parses the
+same files with markdown-it-py, start-up included: goal >= 10x), and the linearity ratio of a
 65,536-character body to a 1 KiB body. Run: `make bench` or `python benchmarks/bench_parse.py`.
 """
 
 from __future__ import annotations
 
 import random
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 from markdown_it import MarkdownIt
 
@@ -69,6 +76,7 @@ def main() -> None:
     print(f"find+parse+check: {ours * 1e6:8.1f} us/body  ({1 / ours:8.0f} bodies/s)")
     print(f"markdown-it-py:   {reference * 1e6:8.1f} us/body  ({1 / reference:8.0f} bodies/s)")
     print(f"speed-up vs a full markdown parse: {reference / ours:.1f}x (goal >= 10x)")
+    whole_processes(rng)
 
     small = [body(1024, random.Random(i)) for i in range(20)]
     large = [body(65_536, random.Random(i)) for i in range(20)]
@@ -94,6 +102,43 @@ def main() -> None:
     hostile = "## AI Context\n" + "- **Plan:**\n" + "  1. (" * 20_000
     t_hostile = per_call(lambda b: check_body(b, now=NOW), [hostile[:65_536]], 3)
     print(f"hostile 65,536-char body (nested parens, one huge plan): {t_hostile * 1e3:.1f} ms")
+
+
+MARKDOWN_IT = (
+    "import sys\nfrom markdown_it import MarkdownIt\nmd = MarkdownIt('commonmark')\n"
+    "for p in sys.argv[1:]:\n    md.parse(open(p, encoding='utf-8').read())"
+)
+
+
+def whole_processes(rng: random.Random, count: int = 2000, rounds: int = 5) -> None:
+    """`ai-context validate` over COUNT files against markdown-it-py over the same files, each
+    a whole process (start-up included), interleaved, median of ROUNDS."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for i in range(count):
+            path = Path(tmp) / f"issue-{i}.md"
+            path.write_text(body(rng.randint(1024, 4096), rng), encoding="utf-8")
+            paths.append(str(path))
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "ai-context validate (2,000 files)": [sys.executable, "-m", "ai_context", "validate"],
+            "markdown-it-py (2,000 files)": [sys.executable, "-c", MARKDOWN_IT],
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(rounds):
+            for name, argv in commands.items():
+                args = argv if name == "python -c pass" else [*argv, *paths]
+                start = time.perf_counter()
+                subprocess.run(args, capture_output=True, check=False, cwd=tmp)
+                times[name].append(time.perf_counter() - start)
+    medians = {name: statistics.median(runs) for name, runs in times.items()}
+    print(
+        f"\nwhole processes over {count} bodies of 1-4 KiB, start-up included (median of {rounds}):"
+    )
+    for name, median in medians.items():
+        print(f"  {name:36} {median * 1000:8.1f} ms")
+    ratio = medians["markdown-it-py (2,000 files)"] / medians["ai-context validate (2,000 files)"]
+    print(f"  speed-up as processes: {ratio:.1f}x (goal >= 10x)")
 
 
 if __name__ == "__main__":
