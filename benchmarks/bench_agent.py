@@ -149,11 +149,48 @@ def main() -> None:
         for name, ms in sorted(import_times(laptop, [*cli, "resume"]).items(), key=lambda p: -p[1]):
             print(f"  {name:22} {ms:7.1f}")
 
+        startup(laptop, fake, rounds)
+
         print("\nGitHub calls per command (goal: resume 1, save 2-3):")
         for name, n in calls.items():
             print(f"  {name:46} {n}")
         _, _, out, _ = laptop.run([*cli, "resume", "--format", "json"])
         assert json.loads(out)["github_calls"] == calls["resume, task named by the cache"]
+
+
+def startup(runner: Runner, fake: GitHubFake, rounds: int) -> None:
+    """Issue 14's start-up goals, as whole processes beside their references, interleaved:
+    `validate FILE` <= 150 ms (`python -c pass` is about 11 ms on an idle machine of this
+    class), `resume` <= 1.3x (`import github` + one round trip to the same fake)."""
+    target = runner.cwd / "block.md"
+    target.write_text(SEED_BLOCK, encoding="utf-8")
+    trip = (
+        "import github, requests; requests.get("
+        f"{fake.url + '/repos/' + REPO + '/issues/1'!r}, headers={{'Authorization': 'token t'}})"
+    )
+    commands = {
+        "python -c pass": (["-c", "pass"], ""),
+        "python -c 'import github'": (["-c", "import github"], ""),
+        "import github + one round trip": (["-c", trip], ""),
+        "ai-context validate FILE": (["-m", "ai_context", "validate", str(target)], ""),
+        "ai-context resume (cache names the task)": (["-m", "ai_context", "resume"], ""),
+    }
+    times = interleaved(runner, commands, rounds)
+    medians = {name: statistics.median(runs) for name, runs in times.items()}
+    base, github = medians["python -c pass"], medians["python -c 'import github'"]
+    print(f"\nstart-up as whole processes, {rounds} rounds interleaved (median; x pass, x github):")
+    for name, median in medians.items():
+        print(
+            f"  {name:42} {median * 1000:7.1f} ms  {median / base:5.1f}x  {median / github:5.2f}x"
+        )
+    validate = medians["ai-context validate FILE"]
+    resume = medians["ai-context resume (cache names the task)"]
+    reference = medians["import github + one round trip"]
+    print(
+        f"  validate: {validate * 1000:.0f} ms = {validate / base:.1f}x pass (goal <= 150 ms, "
+        f"i.e. <= {150 / 11:.1f}x an idle 11 ms pass); resume: {resume / reference:.2f}x "
+        "(import github + one round trip; goal <= 1.3x)"
+    )
 
 
 if __name__ == "__main__":

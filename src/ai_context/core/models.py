@@ -1,4 +1,8 @@
-"""Plain models the adapters hand back, so the pure core never sees a PyGithub object."""
+"""Plain models the adapters hand back, so the pure core never sees a PyGithub object.
+
+Their validators are built on first use (`defer_build`): `validate` needs none of them, an
+agent's `resume` one or two, and each costs start-up time when built at import (issue 14).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 class Issue(BaseModel):
     """An issue as every job sees it, whether it came from GitHub or from a directory."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     number: int
     title: str
@@ -36,7 +40,7 @@ class Issue(BaseModel):
 
 
 class Comment(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     body: str
@@ -49,7 +53,7 @@ class Comment(BaseModel):
 class IssueRef(BaseModel):
     """Which issue, in which repository: enough to address it without fetching it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     repository: str
     number: int = Field(gt=0)
@@ -58,7 +62,7 @@ class IssueRef(BaseModel):
 class GitCommit(BaseModel):
     """A git commit object as the git database API returns it (leases are built on these)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     sha: str
     message: str
