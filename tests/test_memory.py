@@ -269,3 +269,18 @@ def test_the_human_text_of_the_digest_issue_is_kept(gh: GitHubFake, tmp_path: Pa
     assert gh.issue(REPO, number).body.startswith("Read me first, team.\n\n")
     state_now = decode_state(gh.issue(REPO, number).body, REPO, BOT)
     assert state_now is not None and state_now.tasks[6].digest == ALL_CLEAR
+
+
+def test_a_dry_run_writes_no_state(gh: GitHubFake, tmp_path: Path) -> None:
+    result = run_action(
+        tmp_path / "dry",
+        gh.url,
+        "schedule",
+        {"schedule": "17 * * * *"},
+        token=TOKEN,
+        inputs={"jobs": "check", "dry-run": "true"},
+        extra_env=ENV,
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    assert gh.count("POST") == gh.count("PATCH") == 0
+    assert not [i for i in gh.repos[REPO].issues.values() if "ai-context:digest" in i.labels]
