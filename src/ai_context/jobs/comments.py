@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ai_context.adapters.github import GitHubUnavailable
@@ -20,8 +20,8 @@ from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 from ai_context.rules.stale import Verdict
 from ai_context.rules.sticky import (
     CHECK_LABELS,
-    MARKER,
     Op,
+    is_sticky,
     needs_comments,
     plan_comment,
     plan_labels,
@@ -212,15 +212,37 @@ def apply(op: Op, writer: IssueWriter, bot_login: str) -> None:
         writer.remove_label(op.issue, op.labels[0])
 
 
+def sticky_comments(writer: IssueWriter, number: int, bot_login: str) -> list[Comment]:
+    """Our sticky comments on issue NUMBER, oldest first: one listing (the one place the
+    comment plans read comments from GitHub, so a per-run cache can sit here)."""
+    return _ours(writer.list_comments(number), bot_login)
+
+
+def _ours(comments: Sequence[Comment], bot_login: str) -> list[Comment]:
+    found = {c.id: c for c in comments if is_sticky(c, bot_login)}
+    return sorted(
+        found.values(), key=lambda c: (c.created_at or datetime.max.replace(tzinfo=UTC), c.id)
+    )
+
+
 def _create_once(op: Op, writer: IssueWriter, bot_login: str) -> None:
-    """A POST that failed may still have landed: look for our marker before trying again."""
+    """Create the sticky comment, then list once: a POST that failed may still have landed,
+    and a run racing this one (a push and an issue event, a re-run) may have created its
+    own. The oldest stays, newer ones go, so racing runs end with one comment; the survivor
+    gets this run's text when it was another run's."""
     assert op.body is not None
+    created: Comment | None = None
     try:
-        writer.create_comment(op.issue, op.body)
+        created = writer.create_comment(op.issue, op.body)
     except GitHubUnavailable:
-        landed = any(
-            c.author.lower() == bot_login.lower() and c.body.startswith(MARKER)
-            for c in writer.list_comments(op.issue)
-        )
-        if not landed:
+        ours = sticky_comments(writer, op.issue, bot_login)
+        if not ours:  # it did not land: one more try
             writer.create_comment(op.issue, op.body)
+            return
+    else:
+        ours = _ours([*writer.list_comments(op.issue), created], bot_login)
+    keep = ours[0]
+    for duplicate in ours[1:]:
+        writer.delete_comment(duplicate.id)
+    if created is not None and keep.id != created.id and keep.body.strip() != op.body.strip():
+        writer.edit_comment(keep.id, op.body)
