@@ -19,12 +19,14 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
 )
 
-from ai_context.core.durations import parse_duration
+from ai_context.core.block import LABELS
+from ai_context.core.durations import Duration
 from ai_context.core.errors import ConfigError
 from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig
 
@@ -49,7 +51,7 @@ class Settings(BaseModel):
     jobs: tuple[str, ...] = ("auto",)
     dry_run: bool = False
     fail_on: Literal["never", "error", "warning"] = "never"
-    stale_after: timedelta = timedelta(hours=24)
+    stale_after: Duration = timedelta(hours=24)
     clickup_token: SecretStr | None = None
     clickup_api_url: str = "https://api.clickup.com/api/v2"
     clickup_team_id: str | None = None
@@ -62,6 +64,12 @@ class Settings(BaseModel):
     http_backoff: float = Field(default=1.0, ge=0, le=60)
     now: datetime | None = None  # fixes the clock: replays, tests and demos
     required: tuple[str, ...] = REQUIRED_DEFAULT
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def source(self, name: str) -> str:
+        """Where setting NAME (`digest-issue`) came from, for messages: `input digest-issue`,
+        `.github/ai-context.yml line 4`; `default` when nothing set it."""
+        return self._sources.get(_field(name), "default")
 
     @field_validator("jobs", mode="before")
     @classmethod
@@ -76,11 +84,6 @@ class Settings(BaseModel):
                 f"unknown job {', '.join(unknown)}; use auto or a list of {', '.join(JOB_NAMES)}"
             )
         return names
-
-    @field_validator("stale_after", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> Any:
-        return parse_duration(value) if isinstance(value, str) else value
 
     @field_validator("dry_run", mode="before")
     @classmethod
@@ -98,7 +101,15 @@ class Settings(BaseModel):
     @classmethod
     def _required(cls, value: Any) -> Any:
         items = value.split(",") if isinstance(value, str) else value
-        return tuple(str(v).strip().lower().replace(" ", "_") for v in items if str(v).strip())
+        if not isinstance(items, list | tuple):
+            raise ValueError("must be a list of block fields, e.g. [actor, phase, plan]")
+        names = tuple(str(v).strip().lower().replace(" ", "_") for v in items if str(v).strip())
+        unknown = [n for n in names if n not in LABELS]
+        if unknown:
+            raise ValueError(
+                f"unknown block field(s) {', '.join(unknown)}; choose from {', '.join(LABELS)}"
+            )
+        return names
 
     @field_validator("now")
     @classmethod
@@ -219,6 +230,7 @@ def load_settings(
         settings = Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, sources)) from exc
+    settings._sources.update({name: source.describe() for name, source in sources.items()})
     return settings, extras
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ai_context.core.block import Block, Parsed, format_timestamp, parse
-from ai_context.core.durations import format_duration
+from ai_context.core.durations import Duration, format_duration
 from ai_context.core.errors import ConfigError
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
@@ -53,7 +53,7 @@ class StaleConfig(BaseModel):
 
     stale_after: timedelta = Field(default=timedelta(hours=24), alias="stale-after")
     max_active_per_actor: int | None = Field(default=None, ge=1, alias="max-active-per-actor")
-    clock_skew: timedelta = Field(default=timedelta(minutes=5), alias="clock-skew")
+    clock_skew: Duration = Field(default=timedelta(minutes=5), alias="clock-skew")
     terminal_phases: frozenset[str] = TERMINAL_PHASES
 
 
