@@ -28,7 +28,7 @@ from ai_context.rules.actors import parse_actors
 from ai_context.rules.lease import parse_lease_config
 from ai_context.rules.mirror import load_mirror_config
 from ai_context.rules.stale import parse_stale_config
-from ai_context.rules.templating import make_env
+from ai_context.rules.templating import compile_all, make_env
 
 
 def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> int:
@@ -125,9 +125,10 @@ def check_settings(ctx: RunContext) -> None:
     if settings.templates:
         workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
         try:
-            make_env(workspace / settings.templates)
+            env = make_env(workspace / settings.templates)
         except ValueError as exc:
             raise ConfigError(f"setting templates ({settings.source('templates')}): {exc}") from exc
+        compile_all(env)
     if "digest" in ctx.route.jobs and ctx.route.scan_all:
         digest_section(extras, settings)  # the slack target needs its webhook only here
         if settings.digest_issue is not None:
