@@ -17,6 +17,7 @@ from ai_context.adapters.github import (
     DEFAULT_API_URL,
     GitHub,
     GitHubNotFound,
+    url_problem,
 )
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.errors import AIContextError, ConfigError, Exit, ServiceError
@@ -53,6 +54,7 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
 
 
 def _run(env: Mapping[str, str], wf: Workflow) -> int:
+    wf.check_files()
     workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
     settings, extras = load_settings(env, workspace)
     for command in mask_secrets(settings):
@@ -69,6 +71,9 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             "GITHUB_EVENT_NAME and GITHUB_REPOSITORY are not set: run this inside GitHub "
             "Actions, or use the CLI commands locally"
         )
+    problem = url_problem(env.get("GITHUB_API_URL") or DEFAULT_API_URL)
+    if problem is not None:
+        raise ConfigError(f"environment variable GITHUB_API_URL: {problem}")
     github = GitHub(
         settings.github_token,
         repository,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -119,6 +119,19 @@ Requester.injectConnectionClasses(
 setattr(Requester, "_Requester__persist", True)  # noqa: B010 - a name-mangled class attribute
 
 
+def url_problem(url: str) -> str | None:
+    """Why URL cannot be an API base URL (`https://api.github.com`,
+    `https://ghe.example.com/api/v3`), or None when it can."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        return f"{url!r} is not an http(s) URL like https://api.github.com"
+    return None
+
+
 def _raw(obj: GithubObject) -> dict[str, Any]:
     # The base-class property returns the JSON as received; the completable subclass would
     # fetch the object again first.
@@ -195,6 +208,9 @@ class GitHub:
             raise GitHubConfigError(
                 f"repository {repository!r} is not owner/name; set GITHUB_REPOSITORY"
             )
+        problem = url_problem(api_url)
+        if problem is not None:
+            raise GitHubConfigError(f"GitHub API URL (--api-url or GITHUB_API_URL): {problem}")
         self.repository = repository
         self.counter = counter or CallCounter()
         retry = _CountingRetry(
