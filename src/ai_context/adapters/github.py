@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -98,8 +98,21 @@ class _CountingRetry(GithubRetry):
         return super().increment(*args, **kwargs)
 
 
+# What GitHub asks every REST client to send: its JSON media type and the API version the
+# client was written against (without them, `Accept: */*` and whatever version is default).
+API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+
+
 def _counted(base: type[Any]) -> type[Any]:
     class Counted(base):  # type: ignore[misc]
+        def request(
+            self, verb: str, url: str, input: Any, headers: dict[str, str], *rest: Any
+        ) -> None:
+            sent = {**API_HEADERS, **{k: v for k, v in headers.items() if k != "Accept"}}
+            if headers.get("Accept", "*/*") != "*/*":  # a call that asks for another type
+                sent["Accept"] = headers["Accept"]
+            super().request(verb, url, input, sent, *rest)
+
         def getresponse(self) -> RequestsResponse:
             counter = getattr(self.retry, "counter", None)
             if counter is not None:
@@ -259,7 +272,9 @@ class GitHub:
         if sort is not None:
             filters.update(sort=sort, direction="desc")
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
-            filters["since"] = since
+            # PyGithub writes the clock time with a literal Z: hand it the time in UTC.
+            utc = since.astimezone(UTC) if since.tzinfo else since.replace(tzinfo=UTC)
+            filters["since"] = utc
         found: list[Issue] = []
         with _translated("list issues"):
             for raw in (_raw(i) for i in self._repo.get_issues(**filters)):
