@@ -1,6 +1,6 @@
 """The runner's environment, checked before the first write (issue 15, item 5): a bad
-GITHUB_API_URL (or the CLI's --api-url) and a GITHUB_OUTPUT in a missing folder are exit 2
-with a message naming the variable or flag, never a traceback."""
+GITHUB_API_URL (the Action's and every CLI command's) and a GITHUB_OUTPUT in a missing
+folder are exit 2 with a message naming the variable, never a traceback."""
 
 from __future__ import annotations
 
@@ -67,13 +67,14 @@ def test_a_runner_file_in_a_missing_folder_is_exit_2_before_any_write(
     assert gh.count() == 0 and gh.comments("o/r", 3) == []
 
 
-def test_the_cli_api_url_flag_is_exit_2_naming_the_flag(gh: GitHubFake, tmp_path: Path) -> None:
+def test_the_cli_is_exit_2_naming_the_variable(gh: GitHubFake, tmp_path: Path) -> None:
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": str(ROOT / "src"),
         "GITHUB_TOKEN": TOKEN,
+        "GITHUB_API_URL": "ftp://x",
     }
-    argv = ["claim", "3", "--actor", "cc-a", "--repo", "o/r", "--api-url", "ftp://x"]
+    argv = ["claim", "3", "--actor", "cc-a", "--repo", "o/r"]
     proc = subprocess.run(
         [sys.executable, "-m", "ai_context", *argv],
         env=env,
@@ -85,8 +86,8 @@ def test_the_cli_api_url_flag_is_exit_2_naming_the_flag(gh: GitHubFake, tmp_path
     )
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[0] == (
-        "ai-context: GitHub API URL (--api-url or GITHUB_API_URL): 'ftp://x' is not an http(s) "
-        "URL like https://api.github.com"
+        "ai-context: environment variable GITHUB_API_URL: 'ftp://x' is not an http(s) URL like "
+        "https://api.github.com"
     )
     assert gh.count() == 0
 
@@ -96,7 +97,7 @@ def test_the_cli_api_url_flag_is_exit_2_naming_the_flag(gh: GitHubFake, tmp_path
 )
 def test_the_adapter_refuses_a_url_it_cannot_use(url: str) -> None:
     assert url_problem(url) is not None
-    with pytest.raises(GitHubConfigError, match="--api-url or GITHUB_API_URL") as caught:
+    with pytest.raises(GitHubConfigError, match="environment variable GITHUB_API_URL: ") as caught:
         GitHub(SecretStr("t"), "o/r", api_url=url)
     assert caught.value.exit_code == Exit.USAGE
 

@@ -57,7 +57,7 @@ def writes(gh: GitHubFake) -> list[Any]:
         ),
         (
             "required: [actor, bogus_field]\n",
-            "/.github/ai-context.yml line 1): unknown block field(s) bogus_field",
+            "/.github/ai-context.yml line 1): unknown required field(s) bogus_field",
         ),
         ("stale-after: 0\n", "/.github/ai-context.yml line 1): 0 is not a duration"),
         ("stale:\n  clock-skew: nope\n", ".github/ai-context.yml: stale: clock-skew: "),
@@ -139,8 +139,10 @@ def test_digest_window_and_lease_ttl_read_numbers_as_hours() -> None:
     assert parse_lease_config({"ttl": 3}, "f").ttl == timedelta(hours=3)
 
 
-def test_required_names_block_fields_only(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown block field"):
-        load_settings({"INPUT_REQUIRED": "actor, bogus"}, tmp_path)
+def test_required_must_be_a_list(tmp_path: Path) -> None:
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ai-context.yml").write_text("required: 5\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="must be a list of block fields"):
+        load_settings({}, tmp_path)
     settings, _ = load_settings({"INPUT_REQUIRED": "actor, Next step"}, tmp_path)
     assert settings.required == ("actor", "next_step")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
+
+from pydantic import ValidationError
 
 from ai_context.action.route import route
 from ai_context.adapters.config import Settings, load_settings, mask_secrets
@@ -20,7 +21,8 @@ from ai_context.adapters.github import (
     url_problem,
 )
 from ai_context.adapters.workflow import Workflow
-from ai_context.core.errors import AIContextError, ConfigError, Exit, ServiceError
+from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
+from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.digest import digest_section
@@ -82,18 +84,16 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         retries=settings.http_retries,
         backoff=settings.http_backoff,
     )
-    payload = _payload(env)
     ctx = RunContext(
         settings=settings,
         extras=extras,
         github=github,
         workflow=wf,
         now=settings.now or datetime.now(UTC),
-        route=route(event, payload, settings, repository),
+        route=route(_event(env, event, repository), settings, repository),
         outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
         workflow_env=env,
         event=event,
-        payload=payload,
         github_api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total
@@ -123,6 +123,11 @@ def check_settings(ctx: RunContext) -> None:
     """Every setting and section the run's jobs read, checked before any job runs, so a bad
     value is exit 2 with nothing written (the jobs parse them again, each for itself)."""
     settings, extras, source = ctx.settings, ctx.extras, ctx.settings.config
+    try:
+        settings.check_config  # noqa: B018 - validates `required:` against the block's fields
+    except ValidationError as exc:
+        detail = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"setting required ({settings.source('required')}): {detail}") from None
     parse_actors(extras.get("actors"), source)
     parse_stale_config(extras.get("stale"), source, settings.stale_after)
     parse_lease_config(extras.get("lease"), source)
@@ -166,12 +171,13 @@ def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
     wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
 
 
-def _payload(env: Mapping[str, str]) -> dict[str, Any]:
+def _event(env: Mapping[str, str], name: str, repository: str) -> Event:
+    """The event, read once from GITHUB_EVENT_PATH (no file: an empty payload)."""
     path = env.get("GITHUB_EVENT_PATH")
     if not path:
-        return {}
+        return parse_event(name, {}, repository)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the event payload {path}: {exc}") from exc
-    return data if isinstance(data, dict) else {}
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise EventError(f"cannot read the event payload: {path}: {exc.strerror}") from exc
+    return parse_event(name, read_payload(raw, path), repository)

@@ -25,7 +25,6 @@ from pydantic import (
     field_validator,
 )
 
-from ai_context.core.block import LABELS
 from ai_context.core.durations import Duration
 from ai_context.core.errors import ConfigError
 from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig
@@ -36,6 +35,7 @@ JOB_NAMES = ("check", "mirror", "stale", "digest")
 ENV_FALLBACKS: dict[str, tuple[str, ...]] = {
     "github-token": ("GITHUB_TOKEN", "GH_TOKEN"),
     "clickup-token": ("CLICKUP_TOKEN",),
+    "clickup-api-url": ("CLICKUP_API_URL",),
     "slack-webhook-url": ("SLACK_WEBHOOK_URL",),
 }
 SECRETS = ("github-token", "clickup-token", "slack-webhook-url")
@@ -103,13 +103,8 @@ class Settings(BaseModel):
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list | tuple):
             raise ValueError("must be a list of block fields, e.g. [actor, phase, plan]")
-        names = tuple(str(v).strip().lower().replace(" ", "_") for v in items if str(v).strip())
-        unknown = [n for n in names if n not in LABELS]
-        if unknown:
-            raise ValueError(
-                f"unknown block field(s) {', '.join(unknown)}; choose from {', '.join(LABELS)}"
-            )
-        return names
+        # Known names are CheckConfig's to judge (check_config); run.check_settings asks it.
+        return tuple(str(v).strip().lower().replace(" ", "_") for v in items if str(v).strip())
 
     @field_validator("now")
     @classmethod

@@ -20,7 +20,7 @@ _DURATION_RE = re.compile(r"(\d{1,6})\s*([smhdw])")
 def parse_duration(text: str) -> timedelta:
     """`90m`, `24h`, `3d`, `1d12h`; a bare number is hours. Raises ValueError saying why."""
     raw = text.strip().lower()
-    if raw.isdigit() and int(raw) > 0:
+    if raw.isdigit():
         return timedelta(hours=int(raw))
     pos, seconds = 0, 0
     while pos < len(raw):
@@ -42,7 +42,10 @@ def duration_value(value: Any) -> timedelta:
     if isinstance(value, timedelta):
         return value
     if isinstance(value, str):
-        return parse_duration(value)
+        parsed = parse_duration(value)
+        if parsed <= timedelta(0):
+            raise ValueError(f"{value!r} is not a duration longer than zero")
+        return parsed
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{value!r} is not a duration: write it like 90m, 24h or 3d")
     if not math.isfinite(value) or value <= 0 or value > MAX_HOURS:
