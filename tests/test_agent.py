@@ -18,6 +18,7 @@ from ai_context.adapters.github import GitHub, GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import Block, parse, render
 from ai_context.core.models import Issue
 from ai_context.jobs import agent
+from ai_context.rules.mirror import current_step
 from ai_context.rules.reconcile import revision
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake, Request
@@ -533,3 +534,47 @@ def test_an_outage_keeps_the_unpushed_copy_for_resume(fake: GitHubFake, tmp_path
         agent.save(github(fake), cache, 1, block(), writer=None, now=T)
     entry = cache.load(REPO, 1)
     assert entry is not None and entry.dirty
+
+
+def test_done_closes_open_steps_and_releases_the_lease(fake: GitHubFake, tmp_path: Path) -> None:
+    """Issue 15 item 8: no `(in progress)` under `Phase: done`; the finisher holds no lease."""
+    cache = DirectoryCache(tmp_path)
+    seed = block()
+    assert SEED is not None
+    blocked = (*SEED.plan[:4], SEED.plan[4].model_copy(update={"status": "blocked"}))
+    agent.save(
+        github(fake), cache, 1, seed.model_copy(update={"plan": blocked}), writer=None, now=T
+    )
+    released: list[tuple[int, str]] = []
+    out = agent.done(
+        github(fake),
+        cache,
+        1,
+        now=T + timedelta(hours=2),
+        release_lease=lambda issue, actor: released.append((issue.number, actor)),
+    )
+    assert out.status == "ok"
+    final = parse(body(fake)).block
+    assert final is not None
+    assert [s.status for s in final.plan] == ["done", "done", "done", "skipped", "skipped"]
+    assert [s.text for s in final.plan] == [s.text for s in SEED.plan]
+    assert current_step(final) is None
+    assert final.extra["Shipped"] == "Add UserBookingRepository; Wire into BookingService"
+    assert released == [(1, "cc-ariel-laptop")]
+
+
+def test_a_dry_run_done_releases_nothing(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    before = body(fake)
+    released: list[tuple[int, str]] = []
+    out = agent.done(
+        github(fake),
+        cache,
+        1,
+        now=T + timedelta(hours=2),
+        dry_run=True,
+        release_lease=lambda issue, actor: released.append((issue.number, actor)),
+    )
+    assert out.dry_run and "+  3. Add unit tests for repository (done)" in out.diff
+    assert released == [] and body(fake) == before

@@ -381,6 +381,7 @@ def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
+            release_lease=_release_hook(gh),
             mirror=agent_mirror_hook(),
         ),
     )

@@ -232,9 +232,7 @@ def decide_write(remote: Block | None, *, base: str | None, writer: str | None) 
     if base is None and own:
         return Decision(
             kind="push_local",
-            reasons=(
-                f"the issue's block is {writer}'s own and this machine holds no older copy",
-            ),
+            reasons=(f"the issue's block is {writer}'s own and this machine holds no older copy",),
             **common,
         )
     who = remote.actor or "no actor"
