@@ -13,6 +13,7 @@ import pytest
 
 from ai_context.cli.agent import login_for
 from ai_context.cli.main import UsageError, main
+from ai_context.core.block import find, parse
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -261,3 +262,35 @@ def test_a_failed_save_leaves_no_cache_entry_behind(
     assert fake.issue(REPO, 1).body == before
     code, out, _ = run(["resume"])  # no entry to trip over: it lists the open tasks
     assert code == 2 and "Booking history" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "existing"),
+    [
+        ("byte order mark", "\ufeff" + SEED_BLOCK),
+        ("zero-width title", SEED_BLOCK.replace("AI Context", "AI\u200b Context", 1)),
+        ("setext", "AI Context\n---\n" + SEED_BLOCK.split("\n", 1)[1]),
+    ],
+)
+def test_save_replaces_a_block_github_shows_instead_of_adding_one(
+    fake: GitHubFake, name: str, existing: str
+) -> None:
+    fake.edit_issue(REPO, 1, body=existing + "\n\nHuman text.\n")
+    newer = SEED_BLOCK.replace("Finish unit tests", "Second step")
+    code, out, _ = run(["save", "1", "--actor", "cc-ariel-laptop"], newer)
+    assert code == 0, out
+    assert out.splitlines()[0] == 'saved the block to acme/shop#1 "Booking history"'
+    body = fake.issue(REPO, 1).body or ""
+    assert len(find(body)) == 1 and body.count("AI Context") == 1, name
+    assert body.endswith("\n\nHuman text.\n")
+    assert body.startswith("\ufeff") == existing.startswith("\ufeff")
+
+
+def test_save_does_not_take_a_commented_out_block_for_the_block(fake: GitHubFake) -> None:
+    hidden = "<!--\n" + SEED_BLOCK.replace("cc-ariel-laptop", "cc-old-bot") + "\n-->\n"
+    fake.edit_issue(REPO, 1, body=hidden)
+    code, out, _ = run(["save", "1"], SEED_BLOCK)
+    assert code == 0, out
+    body = fake.issue(REPO, 1).body or ""
+    assert body.endswith("\n\n" + hidden)  # the hidden text is kept byte for byte
+    assert len(find(body)) == 1 and parse(body).block is not None
