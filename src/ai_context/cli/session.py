@@ -34,7 +34,7 @@ from ai_context.adapters.gitrepo import (
 )
 from ai_context.cli.common import EXIT_FINDINGS, EXIT_OK, timestamp_arg
 from ai_context.cli.git import CommandError, fail
-from ai_context.rules.scrub import find, scrub
+from ai_context.rules.scrub import find, scrub, undecodable_byte
 from ai_context.rules.session import (
     GitState,
     SessionError,
@@ -104,7 +104,14 @@ def _session_usage(parser: argparse.ArgumentParser) -> Any:
 
 def _read(source: str, stdin: TextIO) -> str:
     if source == "-":
-        return stdin.read()
+        try:
+            text = stdin.read()
+        except UnicodeDecodeError as exc:
+            raise CommandError(f"<stdin>: not UTF-8 text (byte {exc.start}); pipe UTF-8") from None
+        bad = undecodable_byte(text)  # a C locale reads stdin with surrogateescape
+        if bad is not None:
+            raise CommandError(f"<stdin>: not UTF-8 text (byte {bad}); pipe UTF-8")
+        return text
     path = Path(source)
     try:
         return path.read_bytes().decode("utf-8")
@@ -159,6 +166,7 @@ def cmd_session_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> in
             overwrite=args.overwrite,
             git_branch=branch,
             git_commit=commit,
+            home=os.environ.get("HOME"),
         )
         _write_atomically(path, dumps(result.session))
     except (CommandError, SessionError, GitError) as exc:
@@ -221,11 +229,11 @@ def cmd_scrub(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     except CommandError as exc:
         return fail(str(exc))
     if not args.check:
-        out.write(scrub(texts[0][1]))
+        out.write(scrub(texts[0][1], home=os.environ.get("HOME")))
         return EXIT_OK
     found = 0
     for name, text in texts:
-        for hit in find(text):
+        for hit in find(text, home=os.environ.get("HOME")):
             found += 1
             out.write(f"{name}:{hit.line}:{hit.column}: {hit.kind}\n")
     return EXIT_FINDINGS if found else EXIT_OK
