@@ -125,3 +125,14 @@ def test_recognition_never_raises_and_replace_keeps_one_visible_block(body: str)
     parse(body)
     result = replace_block(body, OTHER)
     assert parse(result).block == OTHER
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet=st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF), max_size=5))
+def test_parse_never_raises_on_undecoded_bytes(junk: str) -> None:
+    """Bytes that were not UTF-8, read with surrogateescape, inside a marked block: the hash
+    is defined for them, so parse (which checks it) never raises."""
+    assert SEED is not None
+    body = render(SEED, markers=True).replace("Finish", "Fin" + junk + "ish") + junk
+    parsed = parse(body)
+    assert parsed.block is not None and parsed.marker is not None
