@@ -225,7 +225,7 @@ texts = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(texts | st.text(max_size=200))
 def test_scrub_is_idempotent_and_leaves_nothing(text: str) -> None:
     once = scrub(text)
@@ -233,7 +233,7 @@ def test_scrub_is_idempotent_and_leaves_nothing(text: str) -> None:
     assert find(once) == []
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(texts)
 def test_hits_are_ordered_and_disjoint(text: str) -> None:
     hits = find(text)
