@@ -24,7 +24,6 @@ from ai_context.rules.scrub import (
     privacy_findings,
     scrub,
     scrub_counted,
-    undecodable_byte,
 )
 from tests.conftest import ROOT
 
@@ -330,19 +329,14 @@ def test_a_generic_or_already_covered_home_changes_nothing_else(home: str) -> No
     assert scrub(text, home=home) == "/srv/data and /etc/hosts and ~/x"
 
 
-def test_undecodable_byte_offsets() -> None:
-    raw = "aé".encode() + b"\xff" + b"b"
-    text = raw.decode("utf-8", "surrogateescape")
-    assert undecodable_byte(text) == 3
-    assert undecodable_byte("plain é text") is None
-
-
 def test_cli_refuses_stdin_that_is_not_utf8() -> None:
     """Issue 15: the bytes were passed through unscrubbed; now exit 2, nothing printed."""
     text = b"/root/a \xff\xfe".decode("utf-8", "surrogateescape")
     code, out, err = run(["scrub"], stdin=text)
     assert (code, out) == (2, "")
-    assert err.splitlines()[0] == "ai-context: <stdin>: not UTF-8 text (byte 8); pipe UTF-8"
+    assert err.splitlines()[0] == (
+        "ai-context: <stdin>: not UTF-8 text (character 8); save it as UTF-8"
+    )
 
 
 def test_cli_refuses_stdin_that_is_not_utf8_as_a_process() -> None:

@@ -179,7 +179,7 @@ def test_save_refuses_stdin_that_is_not_utf8_and_writes_nothing(tmp_path: Path) 
         cwd=tmp_path,
     )
     assert (code, out) == (2, "")
-    assert err.splitlines()[0].startswith("ai-context: <stdin>: not UTF-8 text (byte ")
+    assert err.splitlines()[0].startswith("ai-context: <stdin>: not UTF-8 text (")
     assert not (tmp_path / "sp.json").exists()
 
 

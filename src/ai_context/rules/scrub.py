@@ -335,16 +335,6 @@ def scrub(text: str, *, home: str | None = None) -> str:
     return scrub_counted(text, home=home)[0]
 
 
-def undecodable_byte(text: str) -> int | None:
-    """The byte offset of the first byte that was not UTF-8, in text read with the
-    `surrogateescape` error handler (as Python reads stdin under a C locale), else None.
-    Scrubbing such text would pass the bytes through unseen, so callers refuse it."""
-    for index, char in enumerate(text):
-        if "\udc80" <= char <= "\udcff":
-            return len(text[:index].encode("utf-8", "surrogateescape"))
-    return None
-
-
 def describe_counts(counts: Counter[str]) -> str:
     """`2 home-paths, 1 email` style text for reports."""
     return ", ".join(

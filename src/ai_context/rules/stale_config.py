@@ -9,7 +9,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ai_context.core.errors import ConfigError
-from ai_context.rules.checks import TERMINAL_PHASES
 
 
 class StaleConfig(BaseModel):
@@ -20,7 +19,6 @@ class StaleConfig(BaseModel):
     stale_after: timedelta = Field(default=timedelta(hours=24), alias="stale-after")
     max_active_per_actor: int | None = Field(default=None, ge=1, alias="max-active-per-actor")
     clock_skew: timedelta = Field(default=timedelta(minutes=5), alias="clock-skew")
-    terminal_phases: frozenset[str] = TERMINAL_PHASES
 
 
 def parse_stale_config(section: Any, source: str, stale_after: timedelta) -> StaleConfig:

@@ -15,6 +15,7 @@ The rooms: `link`, `clickup` (tasks and fields), `text` (the mirror text), `targ
 findings and what one run mirrors).
 """
 
+from ai_context.core.phases import current_step
 from ai_context.rules.mirror.clickup import (
     TEXT_FIELD_TYPES,
     CustomField,
@@ -43,7 +44,6 @@ from ai_context.rules.mirror.text import (
     TEMPLATE,
     TRUNCATION_MARK,
     clean,
-    current_step,
     fit,
     mirror_data,
     mirror_text,
