@@ -31,7 +31,7 @@ from ai_context.rules.memory import (
     plan_known,
     replace_line,
 )
-from ai_context.rules.sticky import Op, render_findings
+from ai_context.rules.sticky import MARKER, Op, render_findings
 from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
@@ -154,11 +154,15 @@ def test_plan_known_edits_by_id_only_when_the_text_differs() -> None:
 
 def test_after_run_counts_the_writes_and_forgets_comments_with_their_own_memory() -> None:
     issue = Issue(number=5, title="t", comments=2)
-    created = Op(kind="create_comment", issue=5, body="x")
+    created = Op(kind="create_comment", issue=5, body=f"{MARKER}\nx")
     assert after_run(issue, [created], sticky=None, known=None, created=9) == Known(
-        9, 3, body_digest("x")
+        9, 3, body_digest(f"{MARKER}\nx")
     )
     assert after_run(issue, [created], sticky=None, known=None, created=None) is None
+    mention = Op(kind="create_comment", issue=5, body="<!-- ai-context:mention a -->\n@a")
+    assert after_run(issue, [mention], sticky=(4, "x"), known=None, created=None) == Known(
+        4, 3, body_digest("x")
+    )
     with_memory = "x\n<!-- ai-context:state eyJhIjoxfQ== -->"
     assert after_run(issue, [], sticky=(4, with_memory), known=None, created=None) is None
     unknown_count = Issue(number=5, title="t")

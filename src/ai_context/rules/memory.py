@@ -27,7 +27,7 @@ from typing import Any
 from ai_context.core.findings import Finding
 from ai_context.core.hidden import find_hidden, hide
 from ai_context.core.models import Issue
-from ai_context.rules.sticky import Op, read_state, render_findings
+from ai_context.rules.sticky import MARKER, Op, read_state, render_findings
 
 VERSION = 1
 PREFIX = "<!-- ai-context:run-state "
@@ -199,8 +199,9 @@ def after_run(
         if op.kind == "delete_comment":
             count -= 1
         elif op.kind == "create_comment" and op.body is not None:
-            count += 1
-            where = (created, body_digest(op.body)) if created is not None else None
+            count += 1  # the sticky comment, or a mention of a stale task's owner
+            if op.body.startswith(MARKER):
+                where = (created, body_digest(op.body)) if created is not None else None
         elif op.kind == "edit_comment" and op.body is not None and op.comment_id is not None:
             where = (op.comment_id, body_digest(op.body))
         if op.body is not None and read_state(op.body) is not None:
