@@ -27,7 +27,8 @@ from ai_context.adapters.slack import MESSAGE_INTERVAL
 from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest import DigestConfig, build_digest, digest_from_checked
-from ai_context.rules.digest_render import render_markdown, slack_messages
+from ai_context.rules.digest_render import render_markdown
+from ai_context.rules.digest_slack import slack_messages
 from ai_context.rules.templating import make_env
 
 TASKS = 1000

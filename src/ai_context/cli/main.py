@@ -11,12 +11,10 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from ai_context import __version__
-from ai_context.adapters.store import DirectoryStore, StoreError
 from ai_context.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -26,7 +24,6 @@ from ai_context.cli.common import (
     duration_arg,
     timestamp_arg,
 )
-from ai_context.core.block import Block, format_timestamp
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 
 _timestamp, _duration = timestamp_arg, duration_arg
@@ -55,11 +52,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     checking(validate)
     validate.set_defaults(handler=cmd_validate)
 
-    report = sub.add_parser("report", help="check every issue of a directory-backed store")
-    report.add_argument("--issues-dir", type=Path, required=True, metavar="DIR")
-    checking(report)
-    report.set_defaults(handler=cmd_report)
-
     wanted = {COMMAND_GROUPS[command]} if command in COMMAND_GROUPS else set(GROUPS)
     for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
         if group in wanted:
@@ -87,6 +79,12 @@ def _digest(sub: Any) -> None:
     cli_digest.register(sub, timestamp=timestamp_arg, duration=duration_arg, usage_error=UsageError)
 
 
+def _report(sub: Any) -> None:
+    from ai_context.cli.report import add_report_command  # noqa: PLC0415
+
+    add_report_command(sub)
+
+
 def _agent(sub: Any) -> None:
     from ai_context.cli.agent import add_agent_commands  # noqa: PLC0415
 
@@ -109,6 +107,7 @@ GROUPS: dict[str, Callable[[Any], None]] = {
     "git": _git,
     "session": _session,
     "digest": _digest,
+    "report": _report,
     "agent": _agent,
     "lease": _lease,
     "mirror": _mirror,
@@ -120,6 +119,7 @@ COMMAND_GROUPS = {
     "digest": "digest",
     "summary": "digest",
     "status": "digest",
+    "report": "report",
     "save": "agent",
     "resume": "agent",
     "handoff": "agent",
@@ -192,57 +192,6 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             for f in result.findings:
                 out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
     return EXIT_FINDINGS if any(r.errors for _, r in results) else EXIT_OK
-
-
-def _progress(block: Block | None) -> str:
-    if block is None or not block.plan:
-        return "-"
-    done = sum(1 for s in block.plan if s.status in ("done", "skipped"))
-    return f"{done}/{len(block.plan)}"
-
-
-def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    del stdin
-    try:
-        store = DirectoryStore(args.issues_dir)
-    except StoreError as exc:
-        raise UsageError(str(exc)) from exc
-    now = args.now or datetime.now(UTC)
-    config = _config(args)
-    rows = [
-        (issue, check_body(issue.body, now=now, config=config))
-        for issue in store.list_issues("all")
-    ]
-    if args.format == "json":
-        data = [result_json(f"#{i.number}", r) for i, r in rows]
-        out.write(json.dumps(data, ensure_ascii=False) + "\n")
-        return EXIT_OK
-    out.write(
-        f"ai-context report: {len(rows)} issues in {args.issues_dir}, "
-        f"now {format_timestamp(now)}\n\n"
-    )
-    out.write(f"{'#':>5}  {'state':6}  {'actor':18}  {'phase':14}  {'plan':5}  findings\n")
-    for issue, result in rows:
-        block = result.block
-        actor = (block.actor if block else None) or "-"
-        phase = (block.phase if block else None) or "-"
-        summary = ", ".join(f"{f.code} {f.severity}" for f in result.findings) or "ok"
-        out.write(
-            f"{issue.number:>5}  {issue.state:6}  {actor[:18]:18}  {phase[:14]:14}  "
-            f"{_progress(block):5}  {summary}\n"
-        )
-    out.write("\n")
-    for issue, result in rows:
-        for f in result.findings:
-            out.write(
-                f"#{issue.number}:{f.line or 1}: {f.code} {f.severity} {f.message}\n"
-                f"    hint: {f.hint}\n"
-            )
-    errors = sum(r.errors for _, r in rows)
-    warnings = sum(1 for _, r in rows for f in r.findings if f.severity == "warning")
-    complete = sum(1 for _, r in rows if r.complete)
-    out.write(f"\n{len(rows)} issues, {complete} complete, {errors} errors, {warnings} warnings\n")
-    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

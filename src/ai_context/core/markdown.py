@@ -44,3 +44,25 @@ def code_span(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+# A code span as a writer marks it: a run of backticks, text, the same run (CommonMark).
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def escape_code_text(text: str, *, cell: bool = False) -> str:
+    """Like `escape_text`, but the code spans the writer marked (``run `make test` ``) render
+    as code instead of showing their backticks. In a table `cell` a `|` inside the code is
+    escaped as GFM asks (it shows as `|`). Code cannot hold markup, so nothing turns live."""
+    flat = " ".join(text.replace("\r", "\n").split("\n"))
+    if "`" not in flat:
+        return escape_text(flat)
+    pieces: list[str] = []
+    position = 0
+    for match in CODE_SPAN.finditer(flat):
+        pieces.append(escape_text(flat[position : match.start()]))
+        span = code_span(match.group(2))
+        pieces.append(span.replace("|", "\\|") if cell else span)
+        position = match.end()
+    pieces.append(escape_text(flat[position:]))
+    return "".join(pieces)
