@@ -184,9 +184,7 @@ def test_a_same_day_rerun_edits_the_comment_and_keeps_its_baseline(
     assert "Slack: not posted" in third.summary
 
 
-def test_the_step_summary_says_why_slack_failed_in_one_line(
-    gh: GitHubFake, tmp_path: Path
-) -> None:
+def test_the_step_summary_says_why_slack_failed_in_one_line(gh: GitHubFake, tmp_path: Path) -> None:
     hook = "http://127.0.0.1:9/services/T1/B1/secret"  # nothing listens on the discard port
     result = run_action(
         tmp_path,

@@ -113,8 +113,9 @@ def _env(args: argparse.Namespace) -> Any:
         raise UsageError(str(exc)) from exc
 
 
-def _previous(args: argparse.Namespace, source: Source) -> Any:
-    """The digest to compare with: `--previous FILE`, else (live) the digest issue's."""
+def _previous(args: argparse.Namespace, source: Source, issues: list[Any]) -> Any:
+    """The digest to compare with: `--previous FILE`, else (live) the one the digest issue of
+    the first repository holds (found among the issues already listed: no extra listing)."""
     from ai_context.cli.common import UsageError  # noqa: PLC0415
     from ai_context.rules.digest_state import find_state  # noqa: PLC0415
 
@@ -128,31 +129,35 @@ def _previous(args: argparse.Namespace, source: Source) -> Any:
     from ai_context.jobs.digest import previous_state  # noqa: PLC0415
     from ai_context.jobs.digest_delivery import DIGEST_LABEL  # noqa: PLC0415
 
-    github = source.github(source.repos[0])
-    with service_errors(source.repos[0]):
-        number = source.settings.digest_issue
-        if number is None:
-            labelled = github.list_issues("open", labels=[DIGEST_LABEL], limit=1)
-            number = labelled[0].number if labelled else None
-        if number is None:
-            return None
-        comments = github.list_comments(number)
+    first = source.repos[0]
+    labelled = (
+        i.number
+        for i in issues
+        if i.repository == first and i.state == "open" and DIGEST_LABEL in i.labels
+    )
+    number = source.settings.digest_issue or min(labelled, default=None)
+    if number is None:
+        return None
+    with service_errors(first):
+        comments = source.github(first).list_comments(number)
     today = now_of(args, source).date().isoformat()
     return previous_state(comments, today, source.settings.bot_login)
 
 
-def _digest(args: argparse.Namespace, source: Source, previous: Any = None) -> Any:
+def _digest(args: argparse.Namespace, source: Source, *, compare: bool = False) -> Any:
     from ai_context.rules.digest import build_digest  # noqa: PLC0415
 
     now = now_of(args, source)
     config = _config(args, source)
-    return build_digest(read_all(source, now - config.window), now, config, previous)
+    issues = read_all(source, now - config.window)
+    previous = _previous(args, source, issues) if compare else None
+    return build_digest(issues, now, config, previous)
 
 
 def cmd_digest(args: argparse.Namespace, out: TextIO) -> int:
     source = open_source(args)
     env = _env(args)
-    digest = _digest(args, source, _previous(args, source))
+    digest = _digest(args, source, compare=True)
     if args.format == "json":
         from ai_context.rules.digest_json import digest_json  # noqa: PLC0415
 

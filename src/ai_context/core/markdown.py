@@ -66,3 +66,8 @@ def escape_code_text(text: str, *, cell: bool = False) -> str:
         position = match.end()
     pieces.append(escape_text(flat[position:]))
     return "".join(pieces)
+
+
+def escape_code_cell(text: str) -> str:
+    """A table cell of text that may hold code spans (a hint: "run `ai-context derive 11`")."""
+    return escape_code_text(text, cell=True) or " "
