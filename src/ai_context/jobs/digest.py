@@ -47,6 +47,7 @@ from ai_context.rules.templating import make_env
 
 Target = Literal["issue-comment", "slack", "step-summary"]
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub takes 1 MiB of step summary: the full list fits
+COMMENT_LIMIT = 60_000  # of the 65,536 a comment holds: room for the marker line
 
 
 class DigestSection(BaseModel):
@@ -186,7 +187,7 @@ def deliver_digest(
     config = DigestConfig(window=section.window, stale_after=settings.stale_after)
     digest = build_digest(issues, now, config, previous)
     full = render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT)
-    markdown = render_markdown(digest, env, max_chars=60_000, full_url=full_url)
+    markdown = render_markdown(digest, env, max_chars=COMMENT_LIMIT, full_url=full_url)
     out = Delivery(digest, full)
     existing = todays_comment(comments, today, settings.bot_login)
     if "issue-comment" in targets:

@@ -91,9 +91,14 @@ def sections(digest: Digest, caps: Caps | int | None = None) -> list[Section]:
 
 
 def digest_vars(
-    digest: Digest, caps: Caps | int | None = None, full_url: str = ""
+    digest: Digest,
+    caps: Caps | int | None = None,
+    full_url: str = "",
+    lines: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The variables every digest template gets (documented at the top of digest.md.j2)."""
+    """The variables every digest template gets (documented at the top of digest.md.j2).
+    `lines` are the hidden state and baseline lines when the caller has them already."""
+    state, base = lines or hidden_lines(digest)
     return {
         "digest": digest,
         "sections": sections(digest, caps),
@@ -102,21 +107,28 @@ def digest_vars(
         "multi_repo": digest.multi_repo,
         "date": human_date(digest.generated_at),
         "previous_date": human_time(digest.previous.state.generated_at),
-        "state_line": state_line(digest.state()),
-        "base_line": "" if digest.first else base_line(digest.previous.state),
+        "state_line": state,
+        "base_line": base,
         "full_url": full_url,
     }
 
 
-def _caps_within(digest: Digest, budget: float, per_row: float) -> dict[Category, int | None]:
+def hidden_lines(digest: Digest) -> tuple[str, str]:
+    """The state line, and the baseline line ('' when there is nothing to compare with)."""
+    return state_line(digest.state()), "" if digest.first else base_line(digest.previous.state)
+
+
+def _caps_within(
+    digest: Digest, budget: float, per_row: Mapping[Category, float]
+) -> dict[Category, int | None]:
     """Rows per category by the estimate, in reading order: Stuck is kept whole before any
     row of In review, and so on down to Shipped."""
     caps: dict[Category, int | None] = {}
     for key in DISPLAY_ORDER:
         n = len(digest.entries.get(key, ()))
-        fits = max(0, int(budget // per_row))
+        fits = max(0, int(budget // per_row[key]))
         caps[key] = None if fits >= n else fits
-        budget -= per_row * min(n, fits)
+        budget -= per_row[key] * min(n, fits)
     return caps
 
 
@@ -125,7 +137,7 @@ def _shrink(digest: Digest, caps: dict[Category, int | None]) -> bool:
     for key in reversed(DISPLAY_ORDER):
         shown = len(digest.entries.get(key, ())) if caps[key] is None else caps[key] or 0
         if shown:
-            caps[key] = min(shown - 1, int(shown * 0.8))
+            caps[key] = min(shown - 1, int(shown * 0.9))
             return True
     return False
 
@@ -145,23 +157,32 @@ def render_markdown(
     state line always covers every task.
     """
     env = env or make_env(None)
+    lines = hidden_lines(digest)
 
     def at(caps: Caps | int | None) -> str:
-        return render(env, template, **digest_vars(digest, caps, full_url))
+        return render(env, template, **digest_vars(digest, caps, full_url, lines))
 
-    longest = max((len(v) for v in digest.entries.values()), default=0)
-    if longest <= PROBE_ROWS:
+    sizes = {k: len(digest.entries.get(k, ())) for k in DISPLAY_ORDER}
+    if max(sizes.values(), default=0) <= PROBE_ROWS:
         text = at(None)  # the common case: one render
         if len(text) <= max_chars:
             return text
         caps: dict[Category, int | None] = dict.fromkeys(DISPLAY_ORDER)
     else:
-        # Estimate the rows that fit from a skeleton and a few rows per category, so a
-        # 1,000-task digest is not rendered whole only to be cut down.
-        skeleton = len(at(0))
-        probe = len(at(PROBE_ROWS))
-        shown = sum(min(len(v), PROBE_ROWS) for v in digest.entries.values())
-        per_row = max(1.0, (probe - skeleton) / max(shown, 1)) * 1.1
+        # Estimate each category's row size from a skeleton and a few of its rows (rows of
+        # Stuck carry reasons and are longer), so a 1,000-task digest is rendered once more,
+        # not whole and then cut down.
+        none: dict[Category, int | None] = dict.fromkeys(DISPLAY_ORDER, 0)
+        skeleton = len(at(none))
+        if skeleton + 400 * sum(sizes.values()) <= max_chars:
+            text = at(None)  # a step summary's megabyte: everything fits, one more render
+            if len(text) <= max_chars:
+                return text
+        per_row: dict[Category, float] = {}
+        for key, n in sizes.items():
+            shown = min(n, PROBE_ROWS)
+            probe = len(at({**none, key: shown})) if shown else skeleton
+            per_row[key] = max(1.0, (probe - skeleton) / max(shown, 1)) * 1.05
         caps = _caps_within(digest, max_chars - skeleton, per_row)
     while True:
         text = at(caps)

@@ -110,18 +110,21 @@ def slack_messages(
     owner's Slack id, mentioned beside that actor's stuck tasks.
     """
     env = env or make_env(None)
-    variables = digest_vars(digest)
+    variables = digest_vars(digest, lines=("", ""))  # the hidden lines are the comment's
     module = env.get_template(template).make_module(
         {**variables, "titles": CATEGORY_TITLES, "comment_url": comment_url}
     )
 
+    macros: dict[str, Any] = {}
+
     def snippet(name: str, *args: Any) -> str:
-        macro = getattr(module, name, None)
+        macro = macros.get(name) or getattr(module, name, None)
         if not callable(macro):
             raise TemplateRuntimeError(
                 f"{template} defines no macro '{name}'; copy the bundled digest.slack.j2 and "
                 "keep every macro it defines"
             )
+        macros[name] = macro
         return str(macro(*args)).strip()
 
     title = _fit(snippet("title", digest), SLACK_HEADER_LIMIT)
