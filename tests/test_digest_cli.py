@@ -119,7 +119,7 @@ def test_status_of_one_actor_and_of_all(capsys: pytest.CaptureFixture[str]) -> N
     [
         (["digest", "--issues-dir", "no/such/dir"], "not a directory"),
         (["digest", "--issues-dir", str(EXAMPLES), "--templates", "no/such/dir"], "does not exist"),
-        (["summary", "abc", "--issues-dir", str(EXAMPLES)], "is not an issue"),
+        (["summary", "abc", "--issues-dir", str(EXAMPLES)], "not an issue number"),
         (["summary", "999", "--issues-dir", str(EXAMPLES)], "no issue #999"),
         (["status", "a", "--actor", "b", "--issues-dir", str(EXAMPLES)], "give the actor once"),
     ],

@@ -111,7 +111,7 @@ def test_summary_of_a_live_issue_by_url(gh: GitHubFake, tmp_path: Path) -> None:
     task = data(cli(gh, tmp_path, "summary", url, "--format", "json"))
     assert (task["repository"], task["number"], task["category"]) == ("acme/api", 2, "stuck")
     assert task["age_seconds"] == 1680 and task["age"] == "PT28M"
-    text = cli(gh, tmp_path, "summary", "acme/web#7").stdout
+    text = cli(gh, tmp_path, "summary", "#7", "--repo", "acme/web").stdout
     assert text.startswith("acme/web#7 Dark mode\n") and "Stuck" not in text
 
 

@@ -1,4 +1,4 @@
-"""The terminal format: plain text, colour only on a TTY without NO_COLOR; issue references."""
+"""The terminal format: plain text, colour only on a TTY without NO_COLOR."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import io
 
 import pytest
 
-from ai_context.cli.common import UsageError
-from ai_context.cli.reports import colour_for, issue_ref
+from ai_context.cli.reports import colour_for
 from ai_context.rules.digest import build_digest, summarize_task
 from ai_context.rules.digest_plate import actors, plate
 from ai_context.rules.digest_text import digest_text, status_text, task_text
@@ -53,23 +52,3 @@ def test_task_and_status_text() -> None:
     digest = build_digest(sample_issues(), NOW)
     status = status_text([plate(digest, a) for a in actors(digest)])
     assert "cc-dana-desktop: 3 tasks" in status
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("12", (None, 12)),
-        ("#12", (None, 12)),
-        ("acme/shop#12", ("acme/shop", 12)),
-        ("https://github.com/acme/shop/issues/12", ("acme/shop", 12)),
-        ("https://ghe.example.com/acme/shop/issues/12#issuecomment-3", ("acme/shop", 12)),
-    ],
-)
-def test_issue_references(text: str, expected: tuple[str | None, int]) -> None:
-    assert issue_ref(text) == expected
-
-
-@pytest.mark.parametrize("text", ["abc", "#0", "-3", "acme#12", "https://github.com/acme"])
-def test_bad_issue_references(text: str) -> None:
-    with pytest.raises(UsageError, match="is not an issue"):
-        issue_ref(text)

@@ -16,14 +16,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
+from ai_context.cli.common import add_issue
 from ai_context.cli.reports import (
-    ServiceFailed,
     Source,
     add_source_options,
     colour_for,
-    fail_service,
     finish,
-    issue_ref,
     now_of,
     open_source,
     read_all,
@@ -53,7 +51,7 @@ def register(sub: Any, *, usage_error: ErrorType, **_: Any) -> None:
     digest.set_defaults(handler=partial(_guarded, cmd_digest, usage_error))
 
     summary = sub.add_parser("summary", help="one task's progress summary (/daily-summary)")
-    summary.add_argument("issue", metavar="ISSUE", help="104, #104, owner/name#104 or a URL")
+    add_issue(summary)
     add_source_options(summary, ("text", "md", "json"))
     summary.set_defaults(handler=partial(_guarded, cmd_summary, usage_error))
 
@@ -78,23 +76,19 @@ def _guarded(
     out: TextIO,
     stdin: TextIO,
 ) -> int:
-    """Run a report: a template's error is bad usage (2), GitHub down a service failure (3)."""
-    from jinja2 import TemplateError  # noqa: PLC0415
+    """Run a report; a template's error is a TemplateError (exit 2, core.errors)."""
+    from jinja2 import TemplateError as JinjaError  # noqa: PLC0415
 
-    from ai_context.cli.common import UsageError  # noqa: PLC0415
+    from ai_context.core.errors import TemplateError  # noqa: PLC0415
 
-    del stdin
+    del stdin, usage_error  # errors are core.errors kinds; main maps them to exit codes
     try:
         return command(args, out)
-    except ServiceFailed as exc:
-        return fail_service(exc)
-    except TemplateError as exc:
-        raise usage_error(
+    except JinjaError as exc:
+        raise TemplateError(
             f"template error: {exc}; fix the template (or remove it from --templates to use "
             "the bundled one)"
         ) from exc
-    except UsageError as exc:
-        raise usage_error(str(exc)) from exc
 
 
 def _config(args: argparse.Namespace, source: Source) -> Any:
@@ -104,7 +98,7 @@ def _config(args: argparse.Namespace, source: Source) -> Any:
 
 
 def _env(args: argparse.Namespace) -> Any:
-    from ai_context.cli.common import UsageError  # noqa: PLC0415
+    from ai_context.core.errors import UsageError  # noqa: PLC0415
     from ai_context.rules.templating import make_env  # noqa: PLC0415
 
     try:
@@ -116,7 +110,7 @@ def _env(args: argparse.Namespace) -> Any:
 def _previous(args: argparse.Namespace, source: Source, issues: list[Any]) -> Any:
     """The digest to compare with: `--previous FILE`, else (live) the one the digest issue of
     the first repository holds (found among the issues already listed: no extra listing)."""
-    from ai_context.cli.common import UsageError  # noqa: PLC0415
+    from ai_context.core.errors import UsageError  # noqa: PLC0415
     from ai_context.rules.digest_state import find_state  # noqa: PLC0415
 
     if args.previous is not None:
@@ -180,10 +174,9 @@ def cmd_digest(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_summary(args: argparse.Namespace, out: TextIO) -> int:
     from ai_context.rules.digest import summarize_task  # noqa: PLC0415
 
-    repo, number = issue_ref(args.issue)
     source = open_source(args)
     env = _env(args)
-    issue = read_one(source, repo, number)
+    issue = read_one(source, args.issue)
     summary = summarize_task(issue, now_of(args, source), _config(args, source))
     if args.format == "json":
         from ai_context.rules.digest_json import summary_json  # noqa: PLC0415
@@ -203,7 +196,7 @@ def cmd_summary(args: argparse.Namespace, out: TextIO) -> int:
 def _wanted_actor(args: argparse.Namespace) -> str | None:
     import os  # noqa: PLC0415
 
-    from ai_context.cli.common import UsageError  # noqa: PLC0415
+    from ai_context.core.errors import UsageError  # noqa: PLC0415
 
     if args.actor and args.actor_option and args.actor != args.actor_option:
         raise UsageError("give the actor once: either ACTOR or --actor")
@@ -225,7 +218,7 @@ def _plates(wanted: str | None, digest: Any, source: Source) -> list[Any]:
         try:
             known = parse_actors(source.extras["actors"], source.settings.config)
         except ConfigError as exc:
-            from ai_context.cli.common import UsageError  # noqa: PLC0415
+            from ai_context.core.errors import UsageError  # noqa: PLC0415
 
             raise UsageError(str(exc)) from exc
         found = known.matches(wanted)

@@ -11,18 +11,16 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from ai_context.cli.common import EXIT_FINDINGS, EXIT_OK
 from ai_context.cli.reports import (
-    ServiceFailed,
     Source,
     add_source_options,
     colour_for,
-    fail_service,
     now_of,
     open_source,
     service_errors,
     stale_after_of,
 )
+from ai_context.core.errors import Exit
 
 
 def add_report_command(sub: Any) -> None:
@@ -66,16 +64,13 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.rules.checks import CheckConfig, check_body  # noqa: PLC0415
 
     del stdin
-    try:
-        source = open_source(args)
-        issues = _tasks(source)
-    except ServiceFailed as exc:
-        return fail_service(exc)
+    source = open_source(args)
+    issues = _tasks(source)
     now = now_of(args, source)
     config = CheckConfig(stale_after=stale_after_of(args, source))
     rows = [(i, check_body(i.body, now=now, config=config)) for i in issues]
     errors = sum(r.errors for _, r in rows)
-    code = EXIT_FINDINGS if errors else EXIT_OK
+    code = int(Exit.FINDINGS if errors else Exit.OK)
     if args.format == "json":
         out.write(json.dumps([result_json(i, r) for i, r in rows], ensure_ascii=False) + "\n")
         return code

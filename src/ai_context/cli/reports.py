@@ -12,20 +12,28 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ai_context.cli.common import UsageError, duration_arg, timestamp_arg
+from ai_context.cli.common import (
+    IssueRef,
+    add_format,
+    duration_arg,
+    github_api_url,
+    github_token,
+    origin_repository,
+    repo_arg,
+    timestamp_arg,
+)
+from ai_context.core.errors import UsageError
 
 if TYPE_CHECKING:
     from ai_context.adapters.github import GitHub
     from ai_context.core.models import Issue
 
-_ISSUE_URL = re.compile(r"^https?://[^/]+/([^/]+/[^/]+)/(?:issues|pull)/(\d+)(?:[/?#].*)?$")
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
 
 
@@ -35,6 +43,7 @@ def add_source_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> 
         "--repo",
         dest="repos",
         action="append",
+        type=repo_arg,
         metavar="OWNER/NAME",
         help="a repository to read (repeat for several); default GITHUB_REPOSITORY, then the "
         "origin remote, plus the config file's repositories:",
@@ -67,12 +76,7 @@ def add_source_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> 
     p.add_argument(
         "--templates", type=Path, metavar="DIR", help="your templates, tried before ours"
     )
-    p.add_argument(
-        "--format",
-        choices=formats,
-        default="text",
-        help="text for a terminal (colour on a TTY unless NO_COLOR is set), md for GitHub, json",
-    )
+    add_format(p, formats)  # text for a terminal (colour on a TTY unless NO_COLOR), md, json
 
 
 def colour_for(out: TextIO) -> bool:
@@ -81,20 +85,6 @@ def colour_for(out: TextIO) -> bool:
         return False
     isatty = getattr(out, "isatty", None)
     return bool(isatty and isatty())
-
-
-def issue_ref(text: str) -> tuple[str | None, int]:
-    """`12`, `#12`, `owner/name#12` or an issue URL: (repository if named, number)."""
-    raw = text.strip()
-    url = _ISSUE_URL.match(raw)
-    if url:
-        return url.group(1), int(url.group(2))
-    repo, _, number = raw.rpartition("#")
-    if number.isdigit() and int(number) > 0 and (not repo or _REPO.match(repo)):
-        return repo or None, int(number)
-    raise UsageError(
-        f"{text!r} is not an issue; write it like 104, #104, owner/name#104 or the issue's URL"
-    )
 
 
 @dataclass
@@ -123,15 +113,7 @@ def _load_settings() -> tuple[Any, dict[str, Any]]:
 
 
 def _default_repo() -> str | None:
-    from ai_context.adapters.gitrepo import GitError, remote_repository  # noqa: PLC0415
-
-    named = os.environ.get("GITHUB_REPOSITORY", "").strip()
-    if named:
-        return named
-    try:
-        return remote_repository(Path.cwd())
-    except GitError:
-        return None
+    return os.environ.get("GITHUB_REPOSITORY", "").strip() or origin_repository(None)
 
 
 def _config_repos(extras: dict[str, Any]) -> list[str]:
@@ -172,23 +154,21 @@ def open_source(args: argparse.Namespace) -> Source:
             "no repository to read: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY, or list "
             "repositories: in the config file), or --issues-dir DIR to read files offline"
         )
-    if settings.github_token is None:
-        raise UsageError(
-            "reading GitHub needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass "
-            "--issues-dir DIR to read files offline"
-        )
-    return Source(repos=repos, settings=settings, extras=extras, github=_connector(settings))
+    token = github_token(os.environ)  # a UsageError naming GITHUB_TOKEN / GH_TOKEN when unset
+    return Source(repos=repos, settings=settings, extras=extras, github=_connector(settings, token))
 
 
-def _connector(settings: Any) -> Callable[[str], GitHub]:
-    from ai_context.adapters.github import DEFAULT_API_URL, CallCounter, GitHub  # noqa: PLC0415
+def _connector(settings: Any, token: str) -> Callable[[str], GitHub]:
+    from pydantic import SecretStr  # noqa: PLC0415
+
+    from ai_context.adapters.github import CallCounter, GitHub  # noqa: PLC0415
 
     counter = CallCounter()
-    api = os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL
+    api = github_api_url(os.environ)
 
     def connect(repo: str) -> GitHub:
         return GitHub(
-            settings.github_token,
+            SecretStr(token),
             repo,
             api_url=api,
             write_interval=0,
@@ -244,8 +224,9 @@ def read_all(source: Source, since: datetime) -> list[Issue]:
     return issues
 
 
-def read_one(source: Source, repo: str | None, number: int) -> Issue:
-    """One issue, by number (in `repo` when the reference named one)."""
+def read_one(source: Source, ref: IssueRef) -> Issue:
+    """One issue, by number (in its URL's repository when the reference named one)."""
+    repo, number = ref.repository, ref.number
     if not source.live:
         from ai_context.adapters.store import StoreError  # noqa: PLC0415
 
@@ -259,13 +240,10 @@ def read_one(source: Source, repo: str | None, number: int) -> Issue:
         return source.github(where).get_issue(number)
 
 
-class ServiceFailed(Exception):
-    """GitHub failed after retries: exit 3 with the message."""
-
-
 class service_errors:
-    """GitHub's failures as the command line reports them: a repository or issue that does not
-    exist, or a token GitHub refuses, is bad usage (2); GitHub down is a service failure (3)."""
+    """GitHub's failures as the command line reports them, naming the repository: one that does
+    not exist (or an issue that does not) is bad usage (2); the others keep their kind (a
+    refused token 2, GitHub down 3: core.errors)."""
 
     def __init__(self, repo: str) -> None:
         self.repo = repo
@@ -274,26 +252,13 @@ class service_errors:
         return None
 
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        from ai_context.adapters.github import (  # noqa: PLC0415
-            GitHubConfigError,
-            GitHubError,
-            GitHubNotFound,
-        )
+        from ai_context.adapters.github import GitHubError, GitHubNotFound  # noqa: PLC0415
 
         if isinstance(exc, GitHubNotFound):
             raise UsageError(f"{self.repo}: {exc}; check --repo and the issue number") from exc
-        if isinstance(exc, GitHubConfigError):
-            raise UsageError(f"{self.repo}: {exc}") from exc
         if isinstance(exc, GitHubError):
-            raise ServiceFailed(f"{self.repo}: {exc}") from exc
+            raise type(exc)(f"{self.repo}: {exc}", exc.status) from exc
 
 
 def finish(out: TextIO, text: str) -> None:
     out.write(text if text.endswith("\n") else text + "\n")
-
-
-def fail_service(exc: ServiceFailed) -> int:
-    from ai_context.cli.common import EXIT_SERVICE  # noqa: PLC0415
-
-    sys.stderr.write(f"ai-context: {exc}\n")
-    return EXIT_SERVICE

@@ -4,9 +4,10 @@ Which issues are in a digest: every open issue with an AI Context block, plus ev
 within the window. Each gets one category; the rules are tried in this order, first match wins:
 
 1. shipped      closed as completed within the window (state_reason `completed`, or none given,
-                as older issues have), or an open issue whose Phase says it is finished (done,
-                shipped, complete(d), merged, released) and whose block was updated within the
-                window: "shipped" means "in the last <window>", as the caption says;
+                as older issues have), or an open issue whose Phase means shipped (core.phases:
+                done, shipped, complete(d), merged, released, closed) and whose block was
+                updated within the window: "shipped" means "in the last <window>", as the
+                caption says;
 2. stuck        blockers listed, Phase has the word blocked, Last updated (the block's, not the
                 issue's: the bot's own edits are no activity) older than `stale_after`, or any
                 error finding (an incomplete block gives the next session false confidence);
@@ -16,8 +17,9 @@ within the window. Each gets one category; the rules are tried in this order, fi
 
 Stuck comes before in review on purpose: a review nobody has touched past `stale_after`, or one
 with a blocker, needs someone's attention, which is what "stuck" is for. An issue closed as not
-planned is left out: it was neither shipped nor is it in flight; if the previous digest listed
-it, the changes say it left, and why.
+planned is left out: it was neither shipped nor is it in flight; so is an open issue whose
+Phase says cancelled. If the previous digest listed such a task, the changes say it left, and
+why.
 
 "Since the last digest" compares against a compact state the digest comment carries in a hidden
 line (`digest_state`), so no other store is needed.
@@ -25,7 +27,6 @@ line (`digest_state`), so no other store is needed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -36,6 +37,14 @@ from ai_context.core.block import Block
 from ai_context.core.durations import format_duration
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
+from ai_context.core.phases import (
+    FINISHED_STEPS,
+    is_blocked_phase,
+    is_review_phase,
+    is_shipped_phase,
+    is_terminal,
+)
+from ai_context.core.phases import current_step as phase_step
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 from ai_context.rules.digest_model import (
     CATEGORIES,
@@ -48,11 +57,7 @@ from ai_context.rules.digest_model import (
     TaskSummary,
 )
 
-SHIPPED_WORDS = frozenset({"done", "shipped", "complete", "completed", "merged", "released"})
 REVIEW_LABEL = "in-review"
-_WORD_RE = re.compile(r"[a-z]+")
-_REVIEW_RE = re.compile(r"\breview", re.IGNORECASE)
-_BLOCKED_RE = re.compile(r"\bblocked\b", re.IGNORECASE)
 
 Verdict = tuple[Category | None, tuple[str, ...]]
 
@@ -83,40 +88,17 @@ def _age(now: datetime, stamp: datetime | None) -> timedelta | None:
     return None if stamp is None else max(now - stamp, timedelta(0))
 
 
-def _first_word(phase: str | None) -> str:
-    words = _WORD_RE.findall((phase or "").lower())
-    return words[0] if words else ""
-
-
-def is_shipped_phase(phase: str | None) -> bool:
-    """Phase says the work is done: its first word is done, shipped, complete, ..."""
-    return _first_word(phase) in SHIPPED_WORDS
-
-
-def is_review_phase(phase: str | None) -> bool:
-    return bool(phase) and _REVIEW_RE.search(phase or "") is not None
-
-
-def is_blocked_phase(phase: str | None) -> bool:
-    return bool(phase) and _BLOCKED_RE.search(phase or "") is not None
-
-
 def plan_done(block: Block | None) -> int:
     """Steps finished: done or skipped (a skipped step is no longer work to do)."""
     if block is None:
         return 0
-    return sum(1 for s in block.plan if s.status in ("done", "skipped"))
+    return sum(1 for s in block.plan if s.status in FINISHED_STEPS)
 
 
 def current_step(block: Block | None) -> str | None:
-    """The step in progress; failing that, the first step not yet finished."""
-    if block is None:
-        return None
-    for wanted in (("in progress",), (None, "pending", "blocked")):
-        for step in block.plan:
-            if step.status in wanted:
-                return step.text
-    return None
+    """The text of the plan's current step (core.phases decides which step that is)."""
+    step = phase_step(block)
+    return step.text if step is not None else None
 
 
 def _closed_at(issue: Issue) -> datetime | None:
@@ -141,7 +123,10 @@ def _closed(issue: Issue, now: datetime, window: timedelta) -> Verdict:
 
 
 def _finished(block: Block, now: datetime, window: timedelta) -> Verdict:
-    """An open issue whose phase says done: shipped within the window, else left out."""
+    """An open issue whose phase says the work is over: shipped within the window, else left
+    out; cancelled is neither shipped nor in flight."""
+    if not is_shipped_phase(block.phase):
+        return None, (f"phase is '{block.phase}' (cancelled): not in a digest",)
     age = _age(now, block.last_updated)
     if age is None or age > window:
         when = f"{format_duration(age)} ago" if age is not None else "at an unknown time"
@@ -175,7 +160,7 @@ def categorise(issue: Issue, result: CheckResult, now: datetime, config: DigestC
         return _closed(issue, now, config.window)
     if block is None:
         return None, ("no AI Context block",)
-    if is_shipped_phase(block.phase):
+    if is_terminal(block.phase):  # shipped, or cancelled
         return _finished(block, now, config.window)
     stuck = _stuck_reasons(block, result, now, config.stale_after)
     if stuck:

@@ -1,5 +1,7 @@
 """The memory a digest comment carries for the next digest, in hidden lines (pure).
 
+The payloads go through core.hidden, the one codec of the bot's hidden state.
+
 Two lines, both Markdown link reference definitions (they render as nothing):
 
     [//]: # (ai-context-digest:v1:<state>)       every task of this digest: category, steps done
@@ -12,15 +14,13 @@ then its own state is the baseline. The next day compares with the state of the 
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
+from ai_context.core import hidden
 from ai_context.core.block import format_timestamp
 from ai_context.rules.digest_model import Category, DigestState, StateRead, TaskState
 
@@ -32,7 +32,7 @@ STATE_LINE_RE = re.compile(
 BASE_LINE_RE = re.compile(
     r"^\[//\]: # \(ai-context-digest-base:([A-Za-z0-9]+):([A-Za-z0-9_=-]*)\)[ \t]*$", re.M
 )
-MAX_STATE_CHARS = 1_000_000
+MAX_STATE_CHARS = hidden.MAX_ENCODED
 _CODES: dict[Category, str] = {"shipped": "s", "in_review": "r", "in_progress": "p", "stuck": "k"}
 _CATEGORY_BY_CODE: dict[str, Category] = {v: k for k, v in _CODES.items()}
 
@@ -46,9 +46,7 @@ def encode_state(state: DigestState) -> str:
     repos: dict[str, list[list[Any]]] = {}
     for (repo, number), task in sorted(state.tasks.items()):
         repos.setdefault(repo, []).append([number, _CODES[task.category], task.done])
-    payload = {"v": 1, "at": format_timestamp(state.generated_at) or None, "r": repos}
-    raw = json.dumps(payload, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-    return base64.urlsafe_b64encode(raw).decode("ascii")
+    return hidden.encode({"v": 1, "at": format_timestamp(state.generated_at) or None, "r": repos})
 
 
 def state_line(state: DigestState) -> str:
@@ -96,12 +94,10 @@ def decode_state(encoded: str) -> StateRead:
     """The state from its base64 text; garbled text is a first digest, not an error."""
     if len(encoded) > MAX_STATE_CHARS:
         return _unreadable("too long")
-    try:
-        raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
-        payload = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+    payload = hidden.decode(encoded)  # the one codec of hidden state; None when garbled
+    if payload is None:
         return _unreadable("not base64 JSON")
-    if not isinstance(payload, dict) or payload.get("v") != 1:
+    if payload.get("v") != 1:
         return _unreadable("unknown version")
     try:
         at = payload.get("at")
