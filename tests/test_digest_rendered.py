@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -165,7 +163,7 @@ def test_the_sticky_comment_shows_hints_as_code_and_findings_as_text() -> None:
     assert [r for r in page.raw if "ai-context:findings" not in r and r != "<sub>"] == []
 
 
-@settings(max_examples=60, deadline=timedelta(seconds=5))
+@settings(max_examples=60)
 @given(st.text(min_size=1, max_size=80))
 def test_any_title_and_next_step_stay_in_their_cell(text: str) -> None:
     item = issue(50, text, block(next_step=text, blockers=(text,)))
