@@ -158,3 +158,22 @@ def test_github_down_exits_3_with_one_line(gh: GitHubFake, tmp_path: Path) -> No
     )
     assert done.returncode == 3
     assert done.stderr.startswith("ai-context: acme/api: ") and "Traceback" not in done.stderr
+
+
+def test_the_live_digest_compares_with_the_posted_one(gh: GitHubFake, tmp_path: Path) -> None:
+    from ai_context.rules.digest_model import DigestState, TaskState
+    from ai_context.rules.digest_state import state_line
+
+    yesterday = DigestState(
+        generated_at=datetime(2026, 5, 25, 9, 0, tzinfo=UTC),
+        tasks={("acme/api", 1): TaskState(category="stuck", done=0)},
+    )
+    gh.add_issue("acme/api", "Digest", "", number=50, labels=["ai-context:digest"])
+    body = f"<!-- ai-context:digest 2026-05-25 -->\nold digest\n\n{state_line(yesterday)}\n"
+    gh.add_comment("acme/api", 50, body, user="github-actions[bot]")
+    digest = data(cli(gh, tmp_path, "digest", "--repo", "acme/api", "--format", "json"))
+    assert digest["previous"]["status"] == "restored"
+    assert digest["previous"]["generated_at"] == "2026-05-25T09:00:00Z"
+    changes = {c["number"]: c for c in digest["changes"]}
+    assert changes[1]["moved_from"] == "stuck" and changes[2]["new"]
+    assert digest["deltas"]["stuck"] == 0 and digest["deltas"]["in_progress"] == 1

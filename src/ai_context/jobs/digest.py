@@ -187,25 +187,21 @@ def deliver_digest(
     config = DigestConfig(window=section.window, stale_after=settings.stale_after)
     digest = build_digest(issues, now, config, previous)
     full = render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT)
-    markdown = render_markdown(digest, env, max_chars=COMMENT_LIMIT, full_url=full_url)
-    out = Delivery(digest, full)
+    if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
+        comment = render_markdown(digest, env, max_chars=COMMENT_LIMIT, full_url=full_url)
+    else:
+        comment = full
+    out = Delivery(digest, full, comment)
     existing = todays_comment(comments, today, settings.bot_login)
     if "issue-comment" in targets:
-        comment = Delivery(digest, markdown)
         deliver_comment(
-            comment,
+            out,
             github=github,
             settings=settings,
             digest_issue=digest_issue,
             existing=existing,
             today=today,
             log=log,
-        )
-        out.url, out.errors, out.writes, out.report = (
-            comment.url,
-            comment.errors,
-            comment.writes,
-            comment.report,
         )
     if "slack" in targets and settings.slack_webhook_url is not None:
         if "issue-comment" in targets and not slack_wanted(existing, digest):

@@ -61,7 +61,8 @@ class Delivery:
     """What the digest job did, for outputs, the exit code and the step summary."""
 
     digest: Digest
-    markdown: str
+    markdown: str  # the step summary's: every task
+    comment: str = ""  # the comment's: cut to fit 65,536 characters when it must
     url: str = ""
     errors: list[str] = field(default_factory=list)
     slack: SlackResult | None = None
@@ -85,7 +86,7 @@ def deliver_comment(
     log: Callable[[str], None],
 ) -> None:
     """Create the day's comment, or edit it; say which, with its link."""
-    body = f"{marker(today)}\n{out.markdown}"
+    body = f"{marker(today)}\n{out.comment or out.markdown}"
     try:
         if digest_issue is None:
             if settings.dry_run:
