@@ -40,6 +40,7 @@ NOW = datetime(2026, 5, 27, 9, 0, tzinfo=UTC)
 REPO = "acme/shop"
 COMMENT_URL = f"https://github.com/{REPO}/issues/9#issuecomment-2217"
 WIDTH = 900  # a comment is about 850 px wide on github.com
+PEOPLE = {"U024BE7LH": "omer"}  # Slack shows a mention as the person's name
 
 
 def _page(body: str, modules: Path, *, title: str, author: str = "github-actions") -> str:
@@ -80,7 +81,7 @@ def _mrkdwn(text: str) -> str:
     out = re.sub(r"`([^`]+)`", r'<code class="c">\1</code>', out)
     out = re.sub(r"&lt;(https?://[^|&]+)\|([^&]*)&gt;", r'<a href="\1">\2</a>', out)
     out = re.sub(r"<(https?://[^|>]+)\|([^>]*)>", r'<a href="\1">\2</a>', out)
-    out = re.sub(r"<@(U[A-Z0-9]+)>", r'<span class="at">@ariel</span>', out)
+    out = re.sub(r"<@(U[A-Z0-9]+)>", lambda m: f'<span class="at">@{PEOPLE[m.group(1)]}</span>', out)
     out = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"<b>\1</b>", out)
     out = re.sub(r"(?<![\w_])_([^_\n]+)_(?![\w_])", r"<i>\1</i>", out)
     return out.replace("\n", "<br>")
