@@ -36,7 +36,7 @@ def test_the_sample_digest_is_valid_block_kit_with_stuck_first() -> None:
     joined = "\n".join(texts)
     assert joined.index("*Stuck*") < joined.index("*In review*") < joined.index("*Shipped*")
     assert f"<{COMMENT}|The digest on GitHub>" in joined
-    assert "*Stuck* (3) +1" in joined  # the count and its change
+    assert "🔴 *Stuck* (3) +1" in joined  # its colour, the count and its change
 
 
 def test_code_spans_are_code_and_text_cannot_ping() -> None:
@@ -71,4 +71,4 @@ def test_continuation_messages_repeat_their_heading(count: int) -> None:
     assert sum(t.count("Stuck task number") for t in texts) == count  # every task, once
     for message in messages[1:]:
         first = message["blocks"][1]["text"]["text"]
-        assert first.startswith("*Stuck* (") and "_(continued)_" in first
+        assert first.startswith("🔴 *Stuck* (") and "_(continued)_" in first

@@ -18,7 +18,7 @@ from typing import Any
 
 from jinja2 import Environment, TemplateRuntimeError
 
-from ai_context.rules.digest_model import CATEGORY_TITLES, DISPLAY_ORDER, Digest
+from ai_context.rules.digest_model import CATEGORY_EMOJI, CATEGORY_TITLES, DISPLAY_ORDER, Digest
 from ai_context.rules.digest_render import digest_vars, signed
 from ai_context.rules.templating import ELLIPSIS, make_env
 
@@ -144,7 +144,10 @@ def slack_messages(
     for key in DISPLAY_ORDER:
         entries = digest.entries.get(key, ())
         if entries:
-            heading = snippet("category", CATEGORY_TITLES[key], len(entries))
+            # the category's colour, as in the comment's headings and chart
+            heading = f"{CATEGORY_EMOJI[key]} " + snippet(
+                "category", CATEGORY_TITLES[key], len(entries)
+            )
             heading += f" {signed(digest.deltas[key])}" if digest.deltas[key] else ""
             content += _pack(heading, [entry(e) for e in entries])
 
