@@ -194,10 +194,10 @@ def window_of(args: argparse.Namespace, source: Source) -> timedelta:
     raw = digest.get("window") if isinstance(digest, dict) else None
     if raw is None:
         return timedelta(hours=24)
-    from ai_context.core.durations import parse_duration  # noqa: PLC0415
+    from ai_context.core.durations import duration_value  # noqa: PLC0415 - one rule for them
 
     try:
-        return parse_duration(str(raw))
+        return duration_value(raw)
     except ValueError as exc:
         raise UsageError(f"digest.window: {exc}") from exc
 
