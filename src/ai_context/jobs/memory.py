@@ -18,7 +18,7 @@ from ai_context.adapters.config import Settings
 from ai_context.adapters.github import GitHub
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import CheckReport
-from ai_context.jobs.digest import DIGEST_LABEL, DIGEST_TITLE
+from ai_context.jobs.digest_delivery import DIGEST_LABEL, DIGEST_TITLE
 from ai_context.rules.memory import (
     MAX_ENCODED,
     Known,
