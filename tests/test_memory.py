@@ -288,3 +288,21 @@ def test_a_dry_run_writes_no_state(gh: GitHubFake, tmp_path: Path) -> None:
     assert result.code == 0, result.stdout + result.stderr
     assert gh.count("POST") == gh.count("PATCH") == 0
     assert not [i for i in gh.repos[REPO].issues.values() if "ai-context:digest" in i.labels]
+
+
+def test_the_digest_job_uses_the_issue_the_check_job_created(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    result = run_action(
+        tmp_path / "both",
+        gh.url,
+        "schedule",
+        {"schedule": "17 * * * *"},
+        token=TOKEN,
+        inputs={"jobs": "check,digest"},
+        extra_env=ENV,
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    number = carrier(gh)  # exactly one labelled issue
+    assert decode_state(gh.issue(REPO, number).body, REPO, BOT) is not None
+    assert any(c.user == BOT for c in gh.comments(REPO, number))  # the digest comment
