@@ -105,6 +105,16 @@ def _lease(sub: Any) -> None:
     add_lease_commands(sub)
 
 
+def _agents(sub: Any) -> None:
+    from ai_context.cli.hook import add_hook_command  # noqa: PLC0415
+    from ai_context.cli.setup import add_setup_command  # noqa: PLC0415
+    from ai_context.mcp import add_mcp_command  # noqa: PLC0415
+
+    add_hook_command(sub)
+    add_setup_command(sub)
+    add_mcp_command(sub)
+
+
 GROUPS: dict[str, Callable[[Any], None]] = {
     "git": _git,
     "session": _session,
@@ -112,6 +122,7 @@ GROUPS: dict[str, Callable[[Any], None]] = {
     "agent": _agent,
     "lease": _lease,
     "mirror": _mirror,
+    "agents": _agents,
 }
 COMMAND_GROUPS = {
     "derive": "git",
@@ -129,6 +140,9 @@ COMMAND_GROUPS = {
     "release": "lease",
     "who": "lease",
     "mirror": "mirror",
+    "hook": "agents",
+    "setup": "agents",
+    "mcp": "agents",
 }
 
 
