@@ -30,7 +30,7 @@ USER_SETTINGS: dict[str, Any] = {
         "PostToolUse": [
             {
                 "matcher": "Edit|Write",
-                "hooks": [{"type": "command", "command": "prettier --write \"$FILE\""}],
+                "hooks": [{"type": "command", "command": 'prettier --write "$FILE"'}],
             },
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]},
         ],
@@ -54,7 +54,9 @@ def setup(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def commands_of(settings: dict[str, Any], event: str) -> list[str]:
@@ -174,9 +176,10 @@ def test_setup_agents_md_adds_then_updates_its_section_only(tmp_path: Path) -> N
     assert "ai-context resume" in text
 
     # The user edits around it (and inside it); a rerun restores only the section.
-    edited = text.replace(
-        "Run `make test`", "Run `make lint test`"
-    ) + "\r\n## Style\r\n\r\nShort functions.\r\n"
+    edited = (
+        text.replace("Run `make test`", "Run `make lint test`")
+        + "\r\n## Style\r\n\r\nShort functions.\r\n"
+    )
     edited = edited.replace("ai-context resume [ISSUE]", "something else")
     agents.write_bytes(edited.encode("utf-8"))
     assert setup(tmp_path, "agents-md").returncode == 0

@@ -66,7 +66,9 @@ def add_hook_command(sub: Any) -> None:
         help="... or this long after the last save (default 30m)",
     )
     p.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY or origin")
-    p.add_argument("--cache", metavar="PATH", help="default: $AI_CONTEXT_CACHE or .ai-context/cache")
+    p.add_argument(
+        "--cache", metavar="PATH", help="default: $AI_CONTEXT_CACHE or .ai-context/cache"
+    )
     p.add_argument("--actor", metavar="ID", help="this machine's actor id ($AI_CONTEXT_ACTOR)")
     p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601), for tests")
     p.set_defaults(handler=cmd_hook)
@@ -82,7 +84,7 @@ def cmd_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         answer = HANDLERS[args.event](args, payload, env)
     except HookNote as exc:
         answer = note_answer(args.event, f"ai-context: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a hook must never break the agent's turn
+    except Exception as exc:
         answer = note_answer(args.event, f"ai-context: the {args.event} hook failed: {exc}")
     if answer is not None:
         out.write(json.dumps(answer, ensure_ascii=False) + "\n")
@@ -111,9 +113,7 @@ def note_answer(event: str, line: str) -> Answer:
 
 
 def context_answer(text: str) -> dict[str, Any]:
-    return {
-        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}
-    }
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 # --- settings -----------------------------------------------------------------------------
@@ -146,7 +146,9 @@ def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
 
 def _github(repository: str, env: Mapping[str, str]) -> GitHub:
     """A GitHub client that gives up fast: a session must not wait half a minute for an outage."""
-    token = next((env[n].strip() for n in ("GITHUB_TOKEN", "GH_TOKEN") if env.get(n, "").strip()), "")
+    token = next(
+        (env[n].strip() for n in ("GITHUB_TOKEN", "GH_TOKEN") if env.get(n, "").strip()), ""
+    )
     if not token:
         raise HookNote(
             "no GitHub token in $GITHUB_TOKEN or $GH_TOKEN: the AI Context block was not "
@@ -157,9 +159,7 @@ def _github(repository: str, env: Mapping[str, str]) -> GitHub:
     from ai_context.adapters.github import DEFAULT_API_URL, GitHub  # noqa: PLC0415
 
     api_url = env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
-    return GitHub(
-        SecretStr(token), repository, api_url=api_url, timeout=5, retries=1, backoff=0.2
-    )
+    return GitHub(SecretStr(token), repository, api_url=api_url, timeout=5, retries=1, backoff=0.2)
 
 
 def _actor(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
@@ -197,14 +197,18 @@ def _offline_note(exc: Exception, cache: Cache, repository: str) -> str:
     recent = cache.recent(repository, RECENT, datetime.now(UTC))
     local = ""
     if recent and recent[0].block.next_step:
-        local = f"; the local copy of #{recent[0].issue} says Next step: {recent[0].block.next_step}"
+        local = (
+            f"; the local copy of #{recent[0].issue} says Next step: {recent[0].block.next_step}"
+        )
     return (
         f"GitHub did not answer ({exc}): the AI Context block was not reconciled{local}. "
         "Go on, and run /continue once GitHub is back."
     )
 
 
-def session_start(args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str, str]) -> Answer:
+def session_start(
+    args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str, str]
+) -> Answer:
     del payload  # every source (startup, resume, clear, compact) starts from the authority
     repository = _repository(args, env)
     cache = _cache(args, env)
@@ -218,7 +222,7 @@ def session_start(args: argparse.Namespace, payload: Mapping[str, Any], env: Map
     def login() -> str | None:
         try:
             return login_for(actor, Path(DEFAULT_CONFIG))
-        except Exception:  # noqa: BLE001 - a bad config file only loses this fallback
+        except Exception:
             return None
 
     try:

@@ -113,7 +113,9 @@ def markdown_files() -> dict[str, str]:
     return files
 
 
-def plugin_files(every_commits: int = DEFAULT_COMMITS, every: Any = DEFAULT_INTERVAL) -> dict[str, str]:
+def plugin_files(
+    every_commits: int = DEFAULT_COMMITS, every: Any = DEFAULT_INTERVAL
+) -> dict[str, str]:
     """The Claude Code plugin folder: relative path -> text."""
     from ai_context import __version__  # noqa: PLC0415
 
@@ -181,12 +183,14 @@ def _settings_change(path: Path, hooks: dict[str, list[dict[str, Any]]]) -> Chan
 
 def plan_claude(root: Path, args: argparse.Namespace) -> list[Change]:
     claude = root / ".claude"
-    changes = [_settings_change(claude / "settings.json", hook_config(args.every_commits, args.every))]
+    changes = [
+        _settings_change(claude / "settings.json", hook_config(args.every_commits, args.every))
+    ]
     for rel, text in markdown_files().items():
         path = claude / rel
         old = _read(path)
-        ours = old is None or args.force or any(
-            line.startswith(MARKER) for line in old.splitlines()
+        ours = (
+            old is None or args.force or any(line.startswith(MARKER) for line in old.splitlines())
         )
         changes.append(_change(path, text, mine=ours))
     return changes

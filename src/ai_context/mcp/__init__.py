@@ -22,7 +22,9 @@ def add_mcp_command(sub: Any) -> None:
     )
     p.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY or origin")
     p.add_argument("--actor", metavar="ID", help="this machine's actor id ($AI_CONTEXT_ACTOR)")
-    p.add_argument("--cache", metavar="PATH", help="default: $AI_CONTEXT_CACHE or .ai-context/cache")
+    p.add_argument(
+        "--cache", metavar="PATH", help="default: $AI_CONTEXT_CACHE or .ai-context/cache"
+    )
     p.set_defaults(handler=cmd_mcp)
 
 

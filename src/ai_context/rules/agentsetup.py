@@ -41,9 +41,8 @@ def _merge_event(groups: list[Any], ours: list[dict[str, Any]]) -> list[Any]:
         if mine and len(mine) == len(hooks):
             at = len(kept) if at is None else at
             continue
-        if mine:  # a group the user shares with our hook: their hooks stay
-            group = {**group, "hooks": [h for h in hooks if not is_ours(h)]}
-        kept.append(group)
+        # A group the user shares with our hook: their hooks stay, ours goes.
+        kept.append({**group, "hooks": [h for h in hooks if not is_ours(h)]} if mine else group)
     place = len(kept) if at is None else at
     kept[place:place] = ours
     return kept

@@ -88,10 +88,14 @@ def commit_nudge(progress: Progress, cadence: Cadence) -> str | None:
     why = f"{_plural(progress.commits, 'commit')} since Last updated"
     if old and progress.age is not None:
         why += f", last saved {_minutes(progress.age)} ago"
-    return f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
+    return (
+        f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
+    )
 
 
-def stop_nudge(progress: Progress | None, cadence: Cadence, *, stop_hook_active: bool) -> str | None:
+def stop_nudge(
+    progress: Progress | None, cadence: Cadence, *, stop_hook_active: bool
+) -> str | None:
     """At the end of a turn: the reason to block the stop once, or None to let it go.
 
     Never blocks twice in a row (Claude Code sets `stop_hook_active` once a Stop hook has

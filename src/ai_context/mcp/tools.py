@@ -1,0 +1,425 @@
+"""The MCP tools' bodies, without the SDK: each takes structured input and returns the same JSON
+the command line prints with `--format json` (cli/agent.py's `outcome_json`, the lease JSON, the
+check JSON), so an agent reads one shape whichever face it uses.
+
+One `Session` per server: the settings are read once (GITHUB_TOKEN, GITHUB_REPOSITORY or
+--repo, AI_CONTEXT_ACTOR or --actor, GITHUB_API_URL, AI_CONTEXT_CACHE) and the GitHub client is
+made on first use and kept, so a call after the first pays only for its HTTP round trips.
+Failures raise `ToolFailure` with the command line's exit code; outcomes the agent must act on
+(a conflict, an incomplete block, a lease held by another) are content, with `exit_code`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ai_context.core.block import Block
+from ai_context.core.errors import Exit
+
+if TYPE_CHECKING:
+    from ai_context.adapters.cache import Cache
+    from ai_context.adapters.github import GitHub
+    from ai_context.jobs.agent import Outcome
+
+T = TypeVar("T")
+EXIT_MEANING = {
+    Exit.USAGE: "bad input",
+    Exit.SERVICE: "GitHub failed",
+    Exit.CONFLICT: "conflict",
+    Exit.INCOMPLETE: "incomplete state",
+}
+
+
+class ToolFailure(Exception):
+    """A tool that could not do its work: the exit code the command line would end with."""
+
+    def __init__(self, code: Exit, message: str) -> None:
+        super().__init__(
+            f"exit {int(code)} ({EXIT_MEANING.get(code, code.name.lower())}): {message}"
+        )
+        self.code = code
+
+
+class PlanItem(BaseModel):
+    """One plan step: its text and status (done, in progress, pending, blocked, skipped)."""
+
+    text: str
+    status: str | None = Field(default=None, description="done, in progress, pending, ...")
+
+
+class BlockFields(BaseModel):
+    """The AI Context block as fields; `save` stamps Last updated itself."""
+
+    actor: str | None = Field(default=None, description="actor id; default: this server's")
+    actor_description: str | None = Field(default=None, description="e.g. Claude Code on X")
+    phase: str = Field(description="e.g. implementing")
+    chunk: tuple[int, int] | None = Field(default=None, description="[n, of m]")
+    plan: list[PlanItem]
+    files_touched: str
+    decisions: list[str] = []
+    blockers: list[str] = []
+    next_step: str
+    extra: dict[str, str] = {}
+
+
+def block_of(fields: BlockFields, default_actor: str | None) -> Block:
+    data = fields.model_dump()
+    data["actor"] = fields.actor or default_actor
+    data["plan"] = [{"number": n, **step} for n, step in enumerate(data["plan"], start=1)]
+    try:
+        return Block.model_validate(data)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "block"
+        raise ToolFailure(Exit.USAGE, f"{where}: {problem['msg']}") from exc
+
+
+def issue_number(value: int | str, repository: str) -> int:
+    """12, "#12" or an issue URL of this server's repository."""
+    from ai_context.cli.agent import _issue  # noqa: PLC0415
+
+    try:
+        named, number = _issue(str(value))
+    except argparse.ArgumentTypeError as exc:
+        raise ToolFailure(Exit.USAGE, str(exc)) from exc
+    if named and named.lower() != repository.lower():
+        raise ToolFailure(
+            Exit.USAGE, f"the issue URL is in {named}; this server is on {repository}"
+        )
+    return number
+
+
+class Session:
+    """The server's settings and clients, read once."""
+
+    def __init__(
+        self,
+        *,
+        repo: str | None = None,
+        actor: str | None = None,
+        cache: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.env = dict(os.environ if env is None else env)
+        self._repo, self._cache_path = repo, cache
+        self.actor = actor or self.env.get("AI_CONTEXT_ACTOR", "").strip() or None
+        self._github: GitHub | None = None
+        self._cache: Cache | None = None
+
+    @property
+    def repository(self) -> str:
+        from ai_context.cli.agent import _git_remote  # noqa: PLC0415
+
+        repo = self._repo or self.env.get("GITHUB_REPOSITORY", "").strip() or _git_remote()
+        if not repo:
+            raise ToolFailure(
+                Exit.USAGE,
+                "no repository: start the server with --repo OWNER/NAME or set GITHUB_REPOSITORY",
+            )
+        self._repo = repo
+        return repo
+
+    def github(self) -> GitHub:
+        if self._github is None:
+            from pydantic import SecretStr  # noqa: PLC0415
+
+            from ai_context.adapters.github import (  # noqa: PLC0415
+                DEFAULT_API_URL,
+                GitHub,
+                GitHubConfigError,
+            )
+
+            names = ("GITHUB_TOKEN", "GH_TOKEN")
+            token = next((self.env[n].strip() for n in names if self.env.get(n, "").strip()), "")
+            if not token:
+                raise ToolFailure(
+                    Exit.USAGE, "no GitHub token: set GITHUB_TOKEN in the server's environment"
+                )
+            api_url = self.env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
+            try:
+                self._github = GitHub(
+                    SecretStr(token), self.repository, api_url=api_url, write_interval=0
+                )
+            except GitHubConfigError as exc:
+                raise ToolFailure(Exit.USAGE, str(exc)) from exc
+        return self._github
+
+    def cache(self) -> Cache:
+        if self._cache is None:
+            from ai_context.adapters.cache import CacheError, open_cache  # noqa: PLC0415
+
+            try:
+                self._cache = open_cache(self._cache_path, self.env)
+            except CacheError as exc:
+                raise ToolFailure(Exit.USAGE, str(exc)) from exc
+        return self._cache
+
+    def run(self, work: Callable[[], T]) -> T:
+        """WORK, with the adapters' errors turned into the command line's exit codes."""
+        from ai_context.adapters.cache import CacheError  # noqa: PLC0415
+        from ai_context.adapters.github import (  # noqa: PLC0415
+            GitHubConfigError,
+            GitHubError,
+            GitHubNotFound,
+        )
+        from ai_context.jobs.agent import AgentError  # noqa: PLC0415
+        from ai_context.rules.lease import LeaseError  # noqa: PLC0415
+
+        try:
+            return work()
+        except (AgentError, CacheError, GitHubConfigError) as exc:
+            raise ToolFailure(Exit.USAGE, str(exc)) from exc
+        except GitHubNotFound as exc:
+            raise ToolFailure(
+                Exit.USAGE, f"{exc}; check the issue number and the repository"
+            ) from exc
+        except LeaseError as exc:
+            raise ToolFailure(Exit.CONFLICT, str(exc)) from exc
+        except GitHubError as exc:
+            raise ToolFailure(Exit.SERVICE, str(exc)) from exc
+
+    def outcome(self, work: Callable[[GitHub, Cache], Outcome]) -> dict[str, Any]:
+        from ai_context.cli.agent import outcome_json  # noqa: PLC0415
+
+        gh, cache = self.github(), self.cache()
+        before = gh.counter.total
+        result = self.run(lambda: work(gh, cache))
+        return outcome_json(result, gh.counter.total - before)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- the agent commands -------------------------------------------------------------------
+
+
+def resume(
+    s: Session,
+    issue: int | str | None,
+    take: Literal["local", "remote"] | None,
+    assignee: str | None,
+) -> dict[str, Any]:
+    from ai_context.cli.agent import DEFAULT_CONFIG, login_for  # noqa: PLC0415
+    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs import agent  # noqa: PLC0415
+
+    number = None if issue in (None, "") else issue_number(issue, s.repository)
+    return s.outcome(
+        lambda gh, cache: agent.resume(
+            gh,
+            cache,
+            number,
+            actor=s.actor,
+            login=lambda: assignee or login_for(s.actor, Path(DEFAULT_CONFIG)),
+            now=now(),
+            take=take,
+            mirror=agent_mirror_hook(),
+        )
+    )
+
+
+def save(s: Session, issue: int | str, block: Block, dry_run: bool) -> dict[str, Any]:
+    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs import agent  # noqa: PLC0415
+
+    number = issue_number(issue, s.repository)
+    return s.outcome(
+        lambda gh, cache: agent.save(
+            gh,
+            cache,
+            number,
+            block,
+            writer=s.actor,
+            now=now(),
+            dry_run=dry_run,
+            mirror=agent_mirror_hook(),
+        )
+    )
+
+
+def current_block(s: Session, number: int) -> Block:
+    """The block as this machine last wrote or read it (the cache), else the issue's."""
+    from ai_context.core.block import parse  # noqa: PLC0415
+
+    entry = s.cache().load(s.repository, number)
+    if entry is not None:
+        return entry.block
+    found = parse(s.run(lambda: s.github().get_issue(number)).body).block
+    if found is None:
+        raise ToolFailure(Exit.USAGE, f"issue #{number} has no AI Context block yet: use save")
+    return found
+
+
+class CheckpointChanges(BaseModel):
+    """What moved since the last save; anything left out stays as the block has it."""
+
+    phase: str | None = None
+    done_steps: list[int] = []  # plan step numbers now done
+    plan: list[PlanItem] | None = None  # the whole plan, when it changed shape
+    files_touched: str | None = None
+    add_decisions: list[str] = []
+    blockers: list[str] | None = None
+    next_step: str | None = None
+
+
+def checkpoint(s: Session, issue: int | str, changes: CheckpointChanges) -> dict[str, Any]:
+    """The current block with CHANGES, saved: a checkpoint without re-sending the block."""
+    number = issue_number(issue, s.repository)
+    current = current_block(s, number)
+    fields = BlockFields(
+        actor=s.actor or current.actor,
+        actor_description=current.actor_description
+        if not s.actor or s.actor == current.actor
+        else None,
+        phase=changes.phase or current.phase or "",
+        chunk=current.chunk,
+        plan=changes.plan
+        if changes.plan is not None
+        else [
+            PlanItem(
+                text=step.text, status="done" if step.number in changes.done_steps else step.status
+            )
+            for step in current.plan
+        ],
+        files_touched=changes.files_touched or current.files_touched or "",
+        decisions=[*current.decisions, *changes.add_decisions],
+        blockers=changes.blockers if changes.blockers is not None else list(current.blockers),
+        next_step=changes.next_step or current.next_step or "",
+        extra=dict(current.extra),
+    )
+    return save(s, number, block_of(fields, s.actor), dry_run=False)
+
+
+def handoff(
+    s: Session,
+    issue: int | str,
+    to: str,
+    *,
+    description: str | None,
+    next_step: str | None,
+    dry_run: bool,
+) -> dict[str, Any]:
+    from ai_context.cli.lease import handoff_release_hook  # noqa: PLC0415
+    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs import agent  # noqa: PLC0415
+
+    number = issue_number(issue, s.repository)
+    return s.outcome(
+        lambda gh, cache: agent.handoff(
+            gh,
+            cache,
+            number,
+            to,
+            description=description,
+            next_step=next_step,
+            writer=s.actor,
+            now=now(),
+            dry_run=dry_run,
+            release_lease=handoff_release_hook(gh),
+            mirror=agent_mirror_hook(),
+        )
+    )
+
+
+def done(
+    s: Session,
+    issue: int | str,
+    *,
+    pr: str | None,
+    followups: list[str],
+    shipped: str | None,
+    dry_run: bool,
+) -> dict[str, Any]:
+    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs import agent  # noqa: PLC0415
+
+    number = issue_number(issue, s.repository)
+    return s.outcome(
+        lambda gh, cache: agent.done(
+            gh,
+            cache,
+            number,
+            pr=pr,
+            followups=followups,
+            shipped=shipped,
+            writer=s.actor,
+            now=now(),
+            dry_run=dry_run,
+            mirror=agent_mirror_hook(),
+        )
+    )
+
+
+def lease(
+    s: Session, op: str, issue: int | str, ttl: str | None, sha: str | None
+) -> dict[str, Any]:
+    """claim, renew, release or who: the lease JSON of the command line, with `exit_code`."""
+    from ai_context.adapters.config import load_settings  # noqa: PLC0415
+    from ai_context.cli import lease as leases  # noqa: PLC0415
+    from ai_context.core.durations import parse_duration  # noqa: PLC0415
+    from ai_context.core.errors import ConfigError  # noqa: PLC0415
+    from ai_context.rules.actors import parse_actors  # noqa: PLC0415
+    from ai_context.rules.lease import parse_lease_config  # noqa: PLC0415
+
+    number = issue_number(issue, s.repository)
+    if op != "who" and not s.actor:
+        raise ToolFailure(Exit.USAGE, "which actor? set AI_CONTEXT_ACTOR or start with --actor")
+    try:
+        settings, extras = load_settings(s.env, Path.cwd())
+        config = parse_lease_config(extras.get("lease"), settings.config)
+        actors = parse_actors(extras.get("actors"), settings.config)
+        duration = parse_duration(ttl) if ttl else None
+    except (ConfigError, ValueError) as exc:
+        raise ToolFailure(Exit.USAGE, str(exc)) from exc
+    args = argparse.Namespace(lease_op=op, issue=number, actor=s.actor, ttl=duration, lease=sha)
+    gh = s.github()
+    before = gh.counter.total
+    outcome = s.run(lambda: leases.run_lease_op(gh, args, config, actors))
+    outcome = outcome.model_copy(update={"calls": gh.counter.total - before})
+    data: dict[str, Any] = json.loads(leases.render_outcome(outcome, "json", s.actor))
+    data["exit_code"] = int(Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT)
+    return data
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def status(s: Session, actor: str | None) -> dict[str, Any]:
+    """What is on each actor's plate (or ACTOR's), by urgency: the open issues and those closed
+    within the digest window, read from GitHub."""
+    from ai_context.rules.digest import actors, build_digest, plate  # noqa: PLC0415
+
+    issues = s.run(lambda: s.github().list_issues("all", sort="updated", limit=300))
+    digest = build_digest(issues, now())
+    names = [actor] if actor else actors(digest)
+    plates = [json.loads(plate(digest, name).model_dump_json()) for name in names]
+    return {"repository": s.repository, "plates": plates}
+
+
+def summary(s: Session, issue: int | str) -> dict[str, Any]:
+    from ai_context.rules.digest import summarize_task  # noqa: PLC0415
+
+    number = issue_number(issue, s.repository)
+    found = s.run(lambda: s.github().get_issue(number))
+    data: dict[str, Any] = json.loads(summarize_task(found, now()).model_dump_json())
+    return data
+
+
+def validate(body: str) -> dict[str, Any]:
+    """Check a block (or an issue body holding one) as `ai-context validate` does."""
+    from ai_context.cli.main import result_json  # noqa: PLC0415
+    from ai_context.rules.checks import check_body  # noqa: PLC0415
+
+    result = check_body(body, now=now())
+    data = result_json("<input>", result)
+    data["exit_code"] = int(Exit.FINDINGS if result.errors else Exit.OK)
+    return data
