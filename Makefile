@@ -9,25 +9,33 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Re-install whenever the project's metadata changes.
+# Two stamps, re-made whenever the project's metadata changes: the demo needs only the project
+# and its runtime dependencies (what `pipx install ai-context` gives an agent); the tests,
+# linters and benchmarks need the extras on top.
+$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
-demo: $(VENV)/.installed
+demo: $(VENV)/.installed-demo
 	$(BIN)/ai-context report --issues-dir examples --now 2026-05-27T09:00:00Z
 	@echo
 	$(BIN)/ai-context digest --issues-dir examples --now 2026-05-27T09:00:00Z
 
+# zizmor and the workflow schema read every workflow, release.yml included.
 lint: $(VENV)/.installed
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
-	$(BIN)/mypy --strict src
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/mypy --strict src scripts
 	$(BIN)/lint-imports
 	$(BIN)/hadolint Dockerfile
 	$(BIN)/zizmor --offline .github/workflows action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 
 unit: $(VENV)/.installed
 	$(BIN)/python -m pytest

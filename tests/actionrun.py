@@ -1,5 +1,8 @@
 """Run the Action as GitHub would: `python -m ai_context` in a subprocess with the runner's
-environment (event file, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) against loopback fakes."""
+environment (event file, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) against loopback fakes.
+
+`command` runs another installation instead (an installed wheel's `ai-context action`); the
+checkout's src/ is then kept off its path, so only what was installed can answer."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +52,7 @@ def run_action(
     inputs: dict[str, str] | None = None,
     extra_env: dict[str, str] | None = None,
     timeout: float = 120,
+    command: Sequence[str] | None = None,
 ) -> ActionRun:
     tmp.mkdir(parents=True, exist_ok=True)
     event_path = tmp / "event.json"
@@ -75,8 +80,10 @@ def run_action(
     }
     env.update({f"INPUT_{k.upper()}": v for k, v in (inputs or {}).items()})
     env.update(extra_env or {})
+    if command is not None:
+        del env["PYTHONPATH"]
     proc = subprocess.run(
-        [sys.executable, "-m", "ai_context"],
+        [sys.executable, "-m", "ai_context"] if command is None else list(command),
         env=env,
         cwd=workspace,
         capture_output=True,

@@ -15,6 +15,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,6 +169,33 @@ def copy_build_context(dest_root: Path) -> None:
                     shutil.copy2(match, out)
 
 
+def build_args() -> dict[str, str]:
+    """The ARG defaults: what a plain `docker build .` (no --build-arg) uses."""
+    args: dict[str, str] = {}
+    for spec in only("ARG"):
+        name, _, default = spec.partition("=")
+        args[name] = shlex.split(default)[0] if default.strip() else ""
+    return args
+
+
+def expand(word: str, args: dict[str, str]) -> str:
+    """`${NAME}` / `$NAME` as the shell in RUN sees them: build args are its environment."""
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args[m[1] or m[2]], word)
+
+
+def pip_install_run() -> tuple[dict[str, str], list[str]]:
+    """The one RUN that installs: its leading `NAME=value` assignments, and the pip command."""
+    pip_runs = [args for args in only("RUN") if re.search(r"\bpip install\b", args)]
+    assert len(pip_runs) == 1, f"expected one RUN pip install, found {pip_runs}"
+    words = [expand(w, build_args()) for w in shlex.split(pip_runs[0])]
+    assignments: dict[str, str] = {}
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+        name, _, value = words.pop(0).partition("=")
+        assignments[name] = value
+    assert words[:2] == ["pip", "install"], f"RUN {pip_runs[0]}: expected `pip install ...`"
+    return assignments, words
+
+
 # --- (a) the install the image makes, in a fresh venv --------------------------------------
 
 
@@ -198,12 +226,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     python = venv_dir / "bin" / "python"
     env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
 
-    pip_runs = [args for args in only("RUN") if re.search(r"\bpip install\b", args)]
-    assert len(pip_runs) == 1, f"expected one RUN pip install, found {pip_runs}"
-    words = shlex.split(pip_runs[0])
-    assert words[:2] == ["pip", "install"], f"RUN {pip_runs[0]}: expected `pip install ...`"
+    assignments, words = pip_install_run()
     assert not {"-e", "--editable"} & set(words), "the image must not install in editable mode"
     assert "." in words, "the image must install the project from its own metadata (`.`)"
+    env.update(assignments)
     done = run([str(python), "-m", *words], cwd=workdir, env=env, timeout=900)
     assert done.returncode == 0, f"{' '.join(words)} failed:\n{done.stdout}\n{done.stderr}"
 
@@ -220,15 +246,24 @@ def entrypoint() -> list[str]:
 
 def test_entrypoint_help_runs_from_the_installed_package(installed: Installed) -> None:
     command = entrypoint()
-    assert command[0] == "python"
+    script = installed.python.parent / command[0]
+    assert script.is_file(), f"the image's PATH has no {command[0]} after the install"
     done = run(
-        [str(installed.python), *command[1:], "--help"],
+        [str(script), *command[1:], "--help"],
         cwd=installed.workspace,
         env=installed.env,
         timeout=120,
     )
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     assert done.stdout.strip(), "--help printed nothing"
+
+
+def test_image_without_build_args_reports_the_fallback_version(installed: Installed) -> None:
+    """No .git in the build context and no --build-arg: the ARG default, pyproject's fallback."""
+    script = installed.python.parent / "ai-context"
+    done = run([str(script), "--version"], cwd=installed.workspace, env=installed.env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"ai-context {build_args()['VERSION']}"
 
 
 PROBE = """
@@ -286,8 +321,44 @@ def test_base_image_is_the_official_python_3_12_slim() -> None:
     assert re.fullmatch(r"python:3\.12-slim(?:-[a-z]+)?(?:@sha256:[0-9a-f]{64})?", image), image
 
 
-def test_entrypoint_is_exec_form_python_m_ai_context() -> None:
-    assert entrypoint() == ["python", "-m", "ai_context"]
+def test_entrypoint_runs_the_action_subcommand_in_exec_form() -> None:
+    assert entrypoint() == ["ai-context", "action"]
+
+
+def test_image_installs_no_test_or_bench_extras() -> None:
+    _, words = pip_install_run()
+    targets = [w for w in words[2:] if not w.startswith("-")]
+    assert targets == ["."], f"the image installs {targets}, expected only `.` (no extras)"
+
+
+def test_version_labels_come_from_build_args() -> None:
+    """version, revision and source are OCI labels fed by ARGs, which release.yml passes."""
+    labels: dict[str, str] = {}
+    for args in only("LABEL"):
+        labels.update(env_of(args))
+    for key, arg in (("version", "VERSION"), ("revision", "REVISION"), ("source", "SOURCE")):
+        assert labels.get(f"org.opencontainers.image.{key}") == f"${{{arg}}}", key
+    assert set(build_args()) >= {"VERSION", "REVISION", "SOURCE"}
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    fallback = pyproject["tool"]["hatch"]["version"]["fallback-version"]
+    assert build_args()["VERSION"] == fallback
+    assignments, _ = pip_install_run()
+    assert assignments == {"SETUPTOOLS_SCM_PRETEND_VERSION": fallback}
+
+
+def test_one_version_source_and_one_unknown_version() -> None:
+    """`__version__` is the installed metadata's (hatch-vcs wrote it from the tag), and a tree
+    that was never installed says the same unknown version as a build without git."""
+    from importlib.metadata import version
+
+    import ai_context
+
+    assert ai_context.__version__ == version("ai-context")
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in pyproject["project"]
+    assert pyproject["project"]["dynamic"] == ["version"]
+    fallback = pyproject["tool"]["hatch"]["version"]["fallback-version"]
+    assert fallback == ai_context.UNKNOWN_VERSION
 
 
 def test_no_user_line_docker_actions_run_as_root() -> None:

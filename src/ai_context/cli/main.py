@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context import __version__
 from ai_context.adapters.store import DirectoryStore, StoreError
 from ai_context.cli.common import (
     EXIT_FINDINGS,
@@ -38,8 +37,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="ai-context",
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
     )
-    parser.add_argument("--version", action="version", version=f"ai-context {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    action = sub.add_parser(
+        "action", help="run the GitHub Action (the container's entrypoint; reads GITHUB_* env)"
+    )
+    action.set_defaults(handler=cmd_action)
 
     def checking(p: argparse.ArgumentParser) -> None:
         p.add_argument("--now", type=_timestamp, help="fix the clock (ISO 8601) for staleness")
@@ -65,6 +69,35 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if group in wanted:
             register(sub)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, resolved only when asked: reading the installed distribution's metadata
+    would otherwise cost every command its start-up time."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "show the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from ai_context import version  # noqa: PLC0415
+
+        sys.stdout.write(f"ai-context {version()}\n")
+        parser.exit()
+
+
+def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    """The Action: event, settings and inputs come from the runner's environment."""
+    del args, out, stdin
+    from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
+
+    return run_action()
 
 
 # Commands that live in their own modules, imported only when they run (or for --help): an
