@@ -117,10 +117,9 @@ def plugin_files(
     every_commits: int = DEFAULT_COMMITS, every: Any = DEFAULT_INTERVAL
 ) -> dict[str, str]:
     """The Claude Code plugin folder: relative path -> text."""
-    from ai_context import __version__  # noqa: PLC0415
-
+    # No "version": Claude Code then tells plugin updates apart by the repository's commit,
+    # and the folder does not change with every release.
     manifest = json.loads(template("claude/plugin.json"))
-    manifest = {"name": manifest.pop("name"), "version": __version__, **manifest}
     hooks = {
         "description": "ai-context: resume from the AI Context block at session start, ask "
         "for checkpoints at the cadence",
