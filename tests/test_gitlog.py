@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 
 from ai_context.core.block import parse
+from ai_context.core.errors import EventError
+from ai_context.core.events import commits_from_push
 from ai_context.rules.gitlog import (
     Checkpoint,
     CheckpointProblem,
     Commit,
     GitLogError,
     GitRules,
-    PushPayloadError,
     behind_git,
     checkpoint_drift,
-    commits_from_push,
     compare_block,
     derive,
     files_drift,
@@ -247,21 +247,21 @@ def test_commits_from_push_payload() -> None:
 
 
 def test_tag_push_has_no_commits() -> None:
-    assert commits_from_push({"ref": "refs/tags/v1", "commits": []}) == []
+    assert commits_from_push({"ref": "refs/tags/v1", "commits": []}) == ()
 
 
 @pytest.mark.parametrize(
     ("payload", "where"),
     [
-        ({}, "'commits' is missing"),
-        ({"commits": [push_commit(id=None)]}, "commits[0]: sha"),
-        ({"commits": [push_commit(timestamp="yesterday")]}, "commits[0]: timestamp"),
+        ({}, "commits: missing"),
+        ({"commits": [push_commit(id=None)]}, "commits[0].id"),
+        ({"commits": [push_commit(timestamp="yesterday")]}, "commits[0].timestamp"),
         ({"commits": [push_commit(timestamp="2026-05-26T09:19:25")]}, "timezone"),
         ({"commits": ["not an object"]}, "commits[0]: expected an object"),
     ],
 )
 def test_bad_payloads_say_where(payload: dict[str, Any], where: str) -> None:
-    with pytest.raises(PushPayloadError, match=where.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(EventError, match=where.replace("[", r"\[").replace("]", r"\]")):
         commits_from_push(payload)
 
 
@@ -494,10 +494,10 @@ def test_push_naming_two_issues_one_behind() -> None:
     grouped = group_by_issue(commits_from_push(payload), repo="acme/api")
     assert {n: [c.sha[0] for c in cs] for n, cs in grouped.items()} == {101: ["1"], 102: ["2"]}
     bodies = {101: body_with("2026-05-26T14:32:00Z"), 102: body_with("2026-05-26T20:10:00Z")}
-    findings = push_findings(payload, bodies, repo="acme/api")
+    findings = push_findings(commits_from_push(payload), bodies, repo="acme/api")
     assert [(f.code, f.line) for f in findings[101]] == [("AIC501", 5)]
     assert findings[102] == []
-    assert push_findings(payload, {101: "no block here"}) == {101: []}
+    assert push_findings(commits_from_push(payload), {101: "no block here"}) == {101: []}
 
 
 def test_session_files_changed() -> None:

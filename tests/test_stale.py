@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ai_context.core.block import parse
-from ai_context.core.errors import ConfigError
+from ai_context.core.errors import ConfigError, EventError
+from ai_context.core.events import commits_from_push
 from ai_context.core.models import Issue
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.checks import check_body
@@ -286,11 +287,9 @@ def test_push_payload_commits() -> None:
                 "timestamp": "2026-05-26T17:00:00+02:00",
                 "author": {"name": "Ben", "email": "ben@example.com", "username": "ben"},
             },
-            {"id": "bad", "message": "#6", "timestamp": "yesterday"},
-            "junk",
         ]
     }
-    seen = push_commits(payload, lambda m: [6] if "#6" in m else [])
+    seen = push_commits(commits_from_push(payload), lambda m: [6] if "#6" in m else [])
     assert seen == [
         CommitSeen(
             sha="abc",
@@ -301,7 +300,17 @@ def test_push_payload_commits() -> None:
             issues=(6,),
         )
     ]
-    assert push_commits({}, lambda m: []) == []
+    assert push_commits((), lambda m: []) == []
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [{"id": "bad", "message": "#6", "timestamp": "yesterday"}, "junk"],
+)
+def test_a_push_payload_the_event_layer_cannot_read_is_exit_2(junk: Any) -> None:
+    # Read once, by core.events: an unreadable commit is a bad payload, never skipped silently.
+    with pytest.raises(EventError, match="cannot read the event payload: commits\\[0\\]"):
+        commits_from_push({"commits": [junk]})
 
 
 @pytest.mark.parametrize(

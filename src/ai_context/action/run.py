@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ai_context.action.route import route
 from ai_context.adapters.config import load_settings, mask_secrets
@@ -18,7 +17,8 @@ from ai_context.adapters.github import (
     GitHub,
 )
 from ai_context.adapters.workflow import Workflow
-from ai_context.core.errors import AIContextError, ConfigError, Exit, ServiceError
+from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
+from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.registry import JOBS
@@ -70,18 +70,16 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         retries=settings.http_retries,
         backoff=settings.http_backoff,
     )
-    payload = _payload(env)
     ctx = RunContext(
         settings=settings,
         extras=extras,
         github=github,
         workflow=wf,
         now=settings.now or datetime.now(UTC),
-        route=route(event, payload, settings, repository),
+        route=route(_event(env, event, repository), settings, repository),
         outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
         workflow_env=env,
         event=event,
-        payload=payload,
         github_api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total
@@ -118,12 +116,13 @@ def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
     wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
 
 
-def _payload(env: Mapping[str, str]) -> dict[str, Any]:
+def _event(env: Mapping[str, str], name: str, repository: str) -> Event:
+    """The event, read once from GITHUB_EVENT_PATH (no file: an empty payload)."""
     path = env.get("GITHUB_EVENT_PATH")
     if not path:
-        return {}
+        return parse_event(name, {}, repository)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the event payload {path}: {exc}") from exc
-    return data if isinstance(data, dict) else {}
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise EventError(f"cannot read the event payload: {path}: {exc.strerror}") from exc
+    return parse_event(name, read_payload(raw, path), repository)

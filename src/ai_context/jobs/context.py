@@ -17,12 +17,10 @@ from ai_context.adapters.github import (
     GitHubNotFound,
 )
 from ai_context.adapters.workflow import Workflow
+from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import is_task
-from ai_context.rules.gitlog import (
-    Commit,
-)
 
 
 @dataclass
@@ -52,7 +50,6 @@ class RunContext:
     api_calls: dict[str, Callable[[], int]] = field(default_factory=dict)
     exit_codes: list[int] = field(default_factory=list)
     event: str = ""
-    payload: dict[str, Any] = field(default_factory=dict, repr=False)
     # The environment holds the tokens: never in a repr, a log line or a traceback's locals.
     workflow_env: Mapping[str, str] = field(default_factory=dict, repr=False)
     github_api_url: str = DEFAULT_API_URL

@@ -105,7 +105,7 @@ def stale_rules(ctx: RunContext) -> StaleRules | None:
                     fresh[number] = fresh.get(number, Evidence()).model_copy(update=update)
     if ctx.event == "push":
         repository = ctx.github.repository
-        commits = push_commits(ctx.payload, lambda message: issues_named(message, repository))
+        commits = push_commits(ctx.route.commits, lambda message: issues_named(message, repository))
         for issue in issues:
             mine = tuple(c for c in commits if issue.number in c.issues)
             if mine:

@@ -13,11 +13,9 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from ai_context.core.block import LABELS, Block, Parsed, format_timestamp, parse
 from ai_context.core.durations import format_duration
 from ai_context.core.findings import Finding
+from ai_context.core.phases import FINISHED_STEPS, is_terminal, mentions_review
 
 REQUIRED_DEFAULT = ("actor", "phase", "last_updated", "plan", "files_touched", "next_step")
-TERMINAL_PHASES = frozenset(
-    {"done", "shipped", "complete", "completed", "closed", "merged", "cancelled", "canceled"}
-)
 
 
 class CheckConfig(BaseModel):
@@ -26,7 +24,6 @@ class CheckConfig(BaseModel):
     required: tuple[str, ...] = REQUIRED_DEFAULT
     stale_after: timedelta = timedelta(hours=24)
     clock_skew: timedelta = timedelta(minutes=5)
-    terminal_phases: frozenset[str] = TERMINAL_PHASES
 
     @field_validator("required")
     @classmethod
@@ -51,10 +48,6 @@ class CheckResult(BaseModel):
     @property
     def errors(self) -> int:
         return sum(1 for f in self.findings if f.severity == "error")
-
-
-def is_terminal(phase: str | None, terminal: frozenset[str] = TERMINAL_PHASES) -> bool:
-    return phase is not None and phase.strip().lower() in terminal
 
 
 def missing_fields(block: Block, required: tuple[str, ...] = REQUIRED_DEFAULT) -> list[str]:
@@ -114,7 +107,7 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
                     hint="Check the agent machine's clock; write the time in UTC with Z.",
                 )
             )
-        elif age > config.stale_after and not is_terminal(block.phase, config.terminal_phases):
+        elif age > config.stale_after and not is_terminal(block.phase):
             out.append(
                 Finding(
                     code="AIC304",
@@ -140,10 +133,10 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
     statuses = [step.status for step in block.plan]
     if (
         block.plan
-        and all(s in ("done", "skipped") for s in statuses)
+        and all(s in FINISHED_STEPS for s in statuses)
         and block.phase is not None
-        and not is_terminal(block.phase, config.terminal_phases)
-        and "review" not in block.phase.lower()  # all steps done is what review looks like
+        and not is_terminal(block.phase)
+        and not mentions_review(block.phase)  # all steps done is what review looks like
     ):
         out.append(
             Finding(

@@ -4,8 +4,8 @@ Which issues are in a digest: every open issue with an AI Context block, plus ev
 within the window. Each gets one category; the rules are tried in this order, first match wins:
 
 1. shipped      closed as completed within the window (state_reason `completed`, or none given,
-                as older issues have), or an open issue whose Phase starts with done, shipped,
-                complete(d), merged or released;
+                as older issues have), or an open issue whose Phase means shipped
+                (core.phases: done, shipped, complete(d), merged, released, closed);
 2. stuck        blockers listed, Phase has the word blocked, Last updated (the block's, not the
                 issue's: the bot's own edits are no activity) older than `stale_after`, or any
                 error finding (an incomplete block gives the next session false confidence);
@@ -15,7 +15,8 @@ within the window. Each gets one category; the rules are tried in this order, fi
 
 Stuck comes before in review on purpose: a review nobody has touched past `stale_after`, or one
 with a blocker, needs someone's attention, which is what "stuck" is for. An issue closed as not
-planned is left out: it was neither shipped nor is it in flight.
+planned is left out: it was neither shipped nor is it in flight; so is an open issue whose
+Phase says cancelled.
 
 "Since the last digest" compares against a compact state (per task: repository, number,
 category, plan steps done) that the digest comment carries in a hidden line, so no other store
@@ -24,9 +25,6 @@ is needed; see `encode_state` / `find_state`.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -34,10 +32,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ai_context.core import hidden
 from ai_context.core.block import Block, format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
+from ai_context.core.phases import (
+    FINISHED_STEPS,
+    is_blocked_phase,
+    is_review_phase,
+    is_shipped_phase,
+    is_terminal,
+)
+from ai_context.core.phases import current_step as phase_step
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 
 Category = Literal["shipped", "in_review", "in_progress", "stuck"]
@@ -48,11 +55,7 @@ CATEGORY_TITLES: dict[Category, str] = {
     "in_progress": "In progress",
     "stuck": "Stuck",
 }
-SHIPPED_WORDS = frozenset({"done", "shipped", "complete", "completed", "merged", "released"})
 REVIEW_LABEL = "in-review"
-_WORD_RE = re.compile(r"[a-z]+")
-_REVIEW_RE = re.compile(r"\breview", re.IGNORECASE)
-_BLOCKED_RE = re.compile(r"\bblocked\b", re.IGNORECASE)
 
 
 class DigestConfig(BaseModel):
@@ -204,40 +207,17 @@ def _age(now: datetime, stamp: datetime | None) -> timedelta | None:
     return None if stamp is None else max(now - stamp, timedelta(0))
 
 
-def _first_word(phase: str | None) -> str:
-    words = _WORD_RE.findall((phase or "").lower())
-    return words[0] if words else ""
-
-
-def is_shipped_phase(phase: str | None) -> bool:
-    """Phase says the work is done: its first word is done, shipped, complete, ..."""
-    return _first_word(phase) in SHIPPED_WORDS
-
-
-def is_review_phase(phase: str | None) -> bool:
-    return bool(phase) and _REVIEW_RE.search(phase or "") is not None
-
-
-def is_blocked_phase(phase: str | None) -> bool:
-    return bool(phase) and _BLOCKED_RE.search(phase or "") is not None
-
-
 def plan_done(block: Block | None) -> int:
     """Steps finished: done or skipped (a skipped step is no longer work to do)."""
     if block is None:
         return 0
-    return sum(1 for s in block.plan if s.status in ("done", "skipped"))
+    return sum(1 for s in block.plan if s.status in FINISHED_STEPS)
 
 
 def current_step(block: Block | None) -> str | None:
-    """The step in progress; failing that, the first step not yet finished."""
-    if block is None:
-        return None
-    for wanted in (("in progress",), (None, "pending", "blocked")):
-        for step in block.plan:
-            if step.status in wanted:
-                return step.text
-    return None
+    """The text of the plan's current step (core.phases decides which step that is)."""
+    step = phase_step(block)
+    return step.text if step is not None else None
 
 
 def _closed_completed(issue: Issue) -> bool:
@@ -270,8 +250,10 @@ def categorise(
         return "shipped", (f"closed as completed {format_duration(now - closed)} ago",)
     if block is None:
         return None, ("no AI Context block",)
-    if is_shipped_phase(block.phase):
-        return "shipped", (f"phase is '{block.phase}' but the issue is still open",)
+    if is_terminal(block.phase):  # shipped, or cancelled: neither shipped nor in flight
+        shipped = is_shipped_phase(block.phase)
+        why = "but the issue is still open" if shipped else "(cancelled): not in a digest"
+        return "shipped" if shipped else None, (f"phase is '{block.phase}' {why}",)
     stuck: list[str] = [f"blocker: {b}" for b in block.blockers]
     if is_blocked_phase(block.phase):
         stuck.append(f"phase is '{block.phase}'")
@@ -473,7 +455,7 @@ STATE_PREFIX = "ai-context-digest:v1:"
 STATE_LINE_RE = re.compile(
     r"^\[//\]: # \(ai-context-digest:([A-Za-z0-9]+):([A-Za-z0-9_=-]*)\)[ \t]*$", re.M
 )
-MAX_STATE_CHARS = 1_000_000
+MAX_STATE_CHARS = hidden.MAX_ENCODED
 _CODES: dict[Category, str] = {"shipped": "s", "in_review": "r", "in_progress": "p", "stuck": "k"}
 _CATEGORY_BY_CODE: dict[str, Category] = {v: k for k, v in _CODES.items()}
 
@@ -487,9 +469,7 @@ def encode_state(state: DigestState) -> str:
     repos: dict[str, list[list[Any]]] = {}
     for (repo, number), task in sorted(state.tasks.items()):
         repos.setdefault(repo, []).append([number, _CODES[task.category], task.done])
-    payload = {"v": 1, "at": format_timestamp(state.generated_at) or None, "r": repos}
-    raw = json.dumps(payload, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-    return base64.urlsafe_b64encode(raw).decode("ascii")
+    return hidden.encode({"v": 1, "at": format_timestamp(state.generated_at) or None, "r": repos})
 
 
 def state_line(state: DigestState) -> str:
@@ -514,12 +494,10 @@ def decode_state(encoded: str) -> StateRead:
 
     if len(encoded) > MAX_STATE_CHARS:
         return unreadable("too long")
-    try:
-        raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
-        payload = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+    payload = hidden.decode(encoded)  # the one codec of hidden state; None when garbled
+    if payload is None:
         return unreadable("not base64 JSON")
-    if not isinstance(payload, dict) or payload.get("v") != 1:
+    if payload.get("v") != 1:
         return unreadable("unknown version")
     try:
         at = payload.get("at")

@@ -27,6 +27,7 @@ from ai_context.core.block import Block, PlanStep, format_timestamp, parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
+from ai_context.core.phases import current_step
 from ai_context.rules.templating import make_env
 
 TEMPLATE = "mirror.txt.j2"
@@ -230,14 +231,6 @@ def _web_url(url: str) -> str | None:
     if text and text.lower().startswith(("https://", "http://")) and " " not in text:
         return text
     return None
-
-
-def current_step(block: Block) -> PlanStep | None:
-    """The step in progress; else the first one still open (pending, blocked or unmarked)."""
-    for step in block.plan:
-        if step.status == "in progress":
-            return step
-    return next((s for s in block.plan if s.status not in ("done", "skipped")), None)
 
 
 def mirror_data(issue: Issue, block: Block) -> dict[str, Any]:

@@ -33,10 +33,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ai_context.core.block import Block, Parsed, format_timestamp, parse
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError
+from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
+from ai_context.core.phases import is_terminal
 from ai_context.rules.actors import ActorMap
-from ai_context.rules.checks import TERMINAL_PHASES, CheckResult, is_terminal
+from ai_context.rules.checks import CheckResult
 from ai_context.rules.lease import LeaseRecord
 
 STALE_CODES = frozenset({"AIC601", "AIC602"})
@@ -54,7 +56,6 @@ class StaleConfig(BaseModel):
     stale_after: timedelta = Field(default=timedelta(hours=24), alias="stale-after")
     max_active_per_actor: int | None = Field(default=None, ge=1, alias="max-active-per-actor")
     clock_skew: timedelta = Field(default=timedelta(minutes=5), alias="clock-skew")
-    terminal_phases: frozenset[str] = TERMINAL_PHASES
 
 
 def parse_stale_config(section: Any, source: str, stale_after: timedelta) -> StaleConfig:
@@ -86,7 +87,8 @@ def parse_stale_config(section: Any, source: str, stale_after: timedelta) -> Sta
 
 
 class CommitSeen(BaseModel):
-    """A commit that names issues: what a push payload (or git log) says about it."""
+    """What the sticky comment remembers of a commit that names issues (not a parse of one:
+    `core.events.Commit` is that); small, so twenty of them fit in the hidden state."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -112,29 +114,20 @@ class CommitSeen(BaseModel):
         return cls.model_validate({kind: author, "timestamp": timestamp, "issues": tuple(issues)})
 
 
-def push_commits(payload: Mapping[str, Any], named: Callable[[str], list[int]]) -> list[CommitSeen]:
-    """The commits of a `push` event payload and the issues each names (NAMED parses)."""
-    out = []
-    for raw in payload.get("commits") or ():
-        if not isinstance(raw, Mapping):
-            continue
-        given = raw.get("author")
-        author: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-        try:
-            stamp = datetime.fromisoformat(str(raw.get("timestamp") or "").replace("Z", "+00:00"))
-        except ValueError:
-            continue
-        out.append(
-            CommitSeen(
-                sha=str(raw.get("id") or ""),
-                author_email=str(author.get("email") or ""),
-                author_name=str(author.get("name") or ""),
-                author_login=str(author.get("username") or ""),
-                timestamp=stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC),
-                issues=tuple(named(str(raw.get("message") or ""))),
-            )
+def push_commits(commits: Iterable[Commit], named: Callable[[str], list[int]]) -> list[CommitSeen]:
+    """What the stale rules remember of each commit (core.events read the payload once): its
+    author's identities, its time, and the issues its message names (NAMED parses)."""
+    return [
+        CommitSeen(
+            sha=commit.sha,
+            author_email=commit.author_email,
+            author_name=commit.author_name,
+            author_login=commit.author_login,
+            timestamp=commit.timestamp,
+            issues=tuple(named(commit.message)),
         )
-    return out
+        for commit in commits
+    ]
 
 
 class Evidence(BaseModel):
@@ -184,7 +177,7 @@ def active_tasks(
     """Open, non-terminal tasks per actor (aliases counted as one actor)."""
     out: dict[str, list[int]] = {}
     for number, block in tasks:
-        if block is None or not block.actor or is_terminal(block.phase, config.terminal_phases):
+        if block is None or not block.actor or is_terminal(block.phase):
             continue
         out.setdefault(actors.name(block.actor), []).append(number)
     return {actor: tuple(sorted(numbers)) for actor, numbers in out.items()}
@@ -234,7 +227,7 @@ def judge(
 ) -> Verdict:
     """Every stale rule over one open task. Terminal tasks have nothing to answer for."""
     block = parsed.block
-    if block is None or is_terminal(block.phase, config.terminal_phases):
+    if block is None or is_terminal(block.phase):
         return Verdict()
     now = now.astimezone(UTC)
     lines = parsed.field_lines

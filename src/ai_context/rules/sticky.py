@@ -7,22 +7,20 @@ unchanged blocks plans no writes at all.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.findings import Finding
+from ai_context.core.hidden import COMMENT_PREFIX, find_hidden, hide
 from ai_context.core.markdown import escape_cell
 from ai_context.core.models import Comment, Issue
 from ai_context.rules.stale import CONFLICT_CODES, STALE_CODES
 
 MARKER = "<!-- ai-context:findings -->"
 MAX_COMMENT = 65_536
-STATE_MARKER = "<!-- ai-context:state "
+STATE_MARKER = COMMENT_PREFIX
 LABEL_INVALID = "ai-context:invalid"
 LABEL_INCOMPLETE = "ai-context:incomplete"
 LABEL_STALE = "ai-context:stale"
@@ -110,25 +108,10 @@ def fit(head: str, rows: Sequence[str], tail: str, limit: int = MAX_COMMENT) -> 
     return head + "".join(kept) + tail
 
 
-def render_state(state: Mapping[str, Any]) -> str:
-    """Hidden memory for later runs: base64 JSON, so no text in it can close the comment."""
-    data = json.dumps(state, sort_keys=True, separators=(",", ":")).encode()
-    return f"{STATE_MARKER}{base64.b64encode(data).decode()} -->"
-
-
-def read_state(body: str | None) -> dict[str, Any] | None:
-    """The memory render_state left in a comment body; None when absent or unreadable."""
-    if not body:
-        return None
-    start = body.rfind(STATE_MARKER)
-    if start < 0:
-        return None
-    encoded = body[start + len(STATE_MARKER) :].split(" -->", 1)[0]
-    try:
-        data = json.loads(base64.b64decode(encoded, validate=True))
-    except (binascii.Error, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+# The hidden memory for later runs: one codec, in core.hidden (base64 JSON, so no text in it
+# can close the comment; garbled or absent reads as None).
+render_state = hide
+read_state = find_hidden
 
 
 def sticky_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:

@@ -1,0 +1,97 @@
+"""One vocabulary: what a block's Phase (and a plan step's status) means, decided here once.
+
+The checks, the stale rules, the digest and the mirror all ask this module, so a task is never
+"shipped" in the digest while the checks call it stale. The meaning of a Phase:
+
+  shipped      its first word is done, shipped, complete, completed, merged, released or
+               closed: the work is finished and delivered. Terminal: never stale; the digest
+               lists it under Shipped.
+  cancelled    its first word is cancelled or canceled: the work stopped without shipping.
+               Terminal: never stale; the digest leaves it out (neither shipped nor in flight,
+               as an issue closed as not planned).
+  blocked      any other Phase with the word blocked: not terminal; the digest's Stuck.
+  in review    any other Phase with a word starting with review (review, reviewing, in
+               review, under review): not terminal; all steps done is what review looks like.
+  in progress  every other Phase (implementing, handoff, planning, ...): not terminal.
+
+Only the first word decides whether a task is finished ("done, shipped in #411" is shipped;
+"not done" is in progress), matched case-insensitively on its letters.
+
+Plan steps: `done` and `skipped` are finished; the current step is the one in progress, else
+the first step not finished (pending, blocked or unmarked).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from ai_context.core.block import Block, PlanStep
+
+Meaning = Literal["shipped", "cancelled", "blocked", "in_review", "in_progress"]
+MEANINGS: tuple[Meaning, ...] = ("shipped", "cancelled", "blocked", "in_review", "in_progress")
+SHIPPED_WORDS = frozenset(
+    {"done", "shipped", "complete", "completed", "merged", "released", "closed"}
+)
+CANCELLED_WORDS = frozenset({"cancelled", "canceled"})
+TERMINAL_PHASES = SHIPPED_WORDS | CANCELLED_WORDS
+FINISHED_STEPS = frozenset({"done", "skipped"})
+
+_WORD_RE = re.compile(r"[a-z]+")
+_REVIEW_RE = re.compile(r"\breview", re.IGNORECASE)
+_BLOCKED_RE = re.compile(r"\bblocked\b", re.IGNORECASE)
+
+
+def first_word(phase: str | None) -> str:
+    words = _WORD_RE.findall((phase or "").lower())
+    return words[0] if words else ""
+
+
+def meaning(phase: str | None) -> Meaning:
+    """What PHASE says about the task (an absent Phase is in progress: not finished)."""
+    word = first_word(phase)
+    if word in SHIPPED_WORDS:
+        return "shipped"
+    if word in CANCELLED_WORDS:
+        return "cancelled"
+    if _BLOCKED_RE.search(phase or ""):
+        return "blocked"
+    if mentions_review(phase):
+        return "in_review"
+    return "in_progress"
+
+
+def mentions_review(phase: str | None) -> bool:
+    """A word of PHASE starts with review (review, reviewing, in review, ...)."""
+    return _REVIEW_RE.search(phase or "") is not None
+
+
+def is_terminal(phase: str | None) -> bool:
+    """The work is over (shipped or cancelled): nothing about the task can go stale."""
+    return first_word(phase) in TERMINAL_PHASES
+
+
+def is_shipped_phase(phase: str | None) -> bool:
+    return meaning(phase) == "shipped"
+
+
+def is_cancelled_phase(phase: str | None) -> bool:
+    return meaning(phase) == "cancelled"
+
+
+def is_blocked_phase(phase: str | None) -> bool:
+    return meaning(phase) == "blocked"
+
+
+def is_review_phase(phase: str | None) -> bool:
+    return meaning(phase) == "in_review"
+
+
+def current_step(block: Block | None) -> PlanStep | None:
+    """The step in progress; else the first one still open (pending, blocked or unmarked)."""
+    if block is None:
+        return None
+    for step in block.plan:
+        if step.status == "in progress":
+            return step
+    return next((s for s in block.plan if s.status not in FINISHED_STEPS), None)

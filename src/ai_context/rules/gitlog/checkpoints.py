@@ -1,0 +1,143 @@
+"""Checkpoint commits: the one writer and the one reader of their messages (format v1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ai_context.core.events import Commit
+from ai_context.rules.gitlog.refs import issues_named
+
+CHECKPOINT_TRAILER = "AI-Context-Checkpoint"
+CHECKPOINT_VERSION = 1
+_CHECKPOINT_TRAILER_RE = re.compile(
+    r"^[ \t]*AI-Context-Checkpoint[ \t]*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE
+)
+_VERSION_RE = re.compile(r"v(\d{1,6})", re.IGNORECASE)
+_V1_SUBJECT_RE = re.compile(
+    r"ai-context: (?P<text>\S.*?) completed \[issue:(?P<issue>\d{1,9})\]"
+    r"(?: \[step:(?P<step>\d{1,9})\])?"
+)
+# A subject in the checkpoint shape, whatever its version: reported when the trailer is missing.
+_CHECKPOINT_SHAPE_RE = re.compile(r"ai-context:.* completed \[issue:\d{1,9}\]", re.IGNORECASE)
+_MAX_SUBJECT = 1000
+
+
+class Checkpoint(BaseModel):
+    """A plan step an agent recorded as completed, in a commit of its own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: int
+    issue: int
+    step: int | None = None
+    text: str
+
+
+class CheckpointProblem(BaseModel):
+    """A commit that claims to be a checkpoint but cannot be read as one; never guessed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["unknown-version", "malformed", "unversioned"]
+    version: str | None = None
+    message: str
+
+
+def format_checkpoint(text: str, issue: int, step: int | None = None) -> str:
+    """The message of a checkpoint commit in the current format (v1)."""
+    clean = " ".join(text.split())
+    if not clean:
+        raise ValueError("a checkpoint needs the text of the step it completes")
+    if issue <= 0 or (step is not None and step <= 0):
+        raise ValueError("issue and step numbers are positive")
+    step_part = f" [step:{step}]" if step is not None else ""
+    subject = f"ai-context: {clean} completed [issue:{issue}]{step_part}"
+    return f"{subject}\n\n{CHECKPOINT_TRAILER}: v{CHECKPOINT_VERSION}\n"
+
+
+def _read_v1(subject: str) -> Checkpoint | CheckpointProblem:
+    match = _V1_SUBJECT_RE.fullmatch(subject) if len(subject) <= _MAX_SUBJECT else None
+    if match is None:
+        return CheckpointProblem(
+            kind="malformed",
+            version="v1",
+            message="a v1 checkpoint subject reads 'ai-context: <step> completed [issue:N] "
+            f"[step:K]'; this one is '{subject[:80]}'",
+        )
+    step = match.group("step")
+    issue = int(match.group("issue"))
+    if issue == 0 or step == "0" or (step is not None and int(step) == 0):
+        return CheckpointProblem(
+            kind="malformed", version="v1", message="issue and step numbers start at 1"
+        )
+    return Checkpoint(
+        version=1,
+        issue=issue,
+        step=int(step) if step is not None else None,
+        text=match.group("text").strip(),
+    )
+
+
+_READERS = {1: _read_v1}
+
+
+def read_checkpoint(message: str) -> Checkpoint | CheckpointProblem | None:
+    """The checkpoint a commit message records; None for an ordinary commit.
+
+    The only reader of checkpoint messages: it dispatches on the trailer's version.
+    """
+    subject = message.split("\n", 1)[0].strip()
+    versions = [m.group(1) for m in _CHECKPOINT_TRAILER_RE.finditer(message)]
+    if not versions:
+        if _CHECKPOINT_SHAPE_RE.match(subject[:_MAX_SUBJECT]):
+            return CheckpointProblem(
+                kind="unversioned",
+                message=f"subject looks like a checkpoint but has no '{CHECKPOINT_TRAILER}: vN' "
+                "trailer, so its format is unknown",
+            )
+        return None
+    if len(set(versions)) > 1:
+        return CheckpointProblem(
+            kind="malformed",
+            version=", ".join(versions),
+            message=f"{CHECKPOINT_TRAILER} appears with different versions: " + ", ".join(versions),
+        )
+    raw = versions[0]
+    version = _VERSION_RE.fullmatch(raw)
+    if version is None:
+        return CheckpointProblem(
+            kind="malformed",
+            version=raw[:20],
+            message=f"{CHECKPOINT_TRAILER} is '{raw[:20]}', not a version such as v1",
+        )
+    reader = _READERS.get(int(version.group(1)))
+    if reader is None:
+        return CheckpointProblem(
+            kind="unknown-version",
+            version=f"v{int(version.group(1))}",
+            message=f"unknown checkpoint format v{int(version.group(1))}; this tool reads "
+            + ", ".join(f"v{v}" for v in sorted(_READERS)),
+        )
+    return reader(subject)
+
+
+def issues_of(commit: Commit, repo: str | None = None) -> list[int]:
+    """The issues a commit names, including the one its checkpoint subject records."""
+    numbers = issues_named(commit.message, repo)
+    checkpoint = read_checkpoint(commit.message)
+    if isinstance(checkpoint, Checkpoint) and checkpoint.issue not in numbers:
+        numbers.append(checkpoint.issue)
+    return numbers
+
+
+def group_by_issue(commits: Iterable[Commit], repo: str | None = None) -> dict[int, list[Commit]]:
+    """Commits per issue they name (a commit naming two issues is under both), in input order."""
+    groups: dict[int, list[Commit]] = {}
+    for commit in commits:
+        for number in issues_of(commit, repo):
+            groups.setdefault(number, []).append(commit)
+    return groups

@@ -1,0 +1,72 @@
+"""`git log` output read into commits (gitrepo.py runs git and hands the text here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+
+from ai_context.core.events import Commit
+
+# `git log` output, one record per commit: RS sha US author US email US committer-time US
+# message US, then (with -z --name-status) NUL, newline and NUL-separated status/path pairs.
+LOG_FORMAT = "%x1e%H%x1f%an%x1f%ae%x1f%ct%x1f%B%x1f"
+_RS, _US = "\x1e", "\x1f"
+
+
+class GitLogError(ValueError):
+    """`git log` output that is not in LOG_FORMAT."""
+
+
+def parse_log_record(record: str) -> Commit:
+    """One record of LOG_FORMAT output (without its leading RS).
+
+    The timestamp is the committer date: when the work landed in this history (a rebase moves
+    it), which is what "activity" means here.
+    """
+    head = record.split(_US, 4)
+    if len(head) != 5:
+        raise GitLogError(f"git log record has {len(head)} fields, expected 5: {record[:60]!r}")
+    sha, name, email, seconds, rest = head
+    message, sep, changes = rest.rpartition(_US)
+    if not sep or not seconds.isdigit():
+        raise GitLogError(f"git log record for {sha[:12]!r} is not in the expected format")
+    added: list[str] = []
+    modified: list[str] = []
+    removed: list[str] = []
+    fields = changes.lstrip("\0\n").split("\0")
+    for i in range(0, len(fields) - 1, 2):
+        status, path = fields[i].strip(), fields[i + 1]
+        if not status or not path:
+            continue
+        kind = status[0]
+        if kind == "A":
+            added.append(path)
+        elif kind == "D":
+            removed.append(path)
+        else:  # M, T (type change); renames and copies are off (--no-renames)
+            modified.append(path)
+    # Trusted, typed values straight from git: skip validation, it is the hot path.
+    return Commit.model_construct(
+        sha=sha.lower(),
+        message=message.rstrip("\n"),
+        author_name=name,
+        author_email=email,
+        timestamp=datetime.fromtimestamp(int(seconds), UTC),
+        added=tuple(added),
+        modified=tuple(modified),
+        removed=tuple(removed),
+    )
+
+
+def parse_log_stream(chunks: Iterable[str]) -> Iterator[Commit]:
+    """Commits from LOG_FORMAT output delivered in chunks of any size, as they arrive."""
+    pending = ""
+    for chunk in chunks:
+        pending += chunk
+        parts = pending.split(_RS)
+        pending = parts.pop()
+        for part in parts:
+            if part:
+                yield parse_log_record(part)
+    if pending:
+        yield parse_log_record(pending)
