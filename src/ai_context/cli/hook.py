@@ -248,18 +248,17 @@ def _active(args: argparse.Namespace, env: Mapping[str, str]) -> CacheEntry | No
 def progress_of(entry: CacheEntry, now: datetime, checkout: Path) -> Progress:
     """What git says happened since the active task's block was last written."""
     from ai_context.adapters.gitrepo import commits_after, has_changes  # noqa: PLC0415
+    from ai_context.core.phases import is_terminal  # noqa: PLC0415
     from ai_context.rules.cadence import Progress  # noqa: PLC0415
-    from ai_context.rules.checks import TERMINAL_PHASES  # noqa: PLC0415
 
     block = entry.block
     since = block.last_updated or entry.saved_at
-    phase = (block.phase or "").strip().lower()
     return Progress(
         issue=entry.issue,
         commits=commits_after(checkout, since),
         age=now - since if block.last_updated else None,
         dirty=has_changes(checkout),
-        finished=phase.split(" ")[0] in TERMINAL_PHASES if phase else False,
+        finished=is_terminal(block.phase),
     )
 
 
