@@ -88,6 +88,8 @@ async def drive(env: dict[str, str], cwd: Path, fake: GitHubFake) -> dict[str, A
         url = "https://github.com/other/repo/issues/1"
         seen["error"] = await session.call_tool("save", {"issue": url, **seed_fields()})
         seen["validate"] = structured(await session.call_tool("validate", {"body": SEED_BLOCK}))
+        seen["summary"] = structured(await session.call_tool("summary", {"issue": 1}))
+        seen["status"] = structured(await session.call_tool("status", {}))
         seen["checkpoint"] = structured(
             await session.call_tool(
                 "checkpoint", {"issue": 1, "done_steps": [3], "next_step": "Add the test"}
@@ -161,6 +163,11 @@ def test_mcp_server_over_stdio_matches_the_command_line(tmp_path: Path) -> None:
         assert "exit 2 (bad input): the issue URL is in other/repo" in error.content[0].text
 
         assert seen["validate"]["complete"] is True and seen["validate"]["exit_code"] == 0
+        assert seen["summary"]["number"] == 1
+        assert seen["summary"]["next_step"] == "Finish unit tests in booking.repository.spec.ts"
+        plates = seen["status"]["plates"]
+        assert [p["actor"] for p in plates] == ["cc-ariel-laptop"]
+        assert {e["number"] for e in plates[0]["entries"]} == {1}
 
         block = parse(fake.issue(REPO, 1).body or "").block
         assert block is not None and block.next_step == "Add the test"
