@@ -238,21 +238,17 @@ def _write(path: Path, text: str) -> None:
         raise UsageError(f"{path}: cannot write: {exc.strerror}") from exc
 
 
-def cmd_setup(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    del stdin
+def _plan(args: argparse.Namespace) -> list[Change]:
     if args.every_commits < 1:
         raise UsageError(f"--every-commits {args.every_commits}: give 1 or more")
     if args.target == "claude":
-        changes = plan_claude(args.path or Path(), args)
-    elif args.target == "agents-md":
-        changes = plan_agents_md(args.path or Path())
-    else:
-        changes = plan_plugin(args.path or Path("integrations/claude-code"), args)
-    diff = "".join(_diff(c) for c in changes)
-    if not args.dry_run:
-        for change in changes:
-            if change.action in ("created", "updated"):
-                _write(change.path, change.new)
+        return plan_claude(args.path or Path(), args)
+    if args.target == "agents-md":
+        return plan_agents_md(args.path or Path())
+    return plan_plugin(args.path or Path("integrations/claude-code"), args)
+
+
+def _report(args: argparse.Namespace, changes: list[Change], diff: str, out: TextIO) -> None:
     if args.format == "json":
         data = {
             "target": args.target,
@@ -261,14 +257,24 @@ def cmd_setup(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             "diff": diff,
         }
         out.write(json.dumps(data, ensure_ascii=False) + "\n")
-        return 0
-    if args.dry_run:
+    elif args.dry_run:
         out.write(diff or "no change\n")
         out.write("dry run: nothing was written\n")
-        return 0
-    for change in changes:
-        note = ""
-        if change.action == "kept":
-            note = " (yours: it lacks the ai-context setup line; --force replaces it)"
-        out.write(f"{change.action:9} {change.path}{note}\n")
+    else:
+        for change in changes:
+            note = ""
+            if change.action == "kept":
+                note = " (yours: it lacks the ai-context setup line; --force replaces it)"
+            out.write(f"{change.action:9} {change.path}{note}\n")
+
+
+def cmd_setup(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    del stdin
+    changes = _plan(args)  # every file read and merged before anything is written
+    diff = "".join(_diff(c) for c in changes)
+    if not args.dry_run:
+        for change in changes:
+            if change.action in ("created", "updated"):
+                _write(change.path, change.new)
+    _report(args, changes, diff, out)
     return 0

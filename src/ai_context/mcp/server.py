@@ -11,7 +11,7 @@ import importlib
 from typing import Any, Literal
 
 from ai_context.core.errors import UsageError
-from ai_context.mcp import tools
+from ai_context.mcp import queries, tools
 from ai_context.mcp.tools import BlockFields, CheckpointChanges, PlanItem, Session, ToolFailure
 
 INSTRUCTIONS = (
@@ -43,26 +43,38 @@ def _sdk() -> tuple[Any, type[Exception]]:
         ) from None
 
 
-def build(session: Session) -> Any:
-    """The server with every tool registered (not yet running)."""
-    server_class, tool_error = _sdk()
-    server = server_class("ai-context", instructions=INSTRUCTIONS, log_level="WARNING")
+class ToolSet:
+    """The tools, as methods bound to one session (the SDK reads each one's signature; its
+    docstring is the tool's description)."""
 
-    def call(work: Any) -> dict[str, Any]:
+    NAMES = (
+        "resume", "save", "checkpoint", "handoff", "done", "claim", "renew", "release", "who",
+        "status", "summary", "validate",
+    )  # fmt: skip
+
+    def __init__(self, session: Session, tool_error: type[Exception]) -> None:
+        self._session, self._error = session, tool_error
+
+    def _call(self, work: Any) -> dict[str, Any]:
         try:
             result: dict[str, Any] = work()
         except ToolFailure as exc:
-            raise tool_error(str(exc)) from exc
+            raise self._error(str(exc)) from exc
         return result
 
     def resume(
+        self,
         issue: IssueRef | None = None,
         take: Literal["local", "remote"] | None = None,
         assignee: str | None = None,
     ) -> dict[str, Any]:
-        return call(lambda: tools.resume(session, issue, take, assignee))
+        """Reconcile this machine's copy of the task's block with the issue (seeds steps 1-6)
+        and return the reconciled block. No issue: the task this machine was last on, else the
+        assignee's in-progress issue, else the open tasks to pick from."""
+        return self._call(lambda: tools.resume(self._session, issue, take, assignee))
 
     def save(
+        self,
         *,
         issue: IssueRef,
         phase: str,
@@ -76,23 +88,26 @@ def build(session: Session) -> Any:
         chunk: tuple[int, int] | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            fields = BlockFields(
-                actor=actor,
-                actor_description=actor_description,
-                phase=phase,
-                chunk=chunk,
-                plan=plan,
-                files_touched=files_touched,
-                decisions=decisions or [],
-                blockers=blockers or [],
-                next_step=next_step,
-            )
-            return tools.save(session, issue, tools.block_of(fields, session.actor), dry_run)
-
-        return call(work)
+        """Write the whole AI Context block into the issue (Last updated is stamped; the rest
+        of the issue is kept byte for byte)."""
+        fields = BlockFields(
+            actor=actor,
+            actor_description=actor_description,
+            phase=phase,
+            chunk=chunk,
+            plan=plan,
+            files_touched=files_touched,
+            decisions=decisions or [],
+            blockers=blockers or [],
+            next_step=next_step,
+        )
+        session = self._session
+        return self._call(
+            lambda: tools.save(session, issue, tools.block_of(fields, session.actor), dry_run)
+        )
 
     def checkpoint(
+        self,
         *,
         issue: IssueRef,
         next_step: str | None = None,
@@ -103,6 +118,8 @@ def build(session: Session) -> Any:
         files_touched: str | None = None,
         plan: list[PlanItem] | None = None,
     ) -> dict[str, Any]:
+        """Save a checkpoint: the current block with only what moved (steps now done, a new
+        next step, a decision...)."""
         changes = CheckpointChanges(
             phase=phase,
             done_steps=done_steps or [],
@@ -112,20 +129,22 @@ def build(session: Session) -> Any:
             blockers=blockers,
             next_step=next_step,
         )
-        return call(lambda: tools.checkpoint(session, issue, changes))
+        return self._call(lambda: tools.checkpoint(self._session, issue, changes))
 
     def handoff(
+        self,
         issue: IssueRef,
         to: str,
         description: str | None = None,
         next_step: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        return call(
+        """Hand the task to another actor; releases this actor's lease."""
+        return self._call(
             lambda: tools.handoff(
-                session,
+                self._session,
                 issue,
-                to=to,
+                to,
                 description=description,
                 next_step=next_step,
                 dry_run=dry_run,
@@ -133,67 +152,63 @@ def build(session: Session) -> Any:
         )
 
     def done(
+        self,
         issue: IssueRef,
         pr: str | None = None,
         followups: list[str] | None = None,
         shipped: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        return call(
+        """Write the final block: what shipped, the pull request, follow-ups."""
+        return self._call(
             lambda: tools.done(
-                session, issue, pr=pr, followups=followups or [], shipped=shipped, dry_run=dry_run
+                self._session,
+                issue,
+                pr=pr,
+                followups=followups or [],
+                shipped=shipped,
+                dry_run=dry_run,
             )
         )
 
-    def claim(issue: IssueRef, ttl: str | None = None) -> dict[str, Any]:
-        return call(lambda: tools.lease(session, "claim", issue, ttl, None))
+    def claim(self, issue: IssueRef, ttl: str | None = None) -> dict[str, Any]:
+        """Take the lease on an issue (exit_code 4: another actor holds it)."""
+        return self._call(lambda: queries.lease(self._session, "claim", issue, ttl, None))
 
-    def renew(issue: IssueRef, ttl: str | None = None) -> dict[str, Any]:
-        return call(lambda: tools.lease(session, "renew", issue, ttl, None))
+    def renew(self, issue: IssueRef, ttl: str | None = None) -> dict[str, Any]:
+        """Extend the lease this actor holds."""
+        return self._call(lambda: queries.lease(self._session, "renew", issue, ttl, None))
 
-    def release(issue: IssueRef, lease: str | None = None) -> dict[str, Any]:
-        return call(lambda: tools.lease(session, "release", issue, None, lease))
+    def release(self, issue: IssueRef, lease: str | None = None) -> dict[str, Any]:
+        """Give up the lease this actor holds."""
+        return self._call(lambda: queries.lease(self._session, "release", issue, None, lease))
 
-    def who(issue: IssueRef) -> dict[str, Any]:
-        return call(lambda: tools.lease(session, "who", issue, None, None))
+    def who(self, issue: IssueRef) -> dict[str, Any]:
+        """Who holds the lease on an issue, and until when."""
+        return self._call(lambda: queries.lease(self._session, "who", issue, None, None))
 
-    def status(actor: str | None = None) -> dict[str, Any]:
-        return call(lambda: tools.status(session, actor))
+    def status(self, actor: str | None = None) -> dict[str, Any]:
+        """What is on each actor's plate (or ACTOR's), most urgent first."""
+        return self._call(lambda: queries.status(self._session, actor))
 
-    def summary(issue: IssueRef) -> dict[str, Any]:
-        return call(lambda: tools.summary(session, issue))
+    def summary(self, issue: IssueRef) -> dict[str, Any]:
+        """One task's progress summary, from its block."""
+        return self._call(lambda: queries.summary(self._session, issue))
 
-    def validate(body: str) -> dict[str, Any]:
-        return call(lambda: tools.validate(body))
+    def validate(self, body: str) -> dict[str, Any]:
+        """Check an AI Context block (or an issue body holding one)."""
+        return self._call(lambda: queries.validate(body))
 
-    for fn, description in (
-        (
-            resume,
-            "Reconcile this machine's copy of the task's block with the issue "
-            "(seeds steps 1-6) and return the reconciled block. No issue: the task this "
-            "machine was last on, else the assignee's in-progress issue, else candidates.",
-        ),
-        (
-            save,
-            "Write the whole AI Context block into the issue (Last updated is "
-            "stamped; the rest of the issue is kept byte for byte).",
-        ),
-        (
-            checkpoint,
-            "Save a checkpoint: the current block with only what moved (steps "
-            "now done, a new next step, a decision...).",
-        ),
-        (handoff, "Hand the task to another actor; releases this actor's lease."),
-        (done, "Write the final block: what shipped, the pull request, follow-ups."),
-        (claim, "Take the lease on an issue (exit_code 4: another actor holds it)."),
-        (renew, "Extend the lease this actor holds."),
-        (release, "Give up the lease this actor holds."),
-        (who, "Who holds the lease on an issue, and until when."),
-        (status, "What is on each actor's plate (or ACTOR's), most urgent first."),
-        (summary, "One task's progress summary, from its block."),
-        (validate, "Check an AI Context block (or an issue body holding one)."),
-    ):
-        server.add_tool(fn, description=description)
+
+def build(session: Session) -> Any:
+    """The server with every tool registered (not yet running)."""
+    server_class, tool_error = _sdk()
+    server = server_class("ai-context", instructions=INSTRUCTIONS, log_level="WARNING")
+    toolset = ToolSet(session, tool_error)
+    for name in ToolSet.NAMES:
+        method = getattr(toolset, name)
+        description = " ".join((method.__doc__ or "").split())
+        server.add_tool(method, name=name, description=description)
     return server
 
 

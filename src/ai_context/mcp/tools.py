@@ -12,7 +12,6 @@ Failures raise `ToolFailure` with the command line's exit code; outcomes the age
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -357,69 +356,3 @@ def done(
             mirror=agent_mirror_hook(),
         )
     )
-
-
-def lease(
-    s: Session, op: str, issue: int | str, ttl: str | None, sha: str | None
-) -> dict[str, Any]:
-    """claim, renew, release or who: the lease JSON of the command line, with `exit_code`."""
-    from ai_context.adapters.config import load_settings  # noqa: PLC0415
-    from ai_context.cli import lease as leases  # noqa: PLC0415
-    from ai_context.core.durations import parse_duration  # noqa: PLC0415
-    from ai_context.core.errors import ConfigError  # noqa: PLC0415
-    from ai_context.rules.actors import parse_actors  # noqa: PLC0415
-    from ai_context.rules.lease import parse_lease_config  # noqa: PLC0415
-
-    number = issue_number(issue, s.repository)
-    if op != "who" and not s.actor:
-        raise ToolFailure(Exit.USAGE, "which actor? set AI_CONTEXT_ACTOR or start with --actor")
-    try:
-        settings, extras = load_settings(s.env, Path.cwd())
-        config = parse_lease_config(extras.get("lease"), settings.config)
-        actors = parse_actors(extras.get("actors"), settings.config)
-        duration = parse_duration(ttl) if ttl else None
-    except (ConfigError, ValueError) as exc:
-        raise ToolFailure(Exit.USAGE, str(exc)) from exc
-    args = argparse.Namespace(lease_op=op, issue=number, actor=s.actor, ttl=duration, lease=sha)
-    gh = s.github()
-    before = gh.counter.total
-    outcome = s.run(lambda: leases.run_lease_op(gh, args, config, actors))
-    outcome = outcome.model_copy(update={"calls": gh.counter.total - before})
-    data: dict[str, Any] = json.loads(leases.render_outcome(outcome, "json", s.actor))
-    data["exit_code"] = int(Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT)
-    return data
-
-
-# --- reading ------------------------------------------------------------------------------
-
-
-def status(s: Session, actor: str | None) -> dict[str, Any]:
-    """What is on each actor's plate (or ACTOR's), by urgency: the open issues and those closed
-    within the digest window, read from GitHub."""
-    from ai_context.rules.digest import actors, build_digest, plate  # noqa: PLC0415
-
-    issues = s.run(lambda: s.github().list_issues("all", sort="updated", limit=300))
-    digest = build_digest(issues, now())
-    names = [actor] if actor else actors(digest)
-    plates = [json.loads(plate(digest, name).model_dump_json()) for name in names]
-    return {"repository": s.repository, "plates": plates}
-
-
-def summary(s: Session, issue: int | str) -> dict[str, Any]:
-    from ai_context.rules.digest import summarize_task  # noqa: PLC0415
-
-    number = issue_number(issue, s.repository)
-    found = s.run(lambda: s.github().get_issue(number))
-    data: dict[str, Any] = json.loads(summarize_task(found, now()).model_dump_json())
-    return data
-
-
-def validate(body: str) -> dict[str, Any]:
-    """Check a block (or an issue body holding one) as `ai-context validate` does."""
-    from ai_context.cli.main import result_json  # noqa: PLC0415
-    from ai_context.rules.checks import check_body  # noqa: PLC0415
-
-    result = check_body(body, now=now())
-    data = result_json("<input>", result)
-    data["exit_code"] = int(Exit.FINDINGS if result.errors else Exit.OK)
-    return data
