@@ -251,3 +251,34 @@ def test_bad_input_never_fails_the_turn(tmp_path: Path, fake: GitHubFake) -> Non
     )
     assert done.returncode == 0
     assert json.loads(done.stdout)["systemMessage"].startswith("ai-context: the hook's input")
+
+
+LEAN_PROBE = """
+import io, json, sys
+from ai_context.cli.main import main
+sys.stdin = io.StringIO(json.dumps({"hook_event_name": sys.argv[2], "tool_name": "Bash",
+                                    "tool_input": {"command": "git commit -m x"}}))
+main(["hook", sys.argv[1]])
+heavy = sorted(m for m in ("github", "jinja2", "mcp", "slack_sdk") if m in sys.modules)
+print(json.dumps(heavy))
+"""
+
+
+@pytest.mark.parametrize(("event", "name"), [("stop", "Stop"), ("post-tool-use", "PostToolUse")])
+def test_the_git_only_hooks_import_nothing_heavy(
+    tmp_path: Path, fake: GitHubFake, event: str, name: str
+) -> None:
+    """Stop and PostToolUse run at every turn and every commit: no GitHub client, no Jinja."""
+    project = Project(tmp_path / "shop", fake)
+    project.cli("save", "1", stdin=seed())
+    done = subprocess.run(
+        [sys.executable, "-c", LEAN_PROBE, event, name],
+        capture_output=True,
+        text=True,
+        env=project.env,
+        cwd=project.root,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
