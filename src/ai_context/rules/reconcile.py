@@ -14,6 +14,7 @@ A conflict is never merged: both copies and their diff go to the user, who picks
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -106,9 +107,24 @@ def decide(local: Block | None, remote: Block | None, *, base: str | None) -> De
             state=remote,
             write_local=base != remote_rev,
         )
+    return _by_clocks(make, local, remote, local_rev=local_rev, remote_rev=remote_rev, base=base)
+
+
+_Make = Callable[..., Decision]
+
+
+def _by_clocks(
+    make: _Make,
+    local: Block,
+    remote: Block,
+    *,
+    local_rev: str | None,
+    remote_rev: str | None,
+    base: str | None,
+) -> Decision:
+    """Two different copies: the clocks order them, the revisions overrule the clocks."""
     # Changes the issue never had: neither made from nor pushed as any revision we saw.
     dirty = local_rev != base
-    moved = remote_rev != base
     lt, rt = local.last_updated, remote.last_updated
     clocks = f"remote Last updated {_stamp(remote)}, local {_stamp(local)}"
     unpushed = (
@@ -139,34 +155,8 @@ def decide(local: Block | None, remote: Block | None, *, base: str | None) -> De
             write_local=True,
         )
     if lt > rt:
-        if moved:
-            if not dirty:
-                return make(
-                    "take_remote",
-                    f"the clocks say the local copy is newer ({clocks}), but it has no "
-                    f"unpushed changes and the issue moved from base {_short(base)} to "
-                    f"{_short(remote_rev)}: a clock is behind; the issue's copy wins",
-                    state=remote,
-                    write_local=True,
-                )
-            return make(
-                "conflict",
-                f"the clocks say the local copy is newer ({clocks}), but the issue's block "
-                f"changed since this copy was based on it (base {_short(base)}, now "
-                f"{_short(remote_rev)}): both sides changed, whatever the clocks say",
-            )
-        if remote.actor != local.actor:
-            return make(
-                "conflict",
-                f"the local copy is newer ({clocks}) but the issue's block was written by "
-                f"{remote.actor or 'no actor'} and the local copy by {local.actor or 'no actor'}",
-            )
-        return make(
-            "push_local",
-            f"the local copy is newer ({clocks}) and the issue is still at the revision it was "
-            "based on: changes that never reached the issue (a crash before the save?)",
-            state=local,
-            write_remote=True,
+        return _local_newer(
+            make, local, remote, clocks=clocks, remote_rev=remote_rev, base=base, dirty=dirty
         )
     if dirty:
         return make("conflict", f"both copies carry the same Last updated ({clocks})", unpushed)
@@ -176,6 +166,48 @@ def decide(local: Block | None, remote: Block | None, *, base: str | None) -> De
         "unpushed changes, so the issue's copy (the authority) wins",
         state=remote,
         write_local=True,
+    )
+
+
+def _local_newer(
+    make: _Make,
+    local: Block,
+    remote: Block,
+    *,
+    clocks: str,
+    remote_rev: str | None,
+    base: str | None,
+    dirty: bool,
+) -> Decision:
+    """The local clock is ahead: push only if the issue is still where the copy started."""
+    if remote_rev != base:  # the issue moved since the copy was based on it
+        if not dirty:
+            return make(
+                "take_remote",
+                f"the clocks say the local copy is newer ({clocks}), but it has no "
+                f"unpushed changes and the issue moved from base {_short(base)} to "
+                f"{_short(remote_rev)}: a clock is behind; the issue's copy wins",
+                state=remote,
+                write_local=True,
+            )
+        return make(
+            "conflict",
+            f"the clocks say the local copy is newer ({clocks}), but the issue's block "
+            f"changed since this copy was based on it (base {_short(base)}, now "
+            f"{_short(remote_rev)}): both sides changed, whatever the clocks say",
+        )
+    if remote.actor != local.actor:
+        return make(
+            "conflict",
+            f"the local copy is newer ({clocks}) but the issue's block was written by "
+            f"{remote.actor or 'no actor'} and the local copy by {local.actor or 'no actor'}",
+        )
+    return make(
+        "push_local",
+        f"the local copy is newer ({clocks}) and the issue is still at the revision it was "
+        "based on: changes that never reached the issue (a crash before the save?)",
+        state=local,
+        write_remote=True,
     )
 
 

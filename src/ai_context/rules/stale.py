@@ -25,18 +25,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ai_context.core.block import Block, Parsed, format_timestamp, parse
 from ai_context.core.durations import format_duration
-from ai_context.core.errors import ConfigError
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal
+from ai_context.rules import stale_config
 from ai_context.rules.actors import ActorMap
 from ai_context.rules.checks import CheckResult
 from ai_context.rules.lease import LeaseRecord
@@ -46,41 +46,9 @@ CONFLICT_CODES = frozenset({"AIC603", "AIC604"})
 SUPERSEDED = "AIC304"  # the block check's own stale warning: AIC601 says it, with an owner
 MAX_REMEMBERED_COMMITS = 20
 STATE_KEY = "stale"
-
-
-class StaleConfig(BaseModel):
-    """The `stale:` config section, plus the top-level stale-after setting."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-    stale_after: timedelta = Field(default=timedelta(hours=24), alias="stale-after")
-    max_active_per_actor: int | None = Field(default=None, ge=1, alias="max-active-per-actor")
-    clock_skew: timedelta = Field(default=timedelta(minutes=5), alias="clock-skew")
-
-
-def parse_stale_config(section: Any, source: str, stale_after: timedelta) -> StaleConfig:
-    """The `stale:` section (`max-active-per-actor: 3`); stale-after is a top-level setting."""
-    if section is None:
-        section = {}
-    if not isinstance(section, Mapping):
-        raise ConfigError(
-            f"{source}: stale: must be a mapping, e.g. `stale: {{max-active-per-actor: 3}}`"
-        )
-    if "stale-after" in section or "stale_after" in section:
-        raise ConfigError(
-            f"{source}: stale: stale-after is a top-level setting; move it out of stale:"
-        )
-    try:
-        return StaleConfig.model_validate({**section, "stale-after": stale_after})
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            where = ".".join(str(p) for p in error["loc"])
-            message = str(error["msg"])
-            if error["type"] == "extra_forbidden":
-                message = "unknown key; use max-active-per-actor"
-            problems.append(f"{where}: {message}")
-        raise ConfigError(f"{source}: stale: {'; '.join(problems)}") from exc
+# The settings live in stale_config.py; importers of rules.stale keep working.
+StaleConfig = stale_config.StaleConfig
+parse_stale_config = stale_config.parse_stale_config
 
 
 # --- evidence --------------------------------------------------------------------------------

@@ -1,12 +1,5 @@
-"""The mirror job: rebuild each linked ClickUp task's `ai_context` field from its issue's block.
-
-The pure decisions live in mirror.py; this is the shell that reads ClickUp, compares and
-writes. It takes the ClickUp adapter as an argument, so tests pass one pointed at a fake.
-
-Reads are cheap (100 a minute) and writes are precious (the free plan's lifetime cap is 60
-custom-field writes), so the job reads the current value first and writes only what changed.
-A full rebuild reads the current values in pages of 100 rather than one task at a time.
-"""
+"""One mirror run over ClickUp: read the current values (in pages for a full rebuild), compare,
+write only what changed, and report. Takes the ClickUp adapter as an argument."""
 
 from __future__ import annotations
 
@@ -14,13 +7,11 @@ import difflib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from jinja2 import Environment
 
 from ai_context.adapters.clickup import (
-    ClickUp,
     ClickUpConfigError,
     ClickUpCounter,
     ClickUpError,
@@ -29,7 +20,6 @@ from ai_context.adapters.clickup import (
     ClickUpUnavailable,
 )
 from ai_context.core.findings import Finding
-from ai_context.core.markdown import escape_cell
 from ai_context.core.models import Issue
 from ai_context.rules.mirror import (
     CustomField,
@@ -39,20 +29,16 @@ from ai_context.rules.mirror import (
     Target,
     Task,
     duplicate_field,
-    find_link,
-    load_mirror_config,
     not_found,
     resolve_field,
     same_value,
     targets,
-    template_env,
 )
 
 if TYPE_CHECKING:
-    from ai_context.jobs.context import RunContext
+    pass
 
 Result = Literal["written", "would_write", "unchanged", "not_found", "no_field", "skipped"]
-SUMMARY_ROWS = 50
 
 
 class TaskStore(Protocol):
@@ -338,107 +324,3 @@ def run_mirror(
         report.errors.append(str(exc))
         report.exit_code = max(report.exit_code, 3)
     return report
-
-
-# --- the Action job -----------------------------------------------------------------------
-
-
-def mirror_job(ctx: RunContext) -> None:
-    """The `mirror` job of an Action run (registered in action.JOBS).
-
-    Runs before `check`: its per-issue findings go into ctx.findings, which the check job
-    writes into each issue's sticky comment. ClickUp failures end in an exit code, not an
-    exception, so the check job still runs.
-    """
-    settings = ctx.settings
-    config = load_mirror_config(ctx.extras, settings.config)
-    issues = ctx.issues()
-    if settings.clickup_token is None:
-        linked = sum(1 for i in issues if find_link(i.body, settings.clickup_team_id))
-        if linked:
-            line = (
-                f"{linked} issue(s) link a ClickUp task, but the clickup-token input is empty: "
-                "nothing was mirrored"
-            )
-            ctx.workflow.log(f"ai-context mirror: {line}")
-            ctx.summary.append(f"### ClickUp mirror\n\n{line}.")
-        return
-    workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
-    env = template_env(_templates_dir(settings.templates, workspace))
-    store = ClickUp(
-        settings.clickup_token,
-        api_url=settings.clickup_api_url,
-        retries=settings.http_retries,
-        backoff=settings.http_backoff,
-    )
-    ctx.api_calls["ClickUp"] = lambda: store.counter.total
-    report = run_mirror(
-        issues,
-        store,
-        config=config,
-        env=env,
-        team_id=settings.clickup_team_id,
-        full=ctx.route.scan_all,
-        dry_run=settings.dry_run,
-        log=ctx.workflow.log,
-    )
-    for number, findings in report.findings.items():
-        ctx.findings.setdefault(number, []).extend(findings)
-    _annotate(ctx, report)
-    ctx.outputs["mirrored"] = str(report.count("written"))
-    ctx.summary.append(summary(report, store.counter, dry_run=settings.dry_run))
-    ctx.exit_codes.append(report.exit_code)
-
-
-def _templates_dir(setting: str | None, workspace: Path) -> Path | None:
-    if not setting:
-        return None
-    path = Path(setting)
-    return path if path.is_absolute() else workspace / path
-
-
-def _annotate(ctx: RunContext, report: MirrorReport) -> None:
-    wf = ctx.workflow
-    for message in report.errors:
-        wf.annotate("error", message, title="ai-context mirror: ClickUp")
-    for message in report.notes:
-        wf.annotate("notice", message, title="ai-context mirror")
-    # The check job annotates the errors of every sticky comment; say the rest here.
-    check_runs = "check" in ctx.route.jobs
-    for number, findings in sorted(report.findings.items()):
-        for finding in findings:
-            if check_runs and finding.severity == "error":
-                continue
-            level = "error" if finding.severity == "error" else "warning"
-            wf.annotate(
-                level, f"{finding.message} (#{number})", title=f"{finding.code} in #{number}"
-            )
-
-
-def summary(report: MirrorReport, counter: ClickUpCounter, *, dry_run: bool) -> str:
-    """The job's section of the step summary."""
-    n = report.count
-    written = f"{n('would_write')} would be written" if dry_run else f"{n('written')} written"
-    lines = [
-        "### ClickUp mirror",
-        "",
-        f"{len(report.items)} linked issue(s): {written}, {n('unchanged')} unchanged, "
-        f"{n('not_found')} task(s) not found, {n('no_field')} without the field, "
-        f"{n('skipped')} skipped. ClickUp calls: {counter.reads} reads, {counter.writes} "
-        f"writes ({counter.retries} retries, {counter.waited:.0f}s waited for rate limits)."
-        + (" **Dry run: no writes were made.**" if dry_run else ""),
-    ]
-    lines += [""] + [f"- {note}" for note in report.notes] if report.notes else []
-    lines += [""] + [f"- **error:** {err}" for err in report.errors] if report.errors else []
-    rows = [i for i in report.items if i.result not in ("unchanged", "skipped")]
-    if rows:
-        lines += ["", "| issue | ClickUp task | result |", "|---|---|---|"]
-        for item in rows[:SUMMARY_ROWS]:
-            issue = item.target.issue
-            title = escape_cell(f"#{issue.number} {issue.title}")
-            link = f"[{title}]({issue.html_url})" if issue.html_url else title
-            task = escape_cell(item.task.id if item.task else item.target.link.task_id)
-            lines.append(f"| {link} | {task} | {item.result.replace('_', ' ')} |")
-        if len(rows) > SUMMARY_ROWS:
-            lines.append(f"\n… and {len(rows) - SUMMARY_ROWS} more.")
-    return "\n".join(lines)

@@ -1,0 +1,182 @@
+"""Locating blocks in an issue body: headings outside code fences, markers, the block's end.
+
+Only lines that could open a fence or a block are looked at, so the human text around a block
+costs almost nothing; the scan is linear in the body's size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ai_context.core.block.syntax import BEGIN_MARKER, END_MARKER, continues_block, indent_width
+
+_HEADING_RE = re.compile(r" {0,3}(#{2,4})[ \t]+(ai context)(?![A-Za-z0-9])", re.IGNORECASE)
+_ANY_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
+_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+# --- locating blocks --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int  # 1-based
+    start: int  # offset of the first character
+    text: str  # without the line terminator
+
+
+def _is_rule(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "-*_":
+        return False
+    if stripped.strip(stripped[0] + " \t"):  # anything else on the line: a bullet, not a rule
+        return False
+    return len(text) - len(text.lstrip(" ")) <= 3 and stripped.count(stripped[0]) >= 3
+
+
+def _heading_level(text: str) -> int:
+    if "#" not in text[:4]:
+        return 0
+    match = _ANY_HEADING_RE.match(text)
+    return len(match.group(1)) if match else 0
+
+
+@dataclass
+class Region:
+    """Where one block sits in a body: lines [first, last] and offsets [start, end)."""
+
+    heading: Line
+    level: int
+    lines: list[Line]  # content lines after the heading, up to the block's end
+    start: int
+    end: int
+    begin_marker: Line | None = None
+    end_marker: Line | None = None
+    resume: int = 0  # where scanning for further blocks goes on
+
+    @property
+    def first_line(self) -> int:
+        return (self.begin_marker or self.heading).number
+
+
+def _fence_closes(text: str, fence: str) -> bool:
+    stripped = text.lstrip(" ")
+    if len(text) - len(stripped) > 3:
+        return False
+    run = len(stripped) - len(stripped.lstrip(fence[0]))
+    return run >= len(fence) and not stripped[run:].strip()
+
+
+# Only lines that open or close a fence or could start a block matter to `find`; one C-level
+# scan finds them, so the human text around a block costs almost nothing.
+_CANDIDATE = r" {0,3}(?:`{3,}|~{3,}|#{2,4}[ \t]+(?i:ai context)(?![A-Za-z0-9]))"
+# Anchored on the newline (a literal) rather than `^` with MULTILINE: the regex engine then
+# skips ahead to each newline instead of trying every position, about five times faster.
+_CANDIDATE_RE = re.compile(r"\n" + _CANDIDATE)
+_CANDIDATE_AT_START = re.compile(_CANDIDATE)
+
+
+def _candidate_starts(body: str) -> Iterator[int]:
+    if _CANDIDATE_AT_START.match(body):
+        yield 0
+    for match in _CANDIDATE_RE.finditer(body):
+        yield match.start() + 1
+
+
+def _line_at(body: str, start: int, number: int) -> Line:
+    end = body.find("\n", start)
+    raw = body[start:] if end < 0 else body[start:end]
+    return Line(number, start, raw[:-1] if raw.endswith("\r") else raw)
+
+
+def _lines_from(body: str, start: int, number: int) -> Iterator[Line]:
+    while start <= len(body):
+        line = _line_at(body, start, number)
+        yield line
+        start = body.find("\n", start)
+        if start < 0:
+            return
+        start += 1
+        number += 1
+
+
+def find(body: str) -> list[Region]:
+    """Every AI Context block outside code fences, in order."""
+    regions: list[Region] = []
+    fence: str | None = None
+    skip_to = 0
+    line_no, counted_to = 1, 0
+    for pos in _candidate_starts(body):
+        if pos < skip_to:
+            continue
+        line_no += body.count("\n", counted_to, pos)
+        counted_to = pos
+        line = _line_at(body, pos, line_no)
+        if fence is not None:
+            if _fence_closes(line.text, fence):
+                fence = None
+            continue
+        opened = _FENCE_RE.match(line.text)
+        if opened:
+            fence = opened.group(1)
+            continue
+        heading = _HEADING_RE.match(line.text)
+        if heading:
+            region = _collect(body, line, len(heading.group(1)))
+            regions.append(region)
+            skip_to = region.resume
+    return regions
+
+
+def _previous_nonblank(body: str, start: int, number: int) -> Line | None:
+    end = start - 1  # the newline ending the previous line
+    while end >= 0:
+        begin = body.rfind("\n", 0, end) + 1
+        number -= 1
+        text = body[begin:end].rstrip("\r")
+        if text.strip():
+            return Line(number, begin, text)
+        end = begin - 1
+    return None
+
+
+def _collect(body: str, heading: Line, level: int) -> Region:
+    before = _previous_nonblank(body, heading.start, heading.number)
+    begin = before if before and before.text.strip().startswith(BEGIN_MARKER) else None
+    content: list[Line] = []
+    end_marker = None
+    after_blank = False
+    resume = len(body) + 1
+    for line in _lines_from(body, heading.start, heading.number):
+        if line.number == heading.number:
+            continue
+        text = line.text
+        stripped = text.strip()
+        if not stripped:
+            after_blank = True
+            content.append(line)
+            continue
+        first = stripped[0]
+        if first == "<" and stripped == END_MARKER:
+            end_marker = line
+            resume = line.start + len(line.text)
+            break
+        # Cheap first-character tests keep the common line (a bullet) to a few operations.
+        if (
+            (first == "#" and 0 < _heading_level(text) <= level)
+            or (first in "-*_" and _is_rule(text))
+            or (first == "<" and stripped.startswith(BEGIN_MARKER))
+            or (first in "`~" and _FENCE_RE.match(text))
+            # a new top-level paragraph after a blank line is human text, not the block's
+            or (after_blank and indent_width(text) < 2 and not continues_block(text))
+        ):
+            resume = line.start
+            break
+        after_blank = False
+        content.append(line)
+    last = end_marker or next((ln for ln in reversed(content) if ln.text.strip()), heading)
+    start = (begin or heading).start
+    end = last.start + len(last.text)
+    return Region(heading, level, content, start, end, begin, end_marker, resume)

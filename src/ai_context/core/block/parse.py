@@ -1,0 +1,365 @@
+"""The tolerant parser: every problem of a block is a Finding, never an exception (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from ai_context.core.block.locate import Line, Region, find
+from ai_context.core.block.markers import Marker, check_marker
+from ai_context.core.block.model import Block, PlanStep, format_timestamp
+from ai_context.core.block.syntax import (
+    ALIASES,
+    BULLET_RE,
+    CHECKBOX_RE,
+    CHUNK_RE,
+    EMPTY_WORDS,
+    NUMBERED_RE,
+    STEP_STATUSES,
+    canon_label,
+    field_of,
+    indent_width,
+    is_placeholder,
+    make_finding,
+    normalise_status,
+    one_line,
+    split_status,
+)
+from ai_context.core.findings import Finding
+
+
+@dataclass
+class Parsed:
+    """What parsing a body found: the block (if any), its findings and where things are."""
+
+    block: Block | None
+    findings: list[Finding]
+    region: Region | None = None
+    field_lines: dict[str, int] = field(default_factory=dict)
+    marker: Marker | None = None
+    blocks_found: int = 0
+    # Lines inside the block that the model does not hold (unreadable lines, a field given
+    # twice): replace_block keeps their text after the new block, so no human text is lost.
+    dropped: list[Line] = field(default_factory=list)
+
+
+@dataclass
+class _RawField:
+    label: str
+    key: str | None
+    value: str
+    line: int
+    children: list[Line] = field(default_factory=list)
+
+
+def parse(body: str) -> Parsed:
+    """Find and parse the block of a whole issue body; never raises on any text."""
+    regions = find(body)
+    findings: list[Finding] = []
+    if not regions:
+        findings.append(
+            make_finding(
+                "AIC101",
+                "error",
+                "no AI Context block found",
+                None,
+                "Add a '## AI Context' heading with the fields at the top of the issue body.",
+            )
+        )
+        return Parsed(None, findings)
+    for extra in regions[1:]:
+        findings.append(
+            make_finding(
+                "AIC102",
+                "error",
+                f"a second AI Context block starts here (the first is on line "
+                f"{regions[0].heading.number})",
+                extra.heading.number,
+                "Keep one block per issue: merge the two and delete the other heading.",
+            )
+        )
+    region = regions[0]
+    raw_fields = _raw_fields(region, findings)
+    block, field_lines = _build(raw_fields, findings)
+    marker = check_marker(region, findings)
+    dropped_numbers = {f.line for f in findings if f.code == "AIC103"}
+    seen: set[str] = set()
+    for raw in raw_fields:
+        name = raw.key or canon_label(raw.label)
+        if name in seen:  # the AIC104 duplicate: its line and its sub-items are not in the model
+            dropped_numbers.update([raw.line, *(c.number for c in raw.children)])
+        seen.add(name)
+    dropped = [line for line in region.lines if line.number in dropped_numbers]
+    return Parsed(block, findings, region, field_lines, marker, len(regions), dropped)
+
+
+def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
+    fields: list[_RawField] = []
+    current: _RawField | None = None
+    for line in region.lines:
+        text = line.text
+        if not text.strip():
+            continue
+        indent = indent_width(text)
+        stripped = text.strip()
+        if indent < 2:
+            pair = field_of(stripped)
+            if pair is not None:
+                label, value = pair
+                current = _RawField(label, ALIASES.get(canon_label(label)), value, line.number)
+                fields.append(current)
+                continue
+            current = None
+            findings.append(
+                make_finding(
+                    "AIC103",
+                    "warning",
+                    f"cannot read this line as a field: {_clip(stripped)}",
+                    line.number,
+                    "Write fields as '- **Label:** value'; indent sub-items under their field.",
+                )
+            )
+            continue
+        if current is None:
+            findings.append(
+                make_finding(
+                    "AIC103",
+                    "warning",
+                    f"indented line outside any field: {_clip(stripped)}",
+                    line.number,
+                    "Indent sub-items under the field they belong to.",
+                )
+            )
+            continue
+        current.children.append(line)
+    return fields
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _strip_item(text: str) -> str:
+    stripped = text.strip()
+    bullet = BULLET_RE.match(stripped)
+    if bullet:
+        return stripped[bullet.end() :].strip()
+    numbered = NUMBERED_RE.match(stripped)
+    if numbered:
+        return stripped[numbered.end() :].strip()
+    return stripped
+
+
+def _list_items(raw: _RawField) -> list[str]:
+    items: list[str] = []
+    if raw.value and not is_placeholder(raw.value):
+        items.append(raw.value)
+    for child in raw.children:
+        stripped = child.text.strip()
+        if BULLET_RE.match(stripped) or NUMBERED_RE.match(stripped) or not items:
+            item = _strip_item(stripped)
+            if item and not is_placeholder(item):
+                items.append(item)
+        else:
+            items[-1] = items[-1] + " " + stripped
+    return items
+
+
+def _joined(raw: _RawField) -> str:
+    parts = [raw.value] + [_strip_item(c.text) for c in raw.children]
+    return " ".join(p for p in parts if p)
+
+
+def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
+    lines = list(raw.children)
+    if raw.value and raw.value.lower() not in EMPTY_WORDS:
+        lines.insert(0, Line(raw.line, 0, raw.value))
+    # (line, number, text, checkbox): a line that starts no step continues the one before it,
+    # so a step wrapped over two lines keeps the status written at its end.
+    pending: list[tuple[int, int, str, str | None]] = []
+    for line in lines:
+        stripped = line.text.strip()
+        checkbox = CHECKBOX_RE.match(stripped)
+        numbered = NUMBERED_RE.match(stripped)
+        bullet = BULLET_RE.match(stripped)
+        if checkbox:
+            start = (len(pending) + 1, stripped[checkbox.end() :], checkbox.group(1))
+        elif numbered:
+            start = (int(numbered.group(1)), stripped[numbered.end() :], None)
+        elif bullet:
+            start = (len(pending) + 1, stripped[bullet.end() :], None)
+        elif pending:
+            at, number, text, box = pending[-1]
+            pending[-1] = (at, number, f"{text} {stripped}", box)
+            continue
+        else:
+            start = (1, stripped, None)
+        pending.append((line.number, *start))
+    steps: list[PlanStep] = []
+    for at, number, text, box in pending:
+        _add_step(steps, findings=findings, line=at, number=number, text=text, box=box)
+    return steps
+
+
+def _add_step(
+    steps: list[PlanStep],
+    *,
+    findings: list[Finding],
+    line: int,
+    number: int,
+    text: str,
+    box: str | None,
+) -> None:
+    body, word = split_status(text)
+    status = normalise_status(word) if word is not None else None
+    if word is not None and status is None:
+        findings.append(
+            make_finding(
+                "AIC106",
+                "warning",
+                f"plan step {number}: status '{_clip(word, 30)}' is not one of "
+                f"{', '.join(STEP_STATUSES)}",
+                line,
+                "End each step with (done), (in progress), (pending), (blocked) or (skipped).",
+            )
+        )
+        body = text.strip()
+    if status is None and box is not None and word is None:
+        status = "done" if box in "xX" else "pending"
+    if not body.strip():
+        findings.append(
+            make_finding(
+                "AIC103", "warning", f"plan step {number} has no text", line, "Describe the step."
+            )
+        )
+        return
+    if status is None and word is None:
+        findings.append(
+            make_finding(
+                "AIC105",
+                "warning",
+                f"plan step {number} has no status",
+                line,
+                "End the step with (done), (in progress), (pending), (blocked) or (skipped).",
+            )
+        )
+    steps.append(PlanStep(number=number, text=body, status=status))
+
+
+def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
+    """ISO 8601 -> (UTC datetime, problem code). AIC301 unreadable; AIC302 not in UTC."""
+    text = value.strip().strip("`").strip()
+    if not text or len(text) > 64:
+        return None, "AIC301"
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        return None, "AIC301"
+    if stamp.tzinfo is None:
+        return stamp.replace(tzinfo=UTC, microsecond=0), "AIC302"
+    offset = stamp.utcoffset()
+    problem = None if offset is not None and not offset else "AIC302"
+    return stamp.astimezone(UTC).replace(microsecond=0), problem
+
+
+def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block, dict[str, int]]:
+    values: dict[str, object] = {}
+    extra: dict[str, str] = {}
+    field_lines: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for raw in raw_fields:
+        name = raw.key or canon_label(raw.label)
+        if name in seen:
+            findings.append(
+                make_finding(
+                    "AIC104",
+                    "warning",
+                    f"field '{raw.label}' appears again (first on line {seen[name]}); "
+                    "this one is ignored",
+                    raw.line,
+                    "Keep each field once.",
+                )
+            )
+            continue
+        seen[name] = raw.line
+        field_lines[name] = raw.line
+        if raw.key is None:
+            lines = [raw.value] + [c.text.rstrip() for c in raw.children]
+            label = one_line(raw.label)
+            if label and "**" not in label and not label.endswith(":"):
+                extra[label] = "\n".join(lines)
+            continue
+        _set_known(raw, values, findings)
+    return Block.model_validate({**values, "extra": extra}), field_lines
+
+
+def _actor_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+    text = _joined(raw)
+    if not text.strip("`"):
+        return {}
+    word, _, rest = text.partition(" ")
+    rest = rest.strip()
+    if rest.startswith("(") and rest.endswith(")"):
+        rest = rest[1:-1].strip()
+    return {"actor": word.strip("`") or None, "actor_description": rest or None}
+
+
+def _phase_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+    text = _joined(raw)
+    match = CHUNK_RE.search(text)
+    head = text[: match.start()].rstrip() if match else text
+    if match and head:
+        return {"phase": head, "chunk": (int(match.group(1)), int(match.group(2)))}
+    return {"phase": text} if text else {}
+
+
+def _updated_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+    text = _joined(raw)
+    stamp, problem = parse_timestamp(text)
+    if problem == "AIC301":
+        findings.append(
+            make_finding(
+                "AIC301",
+                "error",
+                f"Last updated '{_clip(text, 40)}' is not an ISO 8601 timestamp",
+                raw.line,
+                "Write it as 2026-05-26T14:32:00Z (UTC, with Z).",
+            )
+        )
+    elif problem == "AIC302":
+        findings.append(
+            make_finding(
+                "AIC302",
+                "warning",
+                f"Last updated '{_clip(text, 40)}' is not in UTC; read as "
+                f"{format_timestamp(stamp)}",
+                raw.line,
+                "Write timestamps in UTC with a Z suffix.",
+            )
+        )
+    return {"last_updated": stamp}
+
+
+def _files_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+    parts = [raw.value] + [_strip_item(c.text) for c in raw.children]
+    return {"files_touched": ", ".join(p for p in parts if p)}
+
+
+_READERS: dict[str, Callable[[_RawField, list[Finding]], dict[str, object]]] = {
+    "actor": _actor_values,
+    "phase": _phase_values,
+    "last_updated": _updated_values,
+    "plan": lambda raw, findings: {"plan": _plan(raw, findings)},
+    "files_touched": _files_values,
+    "decisions": lambda raw, findings: {"decisions": _list_items(raw)},
+    "blockers": lambda raw, findings: {"blockers": _list_items(raw)},
+    "next_step": lambda raw, findings: {"next_step": _joined(raw)},
+}
+
+
+def _set_known(raw: _RawField, values: dict[str, object], findings: list[Finding]) -> None:
+    """Read one known field into the model's values; each field has its own reader."""
+    reader = _READERS.get(raw.key or "")
+    if reader is not None:
+        values.update(reader(raw, findings))

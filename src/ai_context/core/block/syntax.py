@@ -1,0 +1,154 @@
+"""The block's vocabulary and line syntax: labels, aliases, statuses, field lines (pure).
+
+Shared by the model (which refuses a known label as an extra field), the locator (which tells a
+block's own line from a person's list) and the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from ai_context.core.findings import Finding
+
+FORMAT_VERSION = 1
+HEADING_TITLE = "AI Context"
+HEADING_NOTE = "(updated by Claude — do not edit manually)"
+BEGIN_MARKER = "<!-- ai-context:begin"
+END_MARKER = "<!-- ai-context:end -->"
+
+StepStatus = Literal["done", "in progress", "pending", "blocked", "skipped"]
+STEP_STATUSES: tuple[StepStatus, ...] = ("done", "in progress", "pending", "blocked", "skipped")
+_STATUS_BY_NAME: dict[str, StepStatus] = {s: s for s in STEP_STATUSES}
+EMPTY_WORDS = frozenset({"none", "n/a", "na", "-", "—", "nothing", "(none)", "no", "nil"})
+
+# Canonical label of each known field, in canonical order, and the spellings agents use.
+LABELS: dict[str, str] = {
+    "actor": "Active actor",
+    "phase": "Phase",
+    "last_updated": "Last updated",
+    "plan": "Plan",
+    "files_touched": "Files touched",
+    "decisions": "Decisions",
+    "blockers": "Blockers",
+    "next_step": "Next step",
+}
+ALIASES: dict[str, str] = {
+    "active actor": "actor",
+    "actor": "actor",
+    "phase": "phase",
+    "last updated": "last_updated",
+    "last update": "last_updated",
+    "updated": "last_updated",
+    "plan": "plan",
+    "files touched": "files_touched",
+    "files": "files_touched",
+    "decisions": "decisions",
+    "decision": "decisions",
+    "blockers": "blockers",
+    "blocker": "blockers",
+    "next step": "next_step",
+    "next steps": "next_step",
+}
+
+BULLET_RE = re.compile(r"([-*+])[ \t]+")
+NUMBERED_RE = re.compile(r"(\d{1,9})[.)](?:[ \t]+|$)")
+CHECKBOX_RE = re.compile(r"[-*+][ \t]+\[([ xX])\](?:[ \t]+|$)")
+CHUNK_RE = re.compile(r"\(chunk[ \t]+(\d{1,9})[ \t]+of[ \t]+(\d{1,9})\)$", re.IGNORECASE)
+_PLAIN_LABEL_RE = re.compile(r"[A-Za-z][A-Za-z0-9 _/'-]{0,40}")
+
+
+def is_placeholder(item: str) -> bool:
+    return item.lower() in EMPTY_WORDS or not item.replace("-", "").replace(" ", "")
+
+
+def one_line(value: str) -> str:
+    return " ".join(value.replace("\r", "\n").split("\n")).strip()
+
+
+def split_status(text: str) -> tuple[str, str | None]:
+    """Split a trailing "(status)" off a plan step; returns (text, the raw status word or None)."""
+    stripped = text.rstrip()
+    if not stripped.endswith(")"):
+        return stripped, None
+    opening = stripped.rfind("(")
+    before = stripped[:opening].rstrip() if opening > 0 else ""
+    if not before:
+        return stripped, None
+    return before, stripped[opening + 1 : -1].strip()
+
+
+def normalise_status(word: str) -> StepStatus | None:
+    canon = " ".join(word.lower().replace("-", " ").replace("_", " ").split())
+    return _STATUS_BY_NAME.get(canon)
+
+
+def canon_label(label: str) -> str:
+    return " ".join(label.lower().replace("_", " ").split())
+
+
+def split_label(content: str) -> tuple[str, str] | None:
+    """`**Label:** value`, `**Label**: value` or `Label: value` -> (label, value)."""
+    if content[:2] in ("**", "__"):
+        delim = content[:2]
+        closing = content.find(delim, 2)
+        if closing < 0:
+            return None
+        label = content[2:closing].strip()
+        rest = content[closing + 2 :]
+        if label.endswith(":"):
+            label = label[:-1].strip()
+        elif rest.lstrip().startswith(":"):
+            rest = rest.lstrip()[1:]
+        elif canon_label(label) not in ALIASES:
+            return None
+        return (label, rest.strip()) if label else None
+    colon = content.find(":")
+    if colon <= 0:
+        return None
+    label, rest = content[:colon].strip(), content[colon + 1 :]
+    if rest and not rest[0].isspace():
+        return None  # "https://..." is a value, not a label
+    if not _PLAIN_LABEL_RE.fullmatch(label):
+        return None
+    return label, rest.strip()
+
+
+def field_of(text: str) -> tuple[str, str] | None:
+    """(label, value) when the line starts a field: a labelled bullet, or a known plain label."""
+    stripped = text.strip()
+    bullet = BULLET_RE.match(stripped)
+    pair = split_label(stripped[bullet.end() :] if bullet else stripped)
+    if pair is None or (bullet is None and canon_label(pair[0]) not in ALIASES):
+        return None
+    return pair
+
+
+def continues_block(text: str) -> bool:
+    """After a blank line, only a known field or a bold label (the agent's own style) is still
+    the block; `- Note: ask Dana` there is a person's list, and stays theirs."""
+    pair = field_of(text)
+    if pair is None:
+        return False
+    stripped = text.strip()
+    bullet = BULLET_RE.match(stripped)
+    content = stripped[bullet.end() :] if bullet else stripped
+    return canon_label(pair[0]) in ALIASES or content[:2] in ("**", "__")
+
+
+def indent_width(text: str) -> int:
+    width = 0
+    for ch in text:
+        if ch == " ":
+            width += 1
+        elif ch == "\t":
+            width += 4 - width % 4
+        else:
+            break
+    return width
+
+
+def make_finding(code: str, severity: str, message: str, line: int | None, hint: str) -> Finding:
+    return Finding.model_validate(
+        {"code": code, "severity": severity, "message": message, "line": line, "hint": hint}
+    )

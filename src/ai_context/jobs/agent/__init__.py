@@ -1,0 +1,55 @@
+"""The agent side's shell: save, resume, handoff and done over the issue and the local cache.
+
+Each command is one function that takes its adapters (the GitHub adapter, or anything with the
+same methods; the cache; the clock) and returns an Outcome; cli_agent.py turns arguments into
+calls and Outcomes into text or JSON. The decisions are reconcile.py's.
+
+GitHub has no compare-and-swap on issue bodies, so a write re-reads the issue right before its
+PATCH: a body changed since the read gets the block re-applied on the fresh text (human text
+outside the block is never lost), and a block changed by another actor stops the write. The
+read is the cache's copy of the body when it has one (so a save costs 2 calls), else a GET.
+What lands between the re-read and the PATCH (one round trip) can still be overwritten: GitHub
+offers no conditional update of an issue body.
+
+The rooms: `model` (Tracker, Outcome), `write` (write_block and settling a write), `saving`,
+`resuming`, `finishing` (handoff and done).
+"""
+
+from ai_context.jobs.agent.finishing import done, final_block, handoff
+from ai_context.jobs.agent.model import (
+    BODY_LIMIT,
+    IN_PROGRESS,
+    RECENT,
+    AgentError,
+    Candidate,
+    LeaseHook,
+    MirrorHook,
+    Outcome,
+    Status,
+    Take,
+    Tracker,
+)
+from ai_context.jobs.agent.resuming import resume
+from ai_context.jobs.agent.saving import save
+from ai_context.jobs.agent.write import with_changes, write_block
+
+__all__ = [
+    "BODY_LIMIT",
+    "IN_PROGRESS",
+    "RECENT",
+    "AgentError",
+    "Candidate",
+    "LeaseHook",
+    "MirrorHook",
+    "Outcome",
+    "Status",
+    "Take",
+    "Tracker",
+    "done",
+    "final_block",
+    "handoff",
+    "resume",
+    "save",
+    "with_changes",
+    "write_block",
+]

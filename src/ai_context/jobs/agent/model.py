@@ -1,0 +1,91 @@
+"""What the agent commands take (a Tracker, hooks) and what they return (an Outcome)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from ai_context.core.block import Block
+from ai_context.core.models import Issue
+from ai_context.rules.reconcile import (
+    Decision,
+)
+
+IN_PROGRESS = "in-progress"
+BODY_LIMIT = 65536
+RECENT = timedelta(hours=24)
+Status = Literal["ok", "conflict", "incomplete", "pick"]
+Take = Literal["local", "remote"]
+
+
+class Tracker(Protocol):
+    """What the commands need from GitHub; `ai_context.adapters.github.GitHub` is one."""
+
+    repository: str
+
+    def get_issue(self, number: int) -> Issue: ...
+
+    def update_issue_body(self, number: int, body: str) -> Issue: ...
+
+    def list_issues(
+        self,
+        state: str = "open",
+        *,
+        assignee: str | None = None,
+        labels: Sequence[str] = (),
+        sort: str | None = None,
+        limit: int | None = None,
+    ) -> list[Issue]: ...
+
+
+MirrorHook = Callable[[Issue, Block], None]
+"""Called once a block has reached the issue: the ClickUp mirror (issue 4) plugs in here."""
+
+LeaseHook = Callable[[Issue, str], None]
+"""Called once a handoff has reached the issue, with the actor handing off: releases its lease."""
+
+
+class AgentError(Exception):
+    """Input the command cannot work with: exit 2 with what to do."""
+
+
+class Candidate(BaseModel):
+    """An open task to pick from when resume cannot tell which one is active."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    title: str
+    actor: str | None = None
+    phase: str | None = None
+    assignees: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    updated_at: datetime | None = None
+
+
+class Outcome(BaseModel):
+    """What a command did: cli_agent renders it and maps `status` to the exit code."""
+
+    model_config = ConfigDict(frozen=True)
+
+    command: Literal["save", "resume", "handoff", "done"]
+    repository: str
+    issue: int | None = None
+    title: str = ""
+    html_url: str = ""
+    status: Status = "ok"
+    source: str = ""  # resume: how the task was chosen (argument, cache, assigned)
+    decision: Decision | None = None
+    state: Block | None = None
+    missing: tuple[str, ...] = ()
+    wrote_remote: bool = False
+    wrote_local: bool = False
+    reapplied: bool = False  # the body changed between read and write; re-applied on it
+    dry_run: bool = False
+    diff: str = ""  # dry-run: the body's diff; conflict: the blocks' diff
+    notes: tuple[str, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    conflict_log: str | None = None

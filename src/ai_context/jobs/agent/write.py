@@ -1,0 +1,214 @@
+"""Writing a block into an issue body, and settling what landed (cache, mirror, conflict log)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from ai_context.adapters.cache import Cache, CacheEntry, entry_for
+from ai_context.core.block import Block, parse, render, replace_block
+from ai_context.core.models import Issue
+from ai_context.jobs.agent.model import BODY_LIMIT, AgentError, MirrorHook, Outcome, Take, Tracker
+from ai_context.rules.reconcile import (
+    Decision,
+    body_diff,
+    conflict_diff,
+    decide_write,
+    revision,
+)
+
+
+@dataclass
+class Written:
+    decision: Decision
+    issue: Issue | None = None  # as written (or as re-read when nothing needed writing)
+    reapplied: bool = False
+    changed: bool = False
+    diff: str = ""
+
+
+def write_block(
+    tracker: Tracker,
+    number: int,
+    block: Block,
+    *,
+    writer: str | None,
+    base: str | None,
+    read_body: str | None = None,
+    dry_run: bool = False,
+) -> Written:
+    """Put BLOCK into the issue body, keeping every byte outside it.
+
+    READ_BODY is the body as last read (the cache's copy, or a GET the caller just made);
+    without it the issue is read first. The issue is re-read before the PATCH; if the body
+    changed, the block is re-applied on the fresh body, unless the block itself was changed
+    by an actor other than WRITER since revision BASE: that is a conflict and nothing is
+    written. Dry-run stops after the read and returns the body's diff."""
+    if read_body is None:
+        read_body = tracker.get_issue(number).body
+    check = decide_write(parse(read_body).block, base=base, writer=writer)
+    if check.conflict:
+        return Written(check)
+    planned = replace_block(read_body, block)
+    if dry_run:
+        return Written(check, diff=body_diff(read_body, planned), changed=planned != read_body)
+    fresh = tracker.get_issue(number)
+    reapplied = fresh.body != read_body
+    if reapplied:
+        check = decide_write(parse(fresh.body).block, base=base, writer=writer)
+        if check.conflict:
+            return Written(check, fresh, reapplied=True)
+        planned = replace_block(fresh.body, block)
+    if planned == fresh.body:
+        return Written(check, fresh, reapplied=reapplied)
+    if len(planned) > BODY_LIMIT:
+        raise AgentError(
+            f"issue #{number}'s body would be {len(planned):,} characters with this block; "
+            f"GitHub allows {BODY_LIMIT:,}: shorten the block (or the issue's text)"
+        )
+    updated = tracker.update_issue_body(number, planned)
+    return Written(check, updated, reapplied=reapplied, changed=True)
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def as_utc(now: datetime) -> datetime:
+    return now.astimezone(UTC).replace(microsecond=0)
+
+
+def store_copy(
+    cache: Cache,
+    tracker: Tracker,
+    number: int,
+    block: Block,
+    *,
+    base: str | None,
+    actor: str | None,
+    body: str | None,
+    now: datetime,
+) -> CacheEntry:
+    entry = entry_for(
+        repository=tracker.repository,
+        issue=number,
+        block=block,
+        text=render(block),
+        revision=revision(block),
+        base_revision=base,
+        actor=actor,
+        body=body,
+        now=now,
+    )
+    cache.store(entry)
+    return entry
+
+
+def log_conflict(
+    cache: Cache,
+    tracker: Tracker,
+    command: str,
+    number: int,
+    decision: Decision,
+    *,
+    actor: str | None,
+    now: datetime,
+    choice: Take | None = None,
+) -> str:
+    """Seeds/000 step 4: every conflict is logged, with both copies, for later analysis."""
+    record: dict[str, Any] = {
+        "at": as_utc(now).isoformat().replace("+00:00", "Z"),
+        "command": command,
+        "repository": tracker.repository,
+        "issue": number,
+        "actor": actor,
+        "choice": choice,
+        "reasons": list(decision.reasons),
+        "local_revision": decision.local_revision,
+        "remote_revision": decision.remote_revision,
+        "base_revision": decision.base_revision,
+        "local": render(decision.local) if decision.local is not None else None,
+        "remote": render(decision.remote) if decision.remote is not None else None,
+    }
+    return str(cache.log_conflict(record))
+
+
+def settle(
+    cache: Cache,
+    tracker: Tracker,
+    number: int,
+    block: Block,
+    written: Written,
+    *,
+    writer: str | None,
+    now: datetime,
+    mirror: MirrorHook | None,
+) -> tuple[str, ...]:
+    """After a write that landed: the cache now matches the issue, the mirror follows."""
+    assert written.issue is not None
+    store_copy(
+        cache,
+        tracker,
+        number,
+        block,
+        base=revision(block),
+        actor=writer,
+        body=written.issue.body,
+        now=now,
+    )
+    if mirror is not None and written.changed:
+        mirror(written.issue, block)
+    if written.reapplied:
+        return ("the issue body changed since the read; the block was re-applied on it",)
+    return ()
+
+
+def conflict_outcome(
+    command: Literal["save", "resume", "handoff", "done"],
+    tracker: Tracker,
+    cache: Cache,
+    number: int,
+    decision: Decision,
+    *,
+    actor: str | None,
+    now: datetime,
+    issue: Issue | None = None,
+    notes: tuple[str, ...] = (),
+    dry_run: bool = False,
+) -> Outcome:
+    # A dry run writes nothing, the conflict log included.
+    log = (
+        None
+        if dry_run
+        else log_conflict(cache, tracker, command, number, decision, actor=actor, now=now)
+    )
+    return Outcome(
+        command=command,
+        repository=tracker.repository,
+        issue=number,
+        title=issue.title if issue else "",
+        html_url=issue.html_url if issue else "",
+        status="conflict",
+        decision=decision,
+        diff=conflict_diff(decision.local, decision.remote, issue=number),
+        notes=notes,
+        conflict_log=log,
+    )
+
+
+def with_local(decision: Decision, block: Block) -> Decision:
+    return decision.model_copy(update={"local": block, "local_revision": revision(block)})
+
+
+def with_changes(block: Block, **changes: Any) -> Block:
+    """BLOCK with CHANGES, validated like any block (an actor id is one word, ...)."""
+    data = block.model_dump(exclude={"paths"})
+    data.update(changes)
+    try:
+        return Block.model_validate(data)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "block"
+        raise AgentError(f"{where}: {problem['msg'].removeprefix('Value error, ')}") from exc

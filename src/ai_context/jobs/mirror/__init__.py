@@ -1,0 +1,27 @@
+"""The mirror job: rebuild each linked ClickUp task's `ai_context` field from its issue's block.
+
+The pure decisions live in mirror.py; this is the shell that reads ClickUp, compares and
+writes. It takes the ClickUp adapter as an argument, so tests pass one pointed at a fake.
+
+Reads are cheap (100 a minute) and writes are precious (the free plan's lifetime cap is 60
+custom-field writes), so the job reads the current value first and writes only what changed.
+A full rebuild reads the current values in pages of 100 rather than one task at a time.
+
+The rooms: `run` (one run over ClickUp, the shell around rules/mirror) and `job` (the Action's
+job and its step summary).
+"""
+
+from ai_context.jobs.mirror.job import SUMMARY_ROWS, mirror_job, summary
+from ai_context.jobs.mirror.run import Mirrored, MirrorReport, Result, TaskStore, diff, run_mirror
+
+__all__ = [
+    "SUMMARY_ROWS",
+    "MirrorReport",
+    "Mirrored",
+    "Result",
+    "TaskStore",
+    "diff",
+    "mirror_job",
+    "run_mirror",
+    "summary",
+]

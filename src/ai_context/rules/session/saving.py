@@ -1,0 +1,118 @@
+"""WF1 save: merge or overwrite, consolidate, scrub every free-text field."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+)
+
+from ai_context.rules.scrub import scrub_counted
+from ai_context.rules.session.consolidation import (
+    Consolidation,
+    ConsolidationRules,
+    consolidate,
+    ordered,
+)
+from ai_context.rules.session.merge import SessionInput, merge_blocks, merge_tasks, overwrite_tasks
+from ai_context.rules.session.model import (
+    SESSION_VERSION,
+    Metadata,
+    SessionError,
+    SessionFile,
+    as_utc,
+    problems,
+)
+
+
+class SaveResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    session: SessionFile
+    mode: Literal["new", "merge", "overwrite"]
+    consolidation: Consolidation
+    scrubbed: dict[str, int]
+
+
+def _scrub_text(value: str, counts: dict[str, int]) -> str:
+    clean, found = scrub_counted(value)
+    for kind, number in found.items():
+        counts[kind] = counts.get(kind, 0) + number
+    return clean
+
+
+def scrub_session(session: SessionFile) -> tuple[SessionFile, dict[str, int]]:
+    """Every free-text field scrubbed (titles, contexts, files, blocks, branch)."""
+    counts: dict[str, int] = {}
+    tasks = tuple(
+        t.model_copy(
+            update={
+                "title": _scrub_text(t.title, counts),
+                "context": _scrub_text(t.context, counts),
+                "files": tuple(_scrub_text(f, counts) for f in t.files),
+                "area": _scrub_text(t.area, counts) if t.area else t.area,
+            }
+        )
+        for t in session.tasks
+    )
+    blocks = tuple(
+        b.model_copy(
+            update={
+                "title": _scrub_text(b.title, counts),
+                "content": _scrub_text(b.content, counts),
+            }
+        )
+        for b in session.context_blocks
+    )
+    meta = session.metadata
+    if meta.git_branch:
+        meta = meta.model_copy(update={"git_branch": _scrub_text(meta.git_branch, counts)})
+    return SessionFile(metadata=meta, tasks=tasks, context_blocks=blocks), counts
+
+
+def save(
+    existing: SessionFile | None,
+    incoming: SessionInput,
+    *,
+    now: datetime,
+    overwrite: bool,
+    git_branch: str | None = None,
+    git_commit: str | None = None,
+    rules: ConsolidationRules | None = None,
+) -> SaveResult:
+    """WF1: merge (or overwrite), consolidate, scrub; the caller writes `dumps(result.session)`."""
+    now = as_utc(now)
+    if not incoming.tasks and (overwrite or existing is None):
+        raise SessionError("Cannot save: no tasks given; a session file holds at least one task")
+    if overwrite or existing is None:
+        tasks = overwrite_tasks(incoming.tasks, now)
+        blocks = merge_blocks([], incoming.context_blocks, now)
+        created = now
+        mode: Literal["new", "merge", "overwrite"] = "overwrite" if overwrite else "new"
+    else:
+        tasks = merge_tasks(existing.tasks, incoming.tasks, now)
+        blocks = merge_blocks(existing.context_blocks, incoming.context_blocks, now)
+        created = existing.metadata.created
+        mode = "merge"
+    result = consolidate(tasks, blocks, now=now, rules=rules)
+    metadata = Metadata(
+        version=SESSION_VERSION,
+        created=created,
+        updated=now,
+        git_branch=git_branch,
+        git_commit=git_commit,
+    )
+    try:
+        session = SessionFile(
+            metadata=metadata,
+            tasks=tuple(ordered(result.tasks)),
+            context_blocks=result.context_blocks,
+        )
+    except ValidationError as exc:
+        raise SessionError(f"Cannot save: {problems(exc)}") from None
+    clean, counts = scrub_session(session)
+    return SaveResult(session=clean, mode=mode, consolidation=result, scrubbed=counts)
