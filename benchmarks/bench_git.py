@@ -86,7 +86,7 @@ def best(repeat: int, run: Callable[[], object]) -> float:
 def derive_in_process(repo: Path, body: Path) -> None:
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink):
-        argv = ["derive", "42", "--repo", str(repo), "--body-file", str(body)]
+        argv = ["derive", "42", "--checkout", str(repo), "--body-file", str(body)]
         code = main([*argv, "--format", "json"])
     if code != 0:
         raise SystemExit(f"derive failed with exit status {code}")

@@ -23,7 +23,7 @@ from pydantic import SecretStr
 from tests.fakes import GitHubFake
 
 from ai_context.adapters.github import GitHub
-from ai_context.cli.lease import Outcome, claim, release, renew, who
+from ai_context.jobs.lease import Outcome, claim, release, renew, who
 from ai_context.rules.lease import LeaseRecord
 
 T0 = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)

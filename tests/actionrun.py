@@ -1,5 +1,5 @@
-"""Run the Action as GitHub would: `python -m ai_context` in a subprocess with the runner's
-environment (event file, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) against loopback fakes.
+"""Run the Action as GitHub would: `python -m ai_context action` in a subprocess with the
+runner's environment (event file, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) against loopback fakes.
 
 `command` runs another installation instead (an installed wheel's `ai-context action`); the
 checkout's src/ is then kept off its path, so only what was installed can answer."""
@@ -83,7 +83,7 @@ def run_action(
     if command is not None:
         del env["PYTHONPATH"]
     proc = subprocess.run(
-        [sys.executable, "-m", "ai_context"] if command is None else list(command),
+        [sys.executable, "-m", "ai_context", "action"] if command is None else list(command),
         env=env,
         cwd=workspace,
         capture_output=True,

@@ -32,7 +32,11 @@ def run(
 def test_clean_file_exits_0(tmp_path: Path) -> None:
     path = tmp_path / "ok.md"
     path.write_text(SEED_BLOCK, encoding="utf-8")
-    assert run(["validate", str(path), "--now", "2026-05-26T15:00:00Z"]) == (0, "", "")
+    assert run(["validate", str(path), "--now", "2026-05-26T15:00:00Z"]) == (
+        0,
+        "ok: 1 file, 0 errors, 0 warnings\n",
+        "",
+    )
 
 
 def test_errors_exit_1_with_path_line_code(tmp_path: Path) -> None:
@@ -45,7 +49,9 @@ def test_errors_exit_1_with_path_line_code(tmp_path: Path) -> None:
 
 def test_stdin(tmp_path: Path) -> None:
     code, out, _ = run(["validate", "-"], stdin="nothing here")
-    assert code == 1 and out == "<stdin>:1: AIC101 error no AI Context block found\n"
+    assert code == 1 and out == (
+        "<stdin>:1: AIC101 error no AI Context block found\nFAILED: 1 file, 1 error, 0 warnings\n"
+    )
 
 
 def test_warnings_only_exit_0() -> None:
@@ -138,3 +144,64 @@ def test_module_entrypoint_runs_as_a_process(tmp_path: Path) -> None:
 
 def test_no_command_is_usage() -> None:
     assert run([])[0] == 2
+
+
+# --- issue 15 item 9: the real clock, the config file, a one-line summary ----------------------
+
+
+def test_the_real_clock_is_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    old = SEED_BLOCK  # Last updated 2026-05-26: long stale by any real clock after it
+    future = SEED_BLOCK.replace("2026-05-26T14:32:00Z", "2999-01-01T00:00:00Z")
+    code, out, _ = run(["validate", "-"], stdin=old)
+    assert code == 0 and "AIC304 warning" in out
+    assert out.splitlines()[-1] == "ok: 1 file, 0 errors, 1 warning"
+    code, out, _ = run(["validate", "-"], stdin=future)
+    assert code == 0 and "AIC303 warning" in out
+
+
+def test_the_config_file_of_the_checkout_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/ai-context.yml").write_text(
+        "required: [actor, phase, plan, next_step, decisions]\nstale-after: 9999d\n",
+        encoding="utf-8",
+    )
+    decisions = SEED_BLOCK[SEED_BLOCK.index("- **Decisions:**") : SEED_BLOCK.index("- **Blockers")]
+    no_decisions = SEED_BLOCK.replace(decisions, "")
+    (tmp_path / "empty.yml").write_text("", encoding="utf-8")
+    code, out, _ = run(["validate", "-", "--config", "empty.yml"], stdin=no_decisions)
+    assert code == 0  # the default required fields do not include Decisions
+    code, out, _ = run(["validate", "-"], stdin=no_decisions)
+    assert code == 1 and "AIC201 error required field 'Decisions' is missing or empty" in out
+    assert "AIC304" not in out  # stale-after from the file
+    assert out.splitlines()[-1] == (
+        "FAILED: 1 file, 1 error, 0 warnings (settings from .github/ai-context.yml)"
+    )
+    other = tmp_path / "other.yml"
+    other.write_text("stale-after: 1h\n", encoding="utf-8")
+    code, out, _ = run(["validate", "-", "--config", str(other)], stdin=SEED_BLOCK)
+    assert code == 0 and "AIC304 warning" in out and f"(settings from {other})" in out
+
+
+@pytest.mark.parametrize(
+    ("config", "first_line"),
+    [
+        ("required: [actor, bogus]\n", "ai-context: {path}: unknown required field(s) bogus"),
+        ("stale-after: whenever\n", "ai-context: "),
+        ("[not, a, mapping]\n", "ai-context: config file "),
+        (None, "ai-context: --config "),
+    ],
+)
+def test_a_bad_config_is_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: str | None, first_line: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "c.yml"
+    if config is not None:
+        path.write_text(config, encoding="utf-8")
+    code, out, err = run(["validate", "-", "--config", str(path)], stdin=SEED_BLOCK)
+    assert code == 2 and out == ""
+    assert err.splitlines()[0].startswith(first_line.format(path=path))

@@ -20,7 +20,7 @@ from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub
 from ai_context.cli import main as cli
-from ai_context.cli.lease import Outcome, claim, release, renew, who
+from ai_context.jobs.lease import Outcome, claim, release, renew, who
 from ai_context.rules.lease import EMPTY_TREE, LeaseConfig, LeaseError, LeaseRecord
 from tests.fakes import GitHubFake
 from tests.fakes.base import Request
@@ -266,6 +266,7 @@ def env(gh: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     monkeypatch.setenv("GITHUB_REPOSITORY", "o/r")
     monkeypatch.setenv("GITHUB_API_URL", gh.url)
     monkeypatch.chdir(tmp_path)
+    gh.add_issue("o/r", "Task", "", number=6)  # claim checks that the issue exists
     return tmp_path
 
 
@@ -311,9 +312,7 @@ def test_cli_actor_aliases_and_config(
 def test_cli_usage_config_and_service_errors(
     gh: GitHubFake, env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as usage:
-        cli.main(["claim", "six", "--actor", "cc-a"])
-    assert usage.value.code == 2
+    assert cli.main(["claim", "six", "--actor", "cc-a"]) == 2
     assert "'six' is not an issue number" in capsys.readouterr().err
     (env / ".github").mkdir()
     (env / ".github/ai-context.yml").write_text("lease: {ttl: forever}\n", encoding="utf-8")
@@ -325,7 +324,86 @@ def test_cli_usage_config_and_service_errors(
     assert "GitHub failed to create a commit" in capsys.readouterr().err
     monkeypatch.delenv("GITHUB_REPOSITORY")
     assert cli.main(["who", "6"]) == 2
-    assert "pass --repo owner/name" in capsys.readouterr().err
+    assert "pass --repo OWNER/NAME" in capsys.readouterr().err
     monkeypatch.delenv("GITHUB_TOKEN")
     assert cli.main(["who", "6", "--repo", "o/r"]) == 2
     assert "set GITHUB_TOKEN" in capsys.readouterr().err
+
+
+# --- GitHub as it may really be (issue 15, item 11) -----------------------------------------
+
+
+def test_claim_wins_when_github_refuses_the_empty_tree(gh: GitHubFake) -> None:
+    gh.refuse_empty_tree = True
+    api = store(gh)
+    outcome, n = calls(api, lambda: claim(api, 6, "cc-a", ttl=HOUR, now=at(T0)))
+    assert outcome.result == "won" and outcome.lease is not None
+    assert n == 5  # read ref, commit (422), tree, commit, create ref
+    tree = gh.commit("o/r", outcome.lease.sha)["tree"]
+    assert tree != EMPTY_TREE and [e["path"] for e in gh.repos["o/r"].objects[tree]["tree"]] == [
+        "LEASE"
+    ]
+    # Remembered for the run: the next lease commit goes straight to that tree.
+    outcome, n = calls(api, lambda: claim(api, 7, "cc-a", ttl=HOUR, now=at(T0)))
+    assert outcome.result == "won" and n == 3
+    assert gh.commit("o/r", outcome.lease.sha)["tree"] == tree  # type: ignore[union-attr]
+    assert who(api, 6).lease is not None and release(api, 6, "cc-a").result == "released"
+
+
+def test_twenty_claimers_one_winner_with_the_empty_tree_refused(gh: GitHubFake) -> None:
+    gh.refuse_empty_tree = True
+    stores = connected(gh, 20)
+    rounds = min(ROUNDS, 50)
+
+    def attempt(r: int, i: int, api: GitHub) -> Outcome:
+        return claim(api, 5000 + r, f"cc-{i}", ttl=HOUR, now=at(T0))
+
+    for r, outcomes in enumerate(race(stores, rounds, attempt)):
+        winners = [o for o in outcomes if o.result == "won"]
+        assert len(winners) == 1, f"round {r}: {[o.result for o in outcomes]}"
+        winner = winners[0].lease
+        assert winner is not None
+        assert gh.ref("o/r", f"refs/ai-context/leases/{5000 + r}") == winner.sha
+        assert all(o.lease is not None and o.lease.sha == winner.sha for o in outcomes)
+
+
+def test_a_ref_creation_answered_502_that_landed_holds_the_lease(
+    gh: GitHubFake, env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gh.ref_creations_landing_then_502 = 1
+    assert cli.main(["claim", "6", "--actor", "cc-a"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("#6: cc-a holds the lease until")
+    assert lines[1] == (
+        "note: GitHub answered the ref write with an error, but the ref reads back as this "
+        "lease: it landed, and the lease is yours"
+    )
+    sha = lines[0].rsplit("(lease ", 1)[1].rstrip(")")
+    assert gh.ref("o/r", REF) == sha
+    assert gh.count("POST", "/repos/{owner}/{repo}/git/refs") == 1  # no retry into a 422
+    assert cli.main(["who", "6", "--actor", "cc-a", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mine"] is True
+
+
+def test_a_ref_creation_answered_502_that_did_not_land_is_exit_3(
+    gh: GitHubFake, env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gh.fail_next("POST", "/repos/{owner}/{repo}/git/refs", status=502)
+    assert cli.main(["claim", "6", "--actor", "cc-a"]) == 3
+    assert capsys.readouterr().err.startswith("ai-context: GitHub failed to create ref")
+    assert gh.ref("o/r", REF) is None
+
+
+def test_an_empty_repository_is_exit_2_saying_what_to_do(
+    gh: GitHubFake, env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gh.empty_repos.add("o/r")
+    assert cli.main(["claim", "6", "--actor", "cc-a"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[0] == (
+        "ai-context: o/r is empty (GitHub answers 409 to git writes): a lease needs a "
+        "repository with at least one commit; push one (a README will do) and claim again"
+    )
+    assert not gh.repos["o/r"].refs and not gh.repos["o/r"].objects  # nothing written

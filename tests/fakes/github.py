@@ -116,6 +116,10 @@ class GitHubFake(FakeServer):
         self.rate_limit = rate_limit
         self.rate_used = 0
         self.rate_reset = int(time.time()) + 3600
+        # Switches for what the real GitHub may do to leases (issue 15, item 11):
+        self.refuse_empty_tree = False  # a commit on the empty tree answers 422
+        self.ref_creations_landing_then_502 = 0  # the next N ref creations land, then 502
+        self.empty_repos: set[str] = set()  # git database calls answer 409 "empty"
 
     # ---- seeding and inspection ------------------------------------------------------------
     def add_token(self, token: str, login: str) -> None:
@@ -813,6 +817,7 @@ class GitHubFake(FakeServer):
     @route("POST", "/repos/{owner}/{repo}/git/blobs")
     def create_blob(self, req: Request, owner: str, repo: str) -> Reply:
         r = self._repo(owner, repo)
+        self._refuse_if_empty(r)
         data = req.json if isinstance(req.json, dict) else {}
         if not isinstance(data.get("content"), str):
             raise self._invalid("Blob", "content", "missing_field")
@@ -825,6 +830,7 @@ class GitHubFake(FakeServer):
     @route("POST", "/repos/{owner}/{repo}/git/trees")
     def create_tree(self, req: Request, owner: str, repo: str) -> Reply:
         r = self._repo(owner, repo)
+        self._refuse_if_empty(r)
         data = req.json if isinstance(req.json, dict) else {}
         entries = []
         for entry in data.get("tree") or []:
@@ -837,13 +843,20 @@ class GitHubFake(FakeServer):
         url = f"{self._api(r.full_name)}/git/trees/{sha}"
         return Reply(201, {"sha": sha, "url": url, "tree": entries, "truncated": False})
 
+    def _refuse_if_empty(self, r: Repo) -> None:
+        if r.full_name in self.empty_repos:
+            raise self._fail(409, "Git Repository is empty.")
+
     @route("POST", "/repos/{owner}/{repo}/git/commits")
     def create_git_commit(self, req: Request, owner: str, repo: str) -> Reply:
         r = self._repo(owner, repo)
+        self._refuse_if_empty(r)
         data = req.json if isinstance(req.json, dict) else {}
         if not isinstance(data.get("message"), str):
             raise self._invalid("Commit", "message", "missing_field")
         tree: Any = data.get("tree")
+        if tree == EMPTY_TREE and self.refuse_empty_tree:
+            raise self._fail(422, "Tree SHA does not exist")
         if tree != EMPTY_TREE and r.objects.get(tree, {}).get("type") != "tree":
             raise self._fail(422, "Tree SHA does not exist")
         parents = data.get("parents") or []
@@ -863,6 +876,7 @@ class GitHubFake(FakeServer):
     @route("GET", "/repos/{owner}/{repo}/git/ref/{ref:path}")
     def get_ref(self, req: Request, owner: str, repo: str, ref: str) -> Reply:
         r = self._repo(owner, repo)
+        self._refuse_if_empty(r)
         if f"refs/{ref}" not in r.refs:
             raise self._fail(404, "Not Found")
         return Reply(200, self._ref_json(r.full_name, f"refs/{ref}"))
@@ -876,6 +890,7 @@ class GitHubFake(FakeServer):
     @route("POST", "/repos/{owner}/{repo}/git/refs")
     def create_ref(self, req: Request, owner: str, repo: str) -> Reply:
         r = self._repo(owner, repo)
+        self._refuse_if_empty(r)
         data = req.json if isinstance(req.json, dict) else {}
         ref, sha = data.get("ref"), str(data.get("sha"))
         if not isinstance(ref, str) or not ref.startswith("refs/") or ref.count("/") < 2:
@@ -885,6 +900,9 @@ class GitHubFake(FakeServer):
         if ref in r.refs:
             raise self._fail(422, "Reference already exists")
         r.refs[ref] = sha
+        if self.ref_creations_landing_then_502 > 0:  # written, but the answer is lost
+            self.ref_creations_landing_then_502 -= 1
+            return Reply(502, self.error_body(502))
         return Reply(201, self._ref_json(r.full_name, ref))
 
     @route("PATCH", "/repos/{owner}/{repo}/git/refs/{ref:path}")

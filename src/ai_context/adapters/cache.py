@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ai_context.core.block import Block, format_timestamp
+from ai_context.core.errors import UsageError
 
 DEFAULT_CACHE = Path(".ai-context/cache")
 SEED_CACHE_FILE = Path(".claude/session/active-context.json")
@@ -29,7 +30,7 @@ CONFLICT_LOG = "conflicts.jsonl"
 ENTRY_VERSION = 1
 
 
-class CacheError(Exception):
+class CacheError(UsageError):
     """A cache file cannot be read or written: exit 2 with what to do."""
 
 

@@ -34,6 +34,7 @@ JOB_NAMES = ("check", "mirror", "stale", "digest")
 ENV_FALLBACKS: dict[str, tuple[str, ...]] = {
     "github-token": ("GITHUB_TOKEN", "GH_TOKEN"),
     "clickup-token": ("CLICKUP_TOKEN",),
+    "clickup-api-url": ("CLICKUP_API_URL",),
     "slack-webhook-url": ("SLACK_WEBHOOK_URL",),
 }
 SECRETS = ("github-token", "clickup-token", "slack-webhook-url")

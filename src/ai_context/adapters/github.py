@@ -11,7 +11,7 @@ Every HTTP attempt, retries included, is counted.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -387,6 +387,15 @@ class GitHub:
     def get_commit(self, sha: str) -> GitCommit:
         with _translated(f"read commit {sha[:12]}"):
             return git_commit_from_json(self._request("GET", f"/git/commits/{sha}"))
+
+    def create_tree(self, files: Mapping[str, str]) -> str:
+        """A tree of FILES (path -> text, sent inline: one call, no blobs); its sha."""
+        entries = [
+            {"path": path, "mode": "100644", "type": "blob", "content": text}
+            for path, text in sorted(files.items())
+        ]
+        with _translated("create a tree"):
+            return str(self._request("POST", "/git/trees", {"tree": entries})["sha"])
 
     # --- plumbing -------------------------------------------------------------------------
 

@@ -14,12 +14,13 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from ai_context.core.errors import UsageError
 from ai_context.rules.gitlog import LOG_FORMAT, Commit, parse_log_stream
 
 _CHUNK = 1 << 16
 
 
-class GitError(Exception):
+class GitError(UsageError):
     """git is missing, the path is not a checkout, or git failed; the message says which."""
 
 
@@ -56,9 +57,9 @@ def is_repo(path: Path) -> bool:
 
 def _require_repo(path: Path) -> None:
     if not path.is_dir():
-        raise GitError(f"{path}: no such directory; pass --repo with a git checkout")
+        raise GitError(f"{path}: no such directory; pass --checkout with a git checkout")
     if not is_repo(path):
-        raise GitError(f"{path}: not a git checkout; pass --repo with the path of one")
+        raise GitError(f"{path}: not a git checkout; pass --checkout with the path of one")
 
 
 def head_sha(repo: Path) -> str | None:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import yaml
 from pydantic import ValidationError
 
+from ai_context.core.errors import UsageError
 from ai_context.core.models import Issue
 
 
@@ -23,7 +24,7 @@ class IssueSource(Protocol):
     def get_issue(self, number: int) -> Issue: ...
 
 
-class StoreError(Exception):
+class StoreError(UsageError):
     """A store file that cannot be read; the message names the file and what to fix."""
 
 

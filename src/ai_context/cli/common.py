@@ -1,22 +1,71 @@
-"""What every `ai-context` command shares: exit codes (docs/design.md §4) and argument types.
+"""What every `ai-context` command shares: one registration function per common flag, and the
+resolvers that turn those flags (and their environment fallbacks) into values.
 
-Kept apart from cli.py so each command module can import it without importing the others.
+Every command registers `--repo`, ISSUE, `--actor` and `--format` through these functions, so
+they read and fail the same way everywhere (twine's `Settings` style). Errors are the kinds of
+core/errors.py; cli/main.py maps them to a message and an exit code, in one place.
+Kept light: building the parser must not import PyGithub, requests or jinja2.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from ai_context.core.block import Block, format_timestamp
 from ai_context.core.durations import parse_duration
+from ai_context.core.errors import UsageError
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_SERVICE, EXIT_CONFLICT, EXIT_INCOMPLETE = range(6)
+if TYPE_CHECKING:
+    from ai_context.adapters.github import GitHub
+
+DEFAULT_API_URL = "https://api.github.com"
+ACTOR_ENV = "AI_CONTEXT_ACTOR"
+REPOSITORY_ENV = "GITHUB_REPOSITORY"
+TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
+ACTOR_MAX = 100  # characters: an actor id is a short name, not a document
+ENVIRONMENT_HELP = (
+    "environment: GITHUB_TOKEN (or GH_TOKEN), GITHUB_REPOSITORY (default for --repo), "
+    "AI_CONTEXT_ACTOR (default for --actor), GITHUB_API_URL (default https://api.github.com), "
+    "CLICKUP_TOKEN and CLICKUP_API_URL (default https://api.clickup.com/api/v2)"
+)
+_ISSUE_URL_RE = re.compile(r"https?://[^/]+/(?:[^/]+/)*?([^/]+/[^/]+)/(?:issues|pull)/(\d+)/?")
+_REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 
-class UsageError(Exception):
-    """Bad usage or configuration: exit 2 with the message."""
+class IssueRef(NamedTuple):
+    """An issue as the user named it: `12`, `#12` or a URL (which also names its repository)."""
+
+    repository: str | None
+    number: int
+
+
+# --- argument types ---------------------------------------------------------------------------
+
+
+def issue_arg(value: str) -> IssueRef:
+    """`12`, `#12` or `https://github.com/OWNER/NAME/issues/12` -> IssueRef."""
+    text = value.strip()
+    match = _ISSUE_URL_RE.fullmatch(text)
+    if match:
+        return IssueRef(match.group(1), int(match.group(2)))
+    digits = text.removeprefix("#")
+    if digits.isdigit() and int(digits) > 0:
+        return IssueRef(None, int(digits))
+    raise argparse.ArgumentTypeError(
+        f"{value!r} is not an issue number: write it as 12, #12 or the issue's URL"
+    )
+
+
+def repo_arg(value: str) -> str:
+    text = value.strip()
+    if not _REPO_RE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{value!r} is not OWNER/NAME, e.g. octo-org/shop")
+    return text
 
 
 def timestamp_arg(value: str) -> datetime:
@@ -35,6 +84,185 @@ def duration_arg(value: str) -> timedelta:
         return parse_duration(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# --- registration: one function per flag ------------------------------------------------------
+
+
+def add_issue(p: argparse.ArgumentParser, *, nargs: str | None = None, what: str = "") -> None:
+    """The positional ISSUE (`12`, `#12` or its URL)."""
+    p.add_argument(
+        "issue",
+        type=issue_arg,
+        nargs=nargs,
+        metavar="ISSUE",
+        help=what or "the issue: 12, #12 or https://github.com/OWNER/NAME/issues/12",
+    )
+
+
+def add_repo(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--repo",
+        type=repo_arg,
+        metavar="OWNER/NAME",
+        help="the GitHub repository (default: an issue URL's, $GITHUB_REPOSITORY, then the "
+        "checkout's origin remote)",
+    )
+
+
+def add_checkout(p: argparse.ArgumentParser, what: str = "a local git checkout") -> None:
+    p.add_argument("--checkout", type=Path, default=None, metavar="PATH", help=what)
+
+
+def add_actor(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--actor", metavar="ID", help=f"your actor id, e.g. cc-ariel-laptop (default ${ACTOR_ENV})"
+    )
+
+
+def add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("text", "json")) -> None:
+    """`--format`; with json, an error is a JSON object on stdout too."""
+    p.add_argument("--format", choices=tuple(choices), default=choices[0])
+
+
+# --- resolvers --------------------------------------------------------------------------------
+
+
+def _issue_repositories(args: argparse.Namespace) -> set[str]:
+    value = getattr(args, "issue", None)
+    refs = value if isinstance(value, list) else [value]
+    return {r.repository for r in refs if isinstance(r, IssueRef) and r.repository}
+
+
+def origin_repository(checkout: Path | None) -> str | None:
+    """OWNER/NAME of the checkout's `origin` remote (the current directory by default)."""
+    from ai_context.adapters.gitrepo import GitError, remote_repository  # noqa: PLC0415
+
+    try:
+        return remote_repository(checkout or Path.cwd())
+    except GitError:
+        return None
+
+
+def resolve_repository(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    *,
+    checkout: Path | None = None,
+    required: bool = True,
+) -> str | None:
+    """--repo, else an issue URL's repository, else $GITHUB_REPOSITORY, else the origin remote.
+    An issue URL in another repository than --repo (or than another URL) is refused."""
+    given: str | None = getattr(args, "repo", None)
+    named = _issue_repositories(args)
+    for other in named:
+        if given and other.lower() != given.lower():
+            raise UsageError(f"the issue URL is in {other} but --repo says {given}")
+    if len({n.lower() for n in named}) > 1:
+        raise UsageError(f"the issue URLs name several repositories ({', '.join(sorted(named))})")
+    repository = (
+        given
+        or next(iter(named), None)
+        or env.get(REPOSITORY_ENV, "").strip()
+        or origin_repository(checkout)
+    )
+    if not repository and required:
+        raise UsageError(
+            "no repository: pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or run inside a "
+            "clone whose `origin` remote points at GitHub"
+        )
+    return repository or None
+
+
+def check_actor(actor: str, what: str = "actor id") -> str:
+    """The one rule for an actor id (`save`, `claim`...): one short word."""
+    if not actor or any(ch.isspace() for ch in actor) or len(actor) > ACTOR_MAX:
+        shown = actor if len(actor) <= 40 else actor[:40] + "..."
+        raise UsageError(
+            f"{what} {shown!r} must be one word of at most {ACTOR_MAX} characters, "
+            "e.g. cc-ariel-laptop"
+        )
+    return actor
+
+
+def resolve_actor(
+    args: argparse.Namespace, env: Mapping[str, str], *, required: bool = False
+) -> str | None:
+    """--actor, else $AI_CONTEXT_ACTOR; checked by `check_actor`."""
+    given: str | None = getattr(args, "actor", None)
+    actor = given if given is not None else (env.get(ACTOR_ENV, "").strip() or None)
+    if actor is None:
+        if required:
+            raise UsageError(f"which actor? pass --actor ID or set {ACTOR_ENV}")
+        return None
+    return check_actor(actor)
+
+
+def github_api_url(env: Mapping[str, str]) -> str:
+    return env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
+
+
+def github_token(env: Mapping[str, str], names: Sequence[str] = TOKEN_ENVS) -> str:
+    token = next((env[n].strip() for n in names if env.get(n, "").strip()), None)
+    if token is None:
+        raise UsageError(
+            f"no GitHub token in ${' or $'.join(names)}: set {names[0]} to a token with issues "
+            f"read/write (contents write for leases), e.g. `export {names[0]}=$(gh auth token)`"
+        )
+    return token
+
+
+def open_github(
+    repository: str, env: Mapping[str, str], *, token_names: Sequence[str] = TOKEN_ENVS
+) -> GitHub:
+    """The GitHub client for a command (PyGithub is imported only here, when a command runs)."""
+    token = github_token(env, token_names)
+    from pydantic import SecretStr  # noqa: PLC0415
+
+    from ai_context.adapters.github import GitHub  # noqa: PLC0415
+
+    return GitHub(SecretStr(token), repository, api_url=github_api_url(env), write_interval=0)
+
+
+# --- input ------------------------------------------------------------------------------------
+
+
+def _not_utf8(name: str, where: str) -> UsageError:
+    return UsageError(f"{name}: not UTF-8 text ({where}); save it as UTF-8")
+
+
+def read_stream(stream: TextIO, name: str = "<stdin>") -> str:
+    """All of STREAM as UTF-8 text: its bytes when it has them, checked either way, so text
+    that is not UTF-8 is exit 2 here and never a UnicodeEncodeError later."""
+    buffer = getattr(stream, "buffer", None)
+    try:
+        if buffer is not None:
+            return bytes(buffer.read()).decode("utf-8")
+        text = stream.read()
+        text.encode("utf-8")  # lone surrogates (surrogateescape'd bytes) cannot be
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(name, f"byte {exc.start}") from None
+    except UnicodeEncodeError as exc:
+        raise _not_utf8(name, f"character {exc.start}") from None
+    return text
+
+
+def read_file(name: str | Path) -> str:
+    """A file's UTF-8 text; UsageError saying what is wrong with it otherwise."""
+    path = Path(name)
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{name}: is a directory; pass the files in it") from None
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(str(name), f"byte {exc.start}") from None
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+# --- output -----------------------------------------------------------------------------------
 
 
 def block_json(block: Block | None) -> dict[str, Any] | None:

@@ -1,94 +1,67 @@
 """`ai-context derive ISSUE`: what git can tell about a task, beside its block.
 
-Run in a checkout so an agent can fix its block from the record of work (docs/seeds/001). Handlers
-here do not import cli.py (cli.py imports them), so they report bad usage themselves: the
-message on stderr and exit status 2, as cli.py does.
+Run in a checkout so an agent can fix its block from the record of work (docs/seeds/001).
+Errors are raised (core/errors.py) and reported by cli/main.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
+import os
 from pathlib import Path
 from typing import Any, TextIO
 
 from ai_context.adapters.gitrepo import (
-    GitError,
     current_branch,
     head_sha,
     is_repo,
     log,
-    remote_repository,
 )
-from ai_context.adapters.store import DirectoryStore, StoreError, split_front_matter
-from ai_context.cli.common import EXIT_OK, EXIT_USAGE, duration_arg
+from ai_context.adapters.store import DirectoryStore, split_front_matter
+from ai_context.cli.common import (
+    add_checkout,
+    add_format,
+    add_issue,
+    add_repo,
+    duration_arg,
+    read_file,
+    read_stream,
+    resolve_repository,
+)
 from ai_context.core.block import Block, format_timestamp
+from ai_context.core.errors import Exit, UsageError
 from ai_context.core.findings import Finding
 from ai_context.rules.gitlog import Derivation, GitRules, derive
 
 
-class CommandError(Exception):
-    """Bad usage or input: exit 2 with the message."""
-
-
-def fail(message: str) -> int:
-    sys.stderr.write(f"ai-context: {message}\n")
-    return EXIT_USAGE
-
-
-def _issue_number(value: str) -> int:
-    text = value.strip().lstrip("#")
-    if not text.isdigit() or int(text) <= 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an issue number; write it like 42")
-    return int(text)
-
-
 def add_derive_command(sub: Any) -> None:
-    """Register `derive` on cli.py's subparsers."""
+    """Register `derive` on cli/main.py's subparsers."""
     p = sub.add_parser(
         "derive",
         help="show what git says about an issue (commits, authors, files, checkpoints) "
         "beside its block",
     )
-    p.add_argument("issue", type=_issue_number, metavar="ISSUE", help="issue number, e.g. 42")
-    p.add_argument("--repo", type=Path, default=Path("."), metavar="PATH", help="git checkout")
+    add_issue(p)
+    add_checkout(p, "the git checkout to read (default: the current directory)")
     p.add_argument("--rev", default="HEAD", help="history to read (default HEAD)")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--body-file", metavar="FILE", help="the issue body (Markdown), or -")
     source.add_argument("--issues-dir", type=Path, metavar="DIR", help="directory issue store")
-    p.add_argument(
-        "--repository",
-        metavar="OWNER/NAME",
-        help="count owner/repo#N only for this repository (default: from the origin remote)",
-    )
+    add_repo(p)  # counts OWNER/NAME#N only for this repository
     p.add_argument(
         "--behind-after", type=duration_arg, default=None, help="block behind git after (def. 1h)"
     )
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(p)
     p.set_defaults(handler=cmd_derive)
 
 
-def _body(args: argparse.Namespace, stdin: TextIO) -> str | None:
+def _body(args: argparse.Namespace, stdin: TextIO, issue: int) -> str | None:
     if args.issues_dir is not None:
-        try:
-            return DirectoryStore(args.issues_dir).get_issue(args.issue).body
-        except StoreError as exc:
-            raise CommandError(str(exc)) from exc
+        return DirectoryStore(args.issues_dir).get_issue(issue).body
     if args.body_file is None:
         return None
-    if args.body_file == "-":
-        text = stdin.read()
-    else:
-        path = Path(args.body_file)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            raise CommandError(f"{path}: no such file") from None
-        except UnicodeDecodeError as exc:
-            raise CommandError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-        except OSError as exc:
-            raise CommandError(f"{path}: cannot read: {exc.strerror}") from None
+    text = read_stream(stdin) if args.body_file == "-" else read_file(args.body_file)
     try:
         return split_front_matter(text)[1]
     except ValueError:
@@ -96,27 +69,25 @@ def _body(args: argparse.Namespace, stdin: TextIO) -> str | None:
 
 
 def cmd_derive(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    try:
-        body = _body(args, stdin)
-        repo: Path = args.repo
-        if args.rev.startswith("-"):
-            raise CommandError(f"--rev {args.rev!r}: a revision does not start with '-'")
-        if not is_repo(repo):
-            raise CommandError(f"{repo}: not a git checkout; pass --repo with the path of one")
-        rules = GitRules(behind_after=args.behind_after) if args.behind_after else GitRules()
-        # git pre-filters on the number's digits (every way of naming the issue contains
-        # them); derive applies the exact rules.
-        repository = args.repository or remote_repository(repo)
-        commits = log(repo, rev=args.rev, grep=str(args.issue))
-        result = derive(args.issue, commits, body, repo=repository, rules=rules)
-        branch, head = current_branch(repo), head_sha(repo)
-    except (CommandError, GitError) as exc:
-        return fail(str(exc))
+    issue: int = args.issue.number
+    body = _body(args, stdin, issue)
+    repo: Path = args.checkout or Path(".")
+    if args.rev.startswith("-"):
+        raise UsageError(f"--rev {args.rev!r}: a revision does not start with '-'")
+    if not is_repo(repo):
+        raise UsageError(f"{repo}: not a git checkout; pass --checkout with the path of one")
+    rules = GitRules(behind_after=args.behind_after) if args.behind_after else GitRules()
+    # git pre-filters on the number's digits (every way of naming the issue contains them);
+    # derive applies the exact rules.
+    repository = resolve_repository(args, os.environ, checkout=repo, required=False)
+    commits = log(repo, rev=args.rev, grep=str(issue))
+    result = derive(issue, commits, body, repo=repository, rules=rules)
+    branch, head = current_branch(repo), head_sha(repo)
     if args.format == "json":
         out.write(json.dumps(derivation_json(result, branch, head), ensure_ascii=False) + "\n")
     else:
         out.write(render_derivation(result, repo, branch, head, has_body=body is not None))
-    return EXIT_OK
+    return int(Exit.OK)
 
 
 def _finding_json(f: Finding) -> dict[str, Any]:

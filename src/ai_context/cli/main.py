@@ -1,61 +1,88 @@
-"""The `ai-context` command. Exit codes follow docs/design.md §4.
+"""The `ai-context` command: the parser, lazy command groups, `validate` and `report`, and the
+one place that maps errors to exit codes and messages (`main`).
 
-0 done; 1 findings at or above the fail threshold (for `validate`: errors); 2 bad configuration
-or usage; 3 an outside service failed; 4 conflict or lease held by another; 5 incomplete state.
+Exit codes are core/errors.py's `Exit`: 0 done; 1 findings at or above the fail threshold (for
+`validate`: errors); 2 bad configuration or usage; 3 an outside service failed; 4 conflict or
+lease held by another; 5 incomplete state. A bare `ai-context` prints the help and exits 2; the
+Action runs only as `ai-context action`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
-from ai_context.adapters.store import DirectoryStore, StoreError
+from ai_context.adapters.store import DirectoryStore
 from ai_context.cli.common import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_USAGE,
-    UsageError,
+    ENVIRONMENT_HELP,
+    add_format,
     block_json,
     duration_arg,
+    read_file,
+    read_stream,
     timestamp_arg,
 )
 from ai_context.core.block import Block, format_timestamp
+from ai_context.core.errors import AIContextError, ConfigError, Exit, UsageError
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 
+__all__ = ["UsageError", "build_parser", "main"]
+DEFAULT_CONFIG = Path(".github/ai-context.yml")
 _timestamp, _duration = timestamp_arg, duration_arg
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is a `UsageError` (exit 2 through `main`, JSON with
+    `--format json`) instead of a `sys.exit` from deep inside the parser."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        command = self.prog.removeprefix("ai-context").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with COMMAND, only that command's module is imported and registered."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="ai-context",
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
+        epilog=ENVIRONMENT_HELP + ". Run `ai-context COMMAND --help` for a command's flags.",
     )
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     action = sub.add_parser(
-        "action", help="run the GitHub Action (the container's entrypoint; reads GITHUB_* env)"
+        "action",
+        help="run the GitHub Action (the container's entrypoint; reads the runner's INPUT_* "
+        "and GITHUB_* variables). A bare `ai-context` never runs it.",
     )
     action.set_defaults(handler=cmd_action)
 
     def checking(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--now", type=_timestamp, help="fix the clock (ISO 8601) for staleness")
+        p.add_argument(
+            "--now", type=_timestamp, help="fix the clock (ISO 8601; default: the real one)"
+        )
         p.add_argument(
             "--stale-after", type=_duration, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
         )
-        p.add_argument("--format", choices=("text", "json"), default="text")
+        add_format(p)
 
     validate = sub.add_parser(
         "validate", help="check the AI Context block of Markdown files or stdin"
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
+    validate.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help=f"the settings (required:, stale-after:) to check with (default {DEFAULT_CONFIG} "
+        "when present)",
+    )
     checking(validate)
     validate.set_defaults(handler=cmd_validate)
 
@@ -214,41 +241,75 @@ def result_json(path: str, result: CheckResult) -> dict[str, Any]:
 
 
 def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
+    """Every input's text, or one UsageError naming each input that cannot be read."""
     problems: list[str] = []
     texts: list[tuple[str, str]] = []
     for name in paths:
-        if name == "-":
-            texts.append(("<stdin>", stdin.read()))
-            continue
-        path = Path(name)
         try:
-            texts.append((name, path.read_bytes().decode("utf-8")))
-        except IsADirectoryError:
-            problems.append(f"{name}: is a directory; pass the Markdown files in it")
-        except FileNotFoundError:
-            problems.append(f"{name}: no such file")
-        except UnicodeDecodeError as exc:
-            problems.append(f"{name}: not UTF-8 text (byte {exc.start}); save it as UTF-8")
-        except OSError as exc:
-            problems.append(f"{name}: cannot read: {exc.strerror}")
+            texts.append(
+                ("<stdin>", read_stream(stdin)) if name == "-" else (name, read_file(name))
+            )
+        except UsageError as exc:
+            problems.append(str(exc))
     if problems:
         raise UsageError("\n".join(problems))
     return texts
 
 
+def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
+    """The check settings of the config file (--config, else .github/ai-context.yml when
+    present), with --stale-after over the file's; a bad file is a ConfigError (exit 2)."""
+    path: Path | None = args.config
+    if path is not None and not path.is_file():
+        raise UsageError(f"--config {path}: no such file")
+    if path is None and DEFAULT_CONFIG.is_file():
+        path = DEFAULT_CONFIG
+    if path is None:
+        return _config(args), None
+    from ai_context.adapters.config import load_settings  # noqa: PLC0415 - yaml, only here
+
+    settings, _ = load_settings({"AI_CONTEXT_CONFIG": str(path.resolve())})
+    try:
+        config = settings.check_config
+    except ValueError as exc:  # pydantic's ValidationError: `required:` names an unknown field
+        detail = "; ".join(e["msg"].removeprefix("Value error, ") for e in _errors(exc))
+        raise ConfigError(f"{path}: {detail}") from None
+    if args.stale_after is not None:
+        config = config.model_copy(update={"stale_after": args.stale_after})
+    return config, path
+
+
+def _errors(exc: ValueError) -> list[Any]:
+    errors = getattr(exc, "errors", None)
+    return list(errors()) if callable(errors) else [{"msg": str(exc)}]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    config = _config(args)
+    config, path = _file_config(args)
+    now = args.now or datetime.now(UTC)  # stale and future checks always run
     results = [
-        (name, check_body(text, now=args.now, config=config))
+        (name, check_body(text, now=now, config=config))
         for name, text in _read_inputs(args.paths, stdin)
     ]
+    failed = any(r.errors for _, r in results)
     if args.format == "json":
         out.write(json.dumps([result_json(n, r) for n, r in results], ensure_ascii=False) + "\n")
-    else:
-        for name, result in results:
-            for f in result.findings:
-                out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
-    return EXIT_FINDINGS if any(r.errors for _, r in results) else EXIT_OK
+        return Exit.FINDINGS if failed else Exit.OK
+    for name, result in results:
+        for f in result.findings:
+            out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
+    errors = sum(r.errors for _, r in results)
+    warnings = sum(1 for _, r in results for f in r.findings if f.severity == "warning")
+    where = f" (settings from {path})" if path else ""
+    out.write(
+        f"{'FAILED' if failed else 'ok'}: {_plural(len(results), 'file')}, "
+        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}{where}\n"
+    )
+    return Exit.FINDINGS if failed else Exit.OK
 
 
 def _progress(block: Block | None) -> str:
@@ -260,10 +321,7 @@ def _progress(block: Block | None) -> str:
 
 def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
-    try:
-        store = DirectoryStore(args.issues_dir)
-    except StoreError as exc:
-        raise UsageError(str(exc)) from exc
+    store = DirectoryStore(args.issues_dir)
     now = args.now or datetime.now(UTC)
     config = _config(args)
     rows = [
@@ -273,7 +331,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     if args.format == "json":
         data = [result_json(f"#{i.number}", r) for i, r in rows]
         out.write(json.dumps(data, ensure_ascii=False) + "\n")
-        return EXIT_OK
+        return Exit.OK
     out.write(
         f"ai-context report: {len(rows)} issues in {args.issues_dir}, "
         f"now {format_timestamp(now)}\n\n"
@@ -299,24 +357,37 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     warnings = sum(1 for _, r in rows for f in r.findings if f.severity == "warning")
     complete = sum(1 for _, r in rows if r.complete)
     out.write(f"\n{len(rows)} issues, {complete} complete, {errors} errors, {warnings} warnings\n")
-    return EXIT_OK
+    return Exit.OK
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """`--format json` anywhere in ARGV (read before parsing, for errors the parser raises)."""
+    pairs = zip(argv, [*argv[1:], ""], strict=False)
+    return any(a == "--format=json" or (a == "--format" and b == "json") for a, b in pairs)
+
+
+def report_error(exc: AIContextError, as_json: bool, out: TextIO, err: TextIO) -> int:
+    """The one mapping of an error to the command line: its message on stderr (and a JSON
+    object on stdout with `--format json`), its kind's exit code."""
+    code = int(exc.exit_code)
+    err.write(f"ai-context: {exc}\n")
+    if as_json:
+        out.write(json.dumps({"error": str(exc), "exit": code}, ensure_ascii=False) + "\n")
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list and os.environ.get("GITHUB_ACTIONS") == "true":
-        from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
-
-        return run_action()
-    first = next((a for a in args_list if not a.startswith("-")), None)
-    parser = build_parser(first)
-    args = parser.parse_args(args_list)
-    if not getattr(args, "handler", None):
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    as_json = _wants_json(args_list)
     try:
+        first = next((a for a in args_list if not a.startswith("-")), None)
+        parser = build_parser(first)
+        args = parser.parse_args(args_list)
+        if not getattr(args, "handler", None):
+            parser.print_help(sys.stderr)  # a bare `ai-context`: help, never the Action
+            return int(Exit.USAGE)
+        as_json = getattr(args, "format", None) == "json"
         code: int = args.handler(args, sys.stdout, sys.stdin)
-    except UsageError as exc:
-        sys.stderr.write(f"ai-context: {exc}\n")
-        return EXIT_USAGE
-    return code
+    except AIContextError as exc:
+        return report_error(exc, as_json, sys.stdout, sys.stderr)
+    return int(code)

@@ -8,13 +8,22 @@ A dry run prints each write it would make as a diff of the field's old and new v
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ai_context.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_SERVICE, UsageError
+from ai_context.cli.common import (
+    ENVIRONMENT_HELP,
+    add_format,
+    add_issue,
+    add_repo,
+    github_api_url,
+    resolve_repository,
+)
+from ai_context.core.errors import Exit, UsageError
 
 if TYPE_CHECKING:
     from ai_context.core.block import Block
@@ -29,77 +38,60 @@ def add_mirror_command(sub: Any) -> None:
         help="mirror issues' AI Context blocks to their ClickUp tasks' ai_context field",
         description="Rebuild the ClickUp field of the tasks the issues link, writing only "
         "values that changed. Needs GITHUB_TOKEN (or GH_TOKEN) and CLICKUP_TOKEN.",
+        epilog=ENVIRONMENT_HELP,
     )
-    mirror.add_argument("issues", nargs="*", type=int, metavar="ISSUE", help="issue numbers")
+    add_issue(mirror, nargs="*", what="issues: 12, #12 or their URLs")
     mirror.add_argument("--all", action="store_true", help="every open issue with a block")
     mirror.add_argument("--dry-run", action="store_true", help="print the diffs, write nothing")
-    mirror.add_argument("--repo", metavar="OWNER/NAME", help="default: GITHUB_REPOSITORY or origin")
+    add_repo(mirror)
+    add_format(mirror)
     mirror.set_defaults(handler=cmd_mirror)
 
 
 def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     # Imported here: `ai-context --help` and the agent commands must not load requests,
     # PyGithub or Jinja just to build the parser.
-    from ai_context.adapters.clickup import ClickUp, ClickUpConfigError  # noqa: PLC0415
+    from ai_context.adapters.clickup import ClickUp  # noqa: PLC0415
     from ai_context.adapters.config import load_settings  # noqa: PLC0415
-    from ai_context.adapters.github import (  # noqa: PLC0415
-        DEFAULT_API_URL,
-        GitHub,
-        GitHubConfigError,
-        GitHubNotFound,
-        GitHubUnavailable,
-    )
-    from ai_context.adapters.gitrepo import remote_repository  # noqa: PLC0415
-    from ai_context.core.errors import ConfigError  # noqa: PLC0415
+    from ai_context.adapters.github import GitHub, GitHubNotFound  # noqa: PLC0415
     from ai_context.jobs.comments import is_task  # noqa: PLC0415
     from ai_context.jobs.mirror import run_mirror  # noqa: PLC0415
     from ai_context.rules.mirror import load_mirror_config, template_env  # noqa: PLC0415
 
     del stdin
-    if bool(args.issues) == bool(args.all):
+    if bool(args.issue) == bool(args.all):
         raise UsageError("mirror: name issue numbers or pass --all (not both)")
     workspace = Path.cwd()
-    try:
-        settings, extras = load_settings(os.environ, workspace)
-        config = load_mirror_config(extras, settings.config)
-        templates = Path(settings.templates) if settings.templates else None
-        env = template_env(workspace / templates if templates else None)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
-    repository = args.repo or os.environ.get("GITHUB_REPOSITORY") or remote_repository(workspace)
-    if not repository:
-        raise UsageError("mirror: no repository; pass --repo OWNER/NAME")
+    settings, extras = load_settings(os.environ, workspace)
+    config = load_mirror_config(extras, settings.config)
+    templates = Path(settings.templates) if settings.templates else None
+    env = template_env(workspace / templates if templates else None)
+    repository = resolve_repository(args, os.environ, checkout=workspace)
+    assert repository is not None  # required
     if settings.github_token is None:
         raise UsageError("mirror: set GITHUB_TOKEN (or GH_TOKEN) to a token that reads issues")
     if settings.clickup_token is None:
         raise UsageError("mirror: set CLICKUP_TOKEN to a ClickUp personal API token (pk_...)")
+    github = GitHub(
+        settings.github_token, repository, api_url=github_api_url(os.environ), write_interval=0
+    )
     try:
-        github = GitHub(
-            settings.github_token,
-            repository,
-            api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
-            write_interval=0,
-        )
         if args.all:
             issues = [i for i in github.list_issues("open") if is_task(i)]
         else:
-            issues = [github.get_issue(n) for n in args.issues]
-        store = ClickUp(
-            settings.clickup_token,
-            api_url=settings.clickup_api_url,
-            retries=settings.http_retries,
-            backoff=settings.http_backoff,
-        )
+            issues = [github.get_issue(ref.number) for ref in args.issue]
     except GitHubNotFound as exc:
         raise UsageError(f"mirror: {exc}; check the issue numbers and --repo") from exc
-    except (GitHubConfigError, ClickUpConfigError) as exc:
-        raise UsageError(str(exc)) from exc
-    except GitHubUnavailable as exc:
-        out.write(f"ai-context: {exc}\n")
-        return EXIT_SERVICE
+    store = ClickUp(
+        settings.clickup_token,
+        api_url=settings.clickup_api_url,
+        retries=settings.http_retries,
+        backoff=settings.http_backoff,
+    )
+    as_json = args.format == "json"
 
     def log(line: str) -> None:
-        out.write(line + "\n")
+        (sys.stderr if as_json else out).write(line + "\n")
 
     report = run_mirror(
         issues,
@@ -111,15 +103,53 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         dry_run=args.dry_run or settings.dry_run,
         log=log,
     )
-    _print(report, out)
-    out.write(
-        f"ClickUp calls: {store.counter.reads} reads, {store.counter.writes} writes; "
-        f"GitHub calls: {github.counter.total}\n"
-    )
+    calls = {"clickup_reads": store.counter.reads, "clickup_writes": store.counter.writes}
+    calls["github"] = github.counter.total
+    if as_json:
+        out.write(json.dumps(report_json(report, calls), ensure_ascii=False) + "\n")
+    else:
+        _print(report, out)
+        out.write(
+            f"ClickUp calls: {calls['clickup_reads']} reads, {calls['clickup_writes']} writes; "
+            f"GitHub calls: {calls['github']}\n"
+        )
+    return _exit(report)
+
+
+def _exit(report: MirrorReport) -> int:
     if report.exit_code:
         return report.exit_code
     errors = any(f.severity == "error" for fs in report.findings.values() for f in fs)
-    return EXIT_FINDINGS if errors else EXIT_OK
+    return int(Exit.FINDINGS if errors else Exit.OK)
+
+
+def report_json(report: MirrorReport, calls: dict[str, int]) -> dict[str, Any]:
+    """The stable JSON shape of a mirror run: keys may be added, never renamed."""
+    return {
+        "items": [
+            {
+                "issue": item.number,
+                "task": item.task.id if item.task else item.target.link.task_id,
+                "result": item.result,
+            }
+            for item in report.items
+        ],
+        "findings": [
+            {
+                "issue": number,
+                "code": f.code,
+                "severity": f.severity,
+                "line": f.line,
+                "message": f.message,
+            }
+            for number, findings in sorted(report.findings.items())
+            for f in findings
+        ],
+        "notes": list(report.notes),
+        "errors": list(report.errors),
+        "calls": calls,
+        "exit": _exit(report),
+    }
 
 
 def _print(report: MirrorReport, out: TextIO) -> None:

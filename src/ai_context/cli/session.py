@@ -20,20 +20,20 @@ import argparse
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from ai_context.adapters.gitrepo import (
-    GitError,
     commits_between,
     current_branch,
     head_sha,
     is_ancestor,
     is_repo,
 )
-from ai_context.cli.common import EXIT_FINDINGS, EXIT_OK, timestamp_arg
-from ai_context.cli.git import CommandError, fail
+from ai_context.cli.common import add_checkout, add_format, read_file, read_stream, timestamp_arg
+from ai_context.core.errors import Exit, UsageError
 from ai_context.rules.scrub import find, scrub
 from ai_context.rules.session import (
     GitState,
@@ -50,6 +50,8 @@ from ai_context.rules.session import (
     to_json,
 )
 
+T = TypeVar("T")
+
 
 def add_session_commands(sub: Any) -> None:
     """Register `session save`, `session load` and `scrub` on cli.py's subparsers."""
@@ -58,9 +60,7 @@ def add_session_commands(sub: Any) -> None:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--file", type=Path, default=Path("sp.json"), help="default ./sp.json")
-        p.add_argument(
-            "--repo", type=Path, default=None, help="git checkout (default: the file's directory)"
-        )
+        add_checkout(p, "the git checkout (default: the file's directory)")
         p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601)")
 
     save_p = actions.add_parser("save", help="write what the agent knows to sp.json")
@@ -73,11 +73,12 @@ def add_session_commands(sub: Any) -> None:
         help="the agent loaded sp.json this session, so its list is complete: replace the file "
         "instead of merging with it",
     )
+    add_format(save_p)
     common(save_p)
     save_p.set_defaults(handler=cmd_session_save)
 
     load_p = actions.add_parser("load", help="summarise sp.json: age, counts, next task, drift")
-    load_p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(load_p)
     common(load_p)
     load_p.set_defaults(handler=cmd_session_load)
     session.set_defaults(handler=_session_usage(session))
@@ -91,35 +92,35 @@ def add_session_commands(sub: Any) -> None:
         action="store_true",
         help="print file:line:column and kind of each hit (never the value); exit 1 if any",
     )
+    add_format(scrub_p)
     scrub_p.set_defaults(handler=cmd_scrub)
 
 
 def _session_usage(parser: argparse.ArgumentParser) -> Any:
     def handler(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         del args, out, stdin
-        return fail("session needs an action: save or load\n" + parser.format_usage().rstrip())
+        raise UsageError("session needs an action: save or load\n" + parser.format_usage().rstrip())
 
     return handler
 
 
 def _read(source: str, stdin: TextIO) -> str:
-    if source == "-":
-        return stdin.read()
-    path = Path(source)
+    return read_stream(stdin) if source == "-" else read_file(source)
+
+
+def _shallow(name: str, parse: Callable[[], T]) -> T:
+    """PARSE, with JSON nested deeper than Python's recursion limit as bad input (exit 2)."""
     try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise CommandError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CommandError(f"{path}: is a directory") from None
-    except UnicodeDecodeError as exc:
-        raise CommandError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    except OSError as exc:
-        raise CommandError(f"{path}: cannot read: {exc.strerror}") from None
+        return parse()
+    except RecursionError:
+        raise UsageError(
+            f"{name}: the JSON is nested too deeply to be a task list; pass "
+            '{"tasks": [...], "context_blocks": [...]}'
+        ) from None
 
 
 def _repo(args: argparse.Namespace) -> Path | None:
-    repo: Path = args.repo if args.repo is not None else args.file.resolve().parent
+    repo: Path = args.checkout if args.checkout is not None else args.file.resolve().parent
     return repo if is_repo(repo) else None  # no checkout: skip git, no error (docs/seeds/004)
 
 
@@ -138,35 +139,43 @@ def _write_atomically(path: Path, text: str) -> None:
 def cmd_session_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     now = args.now or datetime.now(UTC)
     path: Path = args.file
+    source = "<stdin>" if args.source == "-" else args.source
+    incoming = _shallow(source, lambda: parse_input(_read(args.source, stdin)))
+    existing: SessionFile | None = None
+    if not args.overwrite and path.exists():
+        try:
+            existing = _shallow(str(path), lambda: loads(_read(str(path), stdin)))
+        except SessionError as exc:
+            raise UsageError(
+                f"Cannot save: {path} cannot be merged ({exc}); fix it, or pass --overwrite "
+                "to replace it"
+            ) from None
+    repo = _repo(args)
+    branch = current_branch(repo) if repo else None
+    commit = head_sha(repo) if repo else None
+    result = save(
+        existing,
+        incoming,
+        now=now,
+        overwrite=args.overwrite,
+        git_branch=branch,
+        git_commit=commit,
+    )
     try:
-        incoming = parse_input(_read(args.source, stdin))
-        existing: SessionFile | None = None
-        if not args.overwrite and path.exists():
-            try:
-                existing = loads(_read(str(path), stdin))
-            except SessionError as exc:
-                raise CommandError(
-                    f"Cannot save: {path} cannot be merged ({exc}); fix it, or pass --overwrite "
-                    "to replace it"
-                ) from None
-        repo = _repo(args)
-        branch = current_branch(repo) if repo else None
-        commit = head_sha(repo) if repo else None
-        result = save(
-            existing,
-            incoming,
-            now=now,
-            overwrite=args.overwrite,
-            git_branch=branch,
-            git_commit=commit,
-        )
         _write_atomically(path, dumps(result.session))
-    except (CommandError, SessionError, GitError) as exc:
-        return fail(str(exc))
     except OSError as exc:
-        return fail(f"Cannot save: {path}: {exc.strerror}")
-    out.write(render_save(str(path), result) + "\n")
-    return EXIT_OK
+        raise UsageError(f"Cannot save: {path}: {exc.strerror}") from exc
+    if args.format == "json":
+        data = {
+            "file": str(path),
+            "mode": result.mode,
+            "counts": counts(result.session).model_dump(),
+            "scrubbed": dict(result.scrubbed),
+        }
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+    else:
+        out.write(render_save(str(path), result) + "\n")
+    return int(Exit.OK)
 
 
 def _git_state(repo: Path, session: SessionFile) -> GitState:
@@ -183,18 +192,15 @@ def _git_state(repo: Path, session: SessionFile) -> GitState:
 def cmd_session_load(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     path: Path = args.file
     now = args.now or datetime.now(UTC)
-    try:
-        if not path.exists():
-            raise CommandError(
-                f"Cannot load: {path} not found; save a session first with "
-                "`ai-context session save --from tasks.json`"
-            )
-        session = loads(_read(str(path), stdin))
-        meta = session.metadata
-        repo = _repo(args) if (meta.git_commit or meta.git_branch) else None
-        git = _git_state(repo, session) if repo else None
-    except (CommandError, SessionError, GitError) as exc:
-        return fail(str(exc))
+    if not path.exists():
+        raise UsageError(
+            f"Cannot load: {path} not found; save a session first with "
+            "`ai-context session save --from tasks.json`"
+        )
+    session = _shallow(str(path), lambda: loads(_read(str(path), stdin)))
+    meta = session.metadata
+    repo = _repo(args) if (meta.git_commit or meta.git_branch) else None
+    git = _git_state(repo, session) if repo else None
     summary = summarize(session, now=now, git=git)
     if args.format == "json":
         data = {
@@ -209,23 +215,23 @@ def cmd_session_load(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> in
         out.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
         out.write(render_load(str(path), session, summary) + "\n")
-    return EXIT_OK
+    return int(Exit.OK)
 
 
 def cmd_scrub(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     paths: list[str] = args.paths
     if not args.check and len(paths) != 1:
-        return fail("scrub prints one scrubbed text: pass one PATH (or -), or use --check")
-    try:
-        texts = [("<stdin>" if p == "-" else p, _read(p, stdin)) for p in paths]
-    except CommandError as exc:
-        return fail(str(exc))
+        raise UsageError("scrub prints one scrubbed text: pass one PATH (or -), or use --check")
+    texts = [("<stdin>" if p == "-" else p, _read(p, stdin)) for p in paths]
+    as_json = args.format == "json"
     if not args.check:
-        out.write(scrub(texts[0][1]))
-        return EXIT_OK
-    found = 0
-    for name, text in texts:
-        for hit in find(text):
-            found += 1
-            out.write(f"{name}:{hit.line}:{hit.column}: {hit.kind}\n")
-    return EXIT_FINDINGS if found else EXIT_OK
+        clean = scrub(texts[0][1])
+        out.write(json.dumps({"text": clean}, ensure_ascii=False) + "\n" if as_json else clean)
+        return int(Exit.OK)
+    hits = [(name, hit) for name, text in texts for hit in find(text)]
+    if as_json:
+        found = [{"path": n, "line": h.line, "column": h.column, "kind": h.kind} for n, h in hits]
+        out.write(json.dumps({"hits": found}, ensure_ascii=False) + "\n")
+    else:
+        out.writelines(f"{name}:{hit.line}:{hit.column}: {hit.kind}\n" for name, hit in hits)
+    return int(Exit.FINDINGS if hits else Exit.OK)

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ai_context.core.durations import format_duration, parse_duration
-from ai_context.core.errors import ConfigError
+from ai_context.core.errors import ConfigError, ConflictError
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 DEFAULT_PREFIX = "refs/ai-context/leases/"
@@ -37,7 +37,7 @@ _BAD_REF = re.compile(r"[\s~^:?*\[\\]|\.\.|@\{|//|\.lock/|/\.")
 _RESERVED = ("refs/heads/", "refs/tags/", "refs/pull/", "refs/remotes/")
 
 
-class LeaseError(ValueError):
+class LeaseError(ConflictError, ValueError):
     """A lease commit that does not hold a lease record."""
 
 

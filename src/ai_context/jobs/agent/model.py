@@ -9,6 +9,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.block import Block
+from ai_context.core.errors import UsageError
 from ai_context.core.models import Issue
 from ai_context.rules.reconcile import (
     Decision,
@@ -48,7 +49,7 @@ LeaseHook = Callable[[Issue, str], None]
 """Called once a handoff has reached the issue, with the actor handing off: releases its lease."""
 
 
-class AgentError(Exception):
+class AgentError(UsageError):
     """Input the command cannot work with: exit 2 with what to do."""
 
 

@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from ai_context.core.block import format_timestamp
+from ai_context.core.errors import UsageError
 from ai_context.core.findings import Finding
 from ai_context.rules.scrub import privacy_findings
 
@@ -202,7 +203,7 @@ class SessionFile(BaseModel):
         return value
 
 
-class SessionError(Exception):
+class SessionError(UsageError):
     """A session file or input that cannot be used; the message says what and what to do."""
 
 

@@ -1,0 +1,338 @@
+"""The lease operations: claim, renew, release, who, driven by rules/lease.py's decisions.
+
+The command line (cli/lease.py) and any other face (an MCP server) call these; they print
+nothing. Calls per operation (GitHub REST, no retries needed):
+  claim a free lease      3  (read ref -> 404, create commit, create ref)
+  claim a held lease      2  (read ref, read commit: held, refused)
+  claim an expired lease  4  (read ref, read commit, commit on top, fast-forward the ref)
+  renew                   4  (read ref, read commit, commit on top, fast-forward the ref)
+  release                 3  (read ref, read commit, delete; 2 with --lease SHA)
+  who                     2  (read ref, read commit; 1 when free)
+A lost compare-and-swap (422) re-reads and decides again, at most ATTEMPTS times.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from ai_context.adapters.config import load_settings
+from ai_context.adapters.github import (
+    GitHubConflict,
+    GitHubError,
+    GitHubNotFound,
+    GitHubUnavailable,
+)
+from ai_context.core.durations import format_duration
+from ai_context.core.errors import ConfigError, UsageError
+from ai_context.core.models import GitCommit, Issue
+from ai_context.rules.actors import parse_actors
+from ai_context.rules.lease import (
+    EMPTY_TREE,
+    Lease,
+    LeaseConfig,
+    LeaseError,
+    LeaseRecord,
+    Same,
+    decide_claim,
+    decide_release,
+    decide_renew,
+    next_record,
+    parse_lease_config,
+    parse_record,
+    same_actor,
+)
+
+ATTEMPTS = 5
+TTL_MIN, TTL_MAX = timedelta(minutes=1), timedelta(days=30)
+# The tree of a lease commit when GitHub refuses the empty one (its object store need not hold
+# it): one small file, the same for every lease, created once per run and store.
+LEASE_FILES = {"LEASE": "An ai-context lease: the record is in the commit message.\n"}
+_TREES: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
+
+
+class RefStore(Protocol):
+    """The git database calls a lease needs; github.GitHub provides them."""
+
+    def get_ref(self, ref: str) -> str | None: ...
+
+    def create_ref(self, ref: str, sha: str) -> bool: ...
+
+    def update_ref(self, ref: str, sha: str, *, force: bool = False) -> bool: ...
+
+    def delete_ref(self, ref: str) -> bool: ...
+
+    def create_commit(self, message: str, tree: str, parents: Iterable[str] = ()) -> GitCommit: ...
+
+    def get_commit(self, sha: str) -> GitCommit: ...
+
+    def create_tree(self, files: Mapping[str, str]) -> str: ...
+
+
+class IssueReader(Protocol):
+    def get_issue(self, number: int) -> Issue: ...
+
+
+class Outcome(BaseModel):
+    """What an operation ended in, and the lease as it now stands (None: free)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # mismatch: `release --lease SHA` by the holder, but SHA is not the lease's current commit
+    result: Literal["won", "held", "free", "released", "lost", "mismatch"]
+    issue: int
+    lease: Lease | None = None
+    calls: int = 0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.result in ("won", "free", "released")
+
+
+Clock = Callable[[], datetime]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def read_lease(store: RefStore, ref: str, sha: str | None = None) -> Lease | None:
+    """The lease at REF (at SHA when the ref was already read), or None when free."""
+    sha = sha or store.get_ref(ref)
+    if sha is None:
+        return None
+    commit = store.get_commit(sha)
+    try:
+        record = parse_record(commit.message)
+    except LeaseError as exc:
+        raise LeaseError(
+            f"{ref} points at {sha[:12]}, which is not a lease: {exc}. If it is junk, delete "
+            "the ref (git push origin :" + ref + ")"
+        ) from exc
+    return Lease(
+        ref=ref, sha=sha, record=record, parent=commit.parents[0] if commit.parents else None
+    )
+
+
+def check_ttl(ttl: timedelta, what: str = "the lease's ttl") -> timedelta:
+    """A lease lasts between TTL_MIN and TTL_MAX: 0 is not "the default", 99999d not "forever"."""
+    if not TTL_MIN <= ttl <= TTL_MAX:
+        raise UsageError(
+            f"{what} {format_duration(ttl)} is out of range: a lease lasts from 1m to 30d "
+            "(e.g. 90m, 2h or 3d); renew it to keep it longer"
+        )
+    return ttl
+
+
+def issue_check(reader: IssueReader, repository: str) -> Callable[[int], None]:
+    """What `claim` runs before its first write: the issue must exist (one GET)."""
+
+    def check(number: int) -> None:
+        try:
+            reader.get_issue(number)
+        except GitHubNotFound as exc:
+            raise UsageError(
+                f"no issue #{number} in {repository}: check the number and the repository; "
+                "no lease was written"
+            ) from exc
+
+    return check
+
+
+def _moved(store: RefStore, ref: str, current: Lease | None, sha: str) -> str:
+    """Create or fast-forward REF to SHA: "moved", "lost" (someone else moved it first), or
+    "landed" (GitHub answered 5xx but reading the ref back shows our write is there)."""
+    try:
+        if current is None:
+            return "moved" if store.create_ref(ref, sha) else "lost"
+        return "moved" if store.update_ref(ref, sha, force=False) else "lost"
+    except GitHubUnavailable:
+        now_at = store.get_ref(ref)
+        if now_at == sha:
+            return "landed"
+        if now_at != (current.sha if current else None):
+            return "lost"  # another claimer's write landed: read again and decide again
+        raise
+
+
+def claim(
+    store: RefStore,
+    issue: int,
+    actor: str,
+    *,
+    ttl: timedelta,
+    config: LeaseConfig | None = None,
+    now: Clock = _utcnow,
+    same: Same = same_actor,
+    before_write: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Win a free or expired lease, extend your own, or report who holds it. BEFORE_WRITE
+    (e.g. `issue_check`) runs once, only when the claim is about to write."""
+    check_ttl(ttl)
+    ref = (config or LeaseConfig()).ref(issue)
+    current: Lease | None = None
+    for _ in range(ATTEMPTS):
+        current = read_lease(store, ref)
+        when = now()
+        step = decide_claim(current, actor, when, same)
+        if step == "refuse":
+            return Outcome(result="held", issue=issue, lease=current)
+        if before_write is not None:
+            before_write(issue)
+            before_write = None
+        won, notes = _write(
+            store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=when)
+        )
+        if won is not None:
+            return Outcome(result="won", issue=issue, lease=won, notes=notes)
+    return Outcome(result="lost", issue=issue, lease=current)
+
+
+def _lease_commit(store: RefStore, message: str, parents: list[str]) -> GitCommit:
+    """The lease commit, on the empty tree, or on LEASE_FILES' tree once GitHub refused it."""
+    tree = _TREES.get(store, EMPTY_TREE)
+    try:
+        return store.create_commit(message, tree, parents)
+    except GitHubConflict:  # 422: no such tree in this repository's object store
+        if tree != EMPTY_TREE:
+            raise
+    _TREES[store] = tree = store.create_tree(LEASE_FILES)
+    return store.create_commit(message, tree, parents)
+
+
+def _write(
+    store: RefStore, ref: str, current: Lease | None, record: LeaseRecord
+) -> tuple[Lease | None, tuple[str, ...]]:
+    """A lease commit on top of CURRENT, then the compare-and-swap; None when someone moved
+    the ref first (read again and decide again). Notes say what the caller should know."""
+    parent = current.sha if current else None
+    try:
+        commit = _lease_commit(store, record.message(), [parent] if parent else [])
+        moved = _moved(store, ref, current, commit.sha)
+    except GitHubError as exc:
+        if exc.status != 409:
+            raise
+        where = getattr(store, "repository", "the repository")
+        raise UsageError(
+            f"{where} is empty (GitHub answers 409 to git writes): a lease needs a repository "
+            "with at least one commit; push one (a README will do) and claim again"
+        ) from exc
+    if moved == "lost":
+        return None, ()
+    notes = (
+        (
+            "GitHub answered the ref write with an error, but the ref reads back as this lease: "
+            "it landed, and the lease is yours",
+        )
+        if moved == "landed"
+        else ()
+    )
+    return Lease(ref=ref, sha=commit.sha, record=record, parent=parent), notes
+
+
+def renew(
+    store: RefStore,
+    issue: int,
+    actor: str,
+    *,
+    ttl: timedelta,
+    config: LeaseConfig | None = None,
+    now: Clock = _utcnow,
+    same: Same = same_actor,
+) -> Outcome:
+    """Extend your own lease (a fast-forward on top of the commit read)."""
+    check_ttl(ttl)
+    ref = (config or LeaseConfig()).ref(issue)
+    current: Lease | None = None
+    for _ in range(ATTEMPTS):
+        current = read_lease(store, ref)
+        step = decide_renew(current, actor, same)
+        if step == "missing":
+            return Outcome(result="lost", issue=issue)
+        if step == "refuse" or current is None:
+            return Outcome(result="held", issue=issue, lease=current)
+        won, notes = _write(
+            store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=now())
+        )
+        if won is not None:
+            return Outcome(result="won", issue=issue, lease=won, notes=notes)
+    return Outcome(result="lost", issue=issue, lease=current)
+
+
+def release(
+    store: RefStore,
+    issue: int,
+    actor: str,
+    *,
+    expected: str | None = None,
+    config: LeaseConfig | None = None,
+    same: Same = same_actor,
+) -> Outcome:
+    """Delete your lease only if the ref still points where you read it (EXPECTED, when the
+    caller kept the sha from its claim; else the commit just read and checked to be yours).
+    See lease.py for the window between that read and the DELETE."""
+    ref = (config or LeaseConfig()).ref(issue)
+    sha = store.get_ref(ref)
+    if sha is None:
+        return Outcome(result="free", issue=issue)
+    if expected is not None and sha != expected:
+        current = read_lease(store, ref, sha)
+        mine = current is not None and same(current.record.actor, actor)
+        return Outcome(result="mismatch" if mine else "held", issue=issue, lease=current)
+    if expected is None:
+        current = read_lease(store, ref, sha)
+        if decide_release(current, actor, same) != "delete":
+            return Outcome(result="held", issue=issue, lease=current)
+    store.delete_ref(ref)
+    return Outcome(result="released", issue=issue)
+
+
+def who(store: RefStore, issue: int, *, config: LeaseConfig | None = None) -> Outcome:
+    lease = read_lease(store, (config or LeaseConfig()).ref(issue))
+    return Outcome(result="held" if lease else "free", issue=issue, lease=lease)
+
+
+def lease_settings(env: Mapping[str, str], workspace: Path) -> tuple[LeaseConfig, Same]:
+    """The lease section and the actor aliases of the config file (ConfigError when bad)."""
+    settings, extras = load_settings(env, workspace)
+    config = parse_lease_config(extras.get("lease"), settings.config)
+    actors = parse_actors(extras.get("actors"), settings.config)
+
+    def same(a: str, b: str) -> bool:
+        return bool(actors.same(a, b))
+
+    return config, same
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+def handoff_release_hook(
+    store: RefStore, note: Callable[[str], None] = _stderr
+) -> Callable[[Any, str], None]:
+    """What `handoff` calls after writing the block: release the lease the actor handing off
+    holds, if any. Notes go to NOTE (stderr, so `--format json` output stays parseable); a
+    lease held by someone else is left alone and said so."""
+
+    def hook(issue: Any, actor: str) -> None:
+        try:
+            config, same = lease_settings(os.environ, Path.cwd())
+        except ConfigError as exc:
+            note(f"lease: not released ({exc})")
+            return
+        outcome = release(store, issue.number, actor, config=config, same=same)
+        if outcome.result == "released":
+            note(f"lease: released {actor}'s lease on #{issue.number}")
+        elif outcome.result == "held" and outcome.lease is not None:
+            note(f"lease: #{issue.number} is held by {outcome.lease.record.actor}; left alone")
+
+    return hook

@@ -1,0 +1,128 @@
+"""Hostile input to the command line (issue 15): exit 2, a first line that says what was
+wrong, and nothing written; never a UnicodeEncodeError or a RecursionError."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ai_context.cli.main import main
+from tests.conftest import SEED_BLOCK
+from tests.fakes import GitHubFake
+
+ROOT = Path(__file__).resolve().parents[1]
+REPO = "acme/shop"
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def process(
+    argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
+    base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src"), "LC_ALL": "C"}
+    return subprocess.run(
+        [sys.executable, "-m", "ai_context", *argv],
+        input=stdin,
+        env={**base, **env},
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def run(argv: list[str], stdin: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdout, sys.stderr, sys.stdin
+    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
+    try:
+        code = main(argv)
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = old
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def gh() -> Iterator[GitHubFake]:
+    with GitHubFake() as fake:
+        fake.add_issue(REPO, "Task", "Human text.\n")
+        fake.reset_requests()
+        yield fake
+
+
+@pytest.mark.parametrize("locale", ["C", "C.UTF-8"])
+def test_save_with_non_utf8_stdin_is_exit_2_and_writes_nothing(
+    gh: GitHubFake, tmp_path: Path, locale: str
+) -> None:
+    cache = tmp_path / "cache"
+    env = {
+        "GITHUB_TOKEN": "t",
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.url,
+        "AI_CONTEXT_CACHE": str(cache),
+        "LC_ALL": locale,
+    }
+    body = SEED_BLOCK.encode() + b"\n- **Decisions:** caf\xe9 \xff\xfe\n"
+    done = process(["save", "1", "--actor", "cc-a"], body, tmp_path, env)
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    at = body.index(b"\xe9")  # the first byte that is not UTF-8
+    assert (
+        err.splitlines()[0] == f"ai-context: <stdin>: not UTF-8 text (byte {at}); save it as UTF-8"
+    )
+    assert "Traceback" not in err and "UnicodeEncodeError" not in err
+    assert gh.requests == [] and not cache.exists()  # nothing read, nothing written
+
+
+def test_save_with_surrogates_in_text_stdin_is_exit_2(
+    gh: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text stream without bytes (surrogateescape'd input) is checked as well."""
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_API_URL", gh.url)
+    monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
+    code, out, err = run(["save", "1", "--repo", REPO], SEED_BLOCK + "\n\udcff\n")
+    assert code == 2 and out == ""
+    assert err.splitlines()[0].startswith("ai-context: <stdin>: not UTF-8 text (character ")
+    assert gh.requests == [] and not (tmp_path / "cache").exists()
+
+
+def test_session_save_with_json_nested_100k_deep_is_exit_2(tmp_path: Path) -> None:
+    done = process(["session", "save", "--from", "-"], DEEP.encode(), tmp_path, {})
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert err.splitlines()[0] == (
+        "ai-context: <stdin>: the JSON is nested too deeply to be a task list; pass "
+        '{"tasks": [...], "context_blocks": [...]}'
+    )
+    assert "RecursionError" not in err and not (tmp_path / "sp.json").exists()
+
+
+@pytest.mark.parametrize(
+    "text", [DEEP, '{"tasks": ' + DEEP + "}", '{"tasks": [{"title": ' + DEEP + "}]}"]
+)
+def test_deep_json_anywhere_in_the_input_is_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["session", "save", "--from", "-"], text)
+    assert code == 2 and out == ""
+    assert err.startswith("ai-context: <stdin>: the JSON is nested too deeply")
+    assert not (tmp_path / "sp.json").exists()
+
+
+def test_a_deep_session_file_is_exit_2_and_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sp.json").write_text(DEEP, encoding="utf-8")
+    code, _, err = run(["session", "load"], "")
+    assert code == 2 and err.startswith("ai-context: sp.json: the JSON is nested too deeply")
+    code, _, err = run(["session", "save", "--from", "-"], '{"tasks": []}')
+    assert code == 2 and err.startswith("ai-context: sp.json: the JSON is nested too deeply")
+    assert (tmp_path / "sp.json").read_text(encoding="utf-8") == DEEP
