@@ -9,7 +9,15 @@ import pytest
 
 from ai_context.core.errors import UsageError
 from ai_context.mcp import server
-from ai_context.mcp.tools import BlockFields, PlanItem, ToolFailure, block_of, issue_number
+from ai_context.mcp.queries import lease
+from ai_context.mcp.tools import (
+    BlockFields,
+    PlanItem,
+    Session,
+    ToolFailure,
+    block_of,
+    issue_number,
+)
 
 
 def test_without_the_sdk_the_server_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,3 +56,13 @@ def test_block_fields_are_checked_like_a_block() -> None:
         block_of(fields, None)
     block = block_of(fields.model_copy(update={"actor": None}), "cc-x")
     assert block.actor == "cc-x" and block.plan[0].number == 1
+
+
+def test_lease_input_is_checked_before_any_call() -> None:
+    session = Session(repo="acme/shop", env={"AI_CONTEXT_ACTOR": "cc-x"})
+    with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\): ttl: cannot read duration"):
+        lease(session, "claim", 1, "soon", None)
+    with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\): ttl 99d is out of range"):
+        lease(session, "claim", 1, "99d", None)
+    with pytest.raises(ToolFailure, match="which actor"):
+        lease(Session(repo="acme/shop", env={}), "renew", 1, None, None)

@@ -163,6 +163,8 @@ def test_setup_claude_refuses_settings_it_cannot_merge(
     assert done.returncode == 2
     assert message in done.stderr
     assert "nothing was written" in done.stderr
+    error = json.loads(done.stdout)
+    assert error["exit"] == 2 and message in error["error"]
     assert snapshot(tmp_path) == before
 
 

@@ -24,7 +24,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ai_context.cli.common import duration_arg, timestamp_arg
+from ai_context.cli.common import (
+    add_actor,
+    add_repo,
+    duration_arg,
+    github_api_url,
+    github_token,
+    resolve_actor,
+    resolve_repository,
+    timestamp_arg,
+)
+from ai_context.core.errors import AIContextError
 from ai_context.rules.cadence import DEFAULT_COMMITS, DEFAULT_INTERVAL, Cadence
 
 if TYPE_CHECKING:
@@ -65,11 +75,11 @@ def add_hook_command(sub: Any) -> None:
         metavar="DURATION",
         help="... or this long after the last save (default 30m)",
     )
-    p.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY or origin")
+    add_repo(p)
     p.add_argument(
         "--cache", metavar="PATH", help="default: $AI_CONTEXT_CACHE or .ai-context/cache"
     )
-    p.add_argument("--actor", metavar="ID", help="this machine's actor id ($AI_CONTEXT_ACTOR)")
+    add_actor(p)
     p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601), for tests")
     p.set_defaults(handler=cmd_hook)
 
@@ -82,7 +92,7 @@ def cmd_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
             os.chdir(cwd)  # the cache and git are the project's, wherever the hook was started
         answer = HANDLERS[args.event](args, payload, env)
-    except HookNote as exc:
+    except (HookNote, AIContextError) as exc:
         answer = note_answer(args.event, f"ai-context: {exc}")
     except Exception as exc:
         answer = note_answer(args.event, f"ai-context: the {args.event} hook failed: {exc}")
@@ -125,46 +135,36 @@ def _now(args: argparse.Namespace) -> datetime:
 
 
 def _repository(args: argparse.Namespace, env: Mapping[str, str]) -> str:
-    from ai_context.cli.agent import _git_remote  # noqa: PLC0415
-
-    repository = args.repo or env.get("GITHUB_REPOSITORY", "").strip() or _git_remote()
-    if not repository:
-        raise HookNote(
-            "no repository: set GITHUB_REPOSITORY or add --repo OWNER/NAME to the hook command"
-        )
-    return str(repository)
+    repository = resolve_repository(args, env)
+    assert repository is not None  # required
+    return repository
 
 
 def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
-    from ai_context.adapters.cache import CacheError, open_cache  # noqa: PLC0415
+    from ai_context.adapters.cache import open_cache  # noqa: PLC0415
 
-    try:
-        return open_cache(args.cache, dict(env))
-    except CacheError as exc:
-        raise HookNote(str(exc)) from exc
+    return open_cache(args.cache, dict(env))
 
 
 def _github(repository: str, env: Mapping[str, str]) -> GitHub:
     """A GitHub client that gives up fast: a session must not wait half a minute for an outage."""
-    token = next(
-        (env[n].strip() for n in ("GITHUB_TOKEN", "GH_TOKEN") if env.get(n, "").strip()), ""
-    )
-    if not token:
-        raise HookNote(
-            "no GitHub token in $GITHUB_TOKEN or $GH_TOKEN: the AI Context block was not "
-            "reconciled; export one and run /continue"
-        )
+    try:
+        token = github_token(env)
+    except AIContextError as exc:
+        raise HookNote(f"{exc}. The AI Context block was not reconciled; run /continue") from exc
     from pydantic import SecretStr  # noqa: PLC0415
 
-    from ai_context.adapters.github import DEFAULT_API_URL, GitHub  # noqa: PLC0415
+    from ai_context.adapters.github import GitHub  # noqa: PLC0415
 
-    api_url = env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
-    return GitHub(SecretStr(token), repository, api_url=api_url, timeout=5, retries=1, backoff=0.2)
-
-
-def _actor(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
-    actor = args.actor or env.get("AI_CONTEXT_ACTOR", "").strip() or None
-    return actor if actor and not any(ch.isspace() for ch in actor) else None
+    return GitHub(
+        SecretStr(token),
+        repository,
+        api_url=github_api_url(env),
+        timeout=5,
+        retries=1,
+        backoff=0.2,
+        write_interval=0,
+    )
 
 
 # --- session-start ------------------------------------------------------------------------
@@ -185,7 +185,7 @@ _LEADS = {
 
 def session_context(outcome: Outcome, calls: int) -> str:
     """What the agent reads at session start: what to do with the block, then the block."""
-    from ai_context.cli.agent import outcome_text  # noqa: PLC0415
+    from ai_context.cli.agent_output import outcome_text  # noqa: PLC0415
 
     lead = _LEADS[outcome.status].format(issue=outcome.issue or "ISSUE")
     return f"ai-context ({outcome.command} at session start): {lead}\n\n" + outcome_text(
@@ -213,7 +213,7 @@ def session_start(
     repository = _repository(args, env)
     cache = _cache(args, env)
     gh = _github(repository, env)
-    actor = _actor(args, env)
+    actor = resolve_actor(args, env)
     from ai_context.adapters.github import GitHubConfigError, GitHubError  # noqa: PLC0415
     from ai_context.cli.agent import DEFAULT_CONFIG, login_for  # noqa: PLC0415
     from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415

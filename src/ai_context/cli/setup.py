@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from ai_context.cli.common import UsageError, duration_arg
+from ai_context.cli.common import duration_arg
+from ai_context.core.errors import UsageError
 from ai_context.rules.agentsetup import SetupError, merge_section, merge_settings
 from ai_context.rules.cadence import DEFAULT_COMMITS, DEFAULT_INTERVAL
 

@@ -16,30 +16,33 @@ def lease(
     s: Session, op: str, issue: int | str, ttl: str | None, sha: str | None
 ) -> dict[str, Any]:
     """claim, renew, release or who: the lease JSON of the command line, with `exit_code`."""
-    from ai_context.adapters.config import load_settings  # noqa: PLC0415
-    from ai_context.cli import lease as leases  # noqa: PLC0415
+    from ai_context.cli.common import IssueRef  # noqa: PLC0415
+    from ai_context.cli.lease import outcome_json, run_lease_op  # noqa: PLC0415
     from ai_context.core.durations import parse_duration  # noqa: PLC0415
-    from ai_context.core.errors import ConfigError  # noqa: PLC0415
-    from ai_context.rules.actors import parse_actors  # noqa: PLC0415
-    from ai_context.rules.lease import parse_lease_config  # noqa: PLC0415
+    from ai_context.jobs.lease import check_ttl, issue_check, lease_settings  # noqa: PLC0415
 
     number = issue_number(issue, s.repository)
     if op != "who" and not s.actor:
         raise ToolFailure(Exit.USAGE, "which actor? set AI_CONTEXT_ACTOR or start with --actor")
-    try:
-        settings, extras = load_settings(s.env, Path.cwd())
-        config = parse_lease_config(extras.get("lease"), settings.config)
-        actors = parse_actors(extras.get("actors"), settings.config)
-        duration = parse_duration(ttl) if ttl else None
-    except (ConfigError, ValueError) as exc:
-        raise ToolFailure(Exit.USAGE, str(exc)) from exc
-    args = argparse.Namespace(lease_op=op, issue=number, actor=s.actor, ttl=duration, lease=sha)
+    duration = None
+    if ttl:
+        try:
+            wanted = parse_duration(ttl)
+        except ValueError as exc:
+            raise ToolFailure(Exit.USAGE, f"ttl: {exc}") from exc
+        duration = s.run(lambda: check_ttl(wanted, "ttl"))
+    config, same = s.run(lambda: lease_settings(s.env, Path.cwd()))
+    args = argparse.Namespace(lease_op=op, issue=IssueRef(None, number), ttl=duration, lease=sha)
     gh = s.github()
     before = gh.counter.total
-    outcome = s.run(lambda: leases.run_lease_op(gh, args, config, actors))
+    check = issue_check(gh, s.repository) if op == "claim" else None
+    outcome = s.run(lambda: run_lease_op(gh, args, s.actor or "", config, same, before_write=check))
     outcome = outcome.model_copy(update={"calls": gh.counter.total - before})
-    data: dict[str, Any] = json.loads(leases.render_outcome(outcome, "json", s.actor))
-    data["exit_code"] = int(Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT)
+    data = outcome_json(outcome)
+    if outcome.result == "mismatch":
+        data["exit_code"] = int(Exit.USAGE)
+    else:
+        data["exit_code"] = int(Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT)
     return data
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from ai_context.core.block import Block
-from ai_context.core.errors import Exit
+from ai_context.core.errors import AIContextError, Exit
 
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
@@ -83,10 +83,10 @@ def block_of(fields: BlockFields, default_actor: str | None) -> Block:
 
 def issue_number(value: int | str, repository: str) -> int:
     """12, "#12" or an issue URL of this server's repository."""
-    from ai_context.cli.agent import _issue  # noqa: PLC0415
+    from ai_context.cli.common import issue_arg  # noqa: PLC0415
 
     try:
-        named, number = _issue(str(value))
+        named, number = issue_arg(str(value))
     except argparse.ArgumentTypeError as exc:
         raise ToolFailure(Exit.USAGE, str(exc)) from exc
     if named and named.lower() != repository.lower():
@@ -115,9 +115,9 @@ class Session:
 
     @property
     def repository(self) -> str:
-        from ai_context.cli.agent import _git_remote  # noqa: PLC0415
+        from ai_context.cli.common import REPOSITORY_ENV, origin_repository  # noqa: PLC0415
 
-        repo = self._repo or self.env.get("GITHUB_REPOSITORY", "").strip() or _git_remote()
+        repo = self._repo or self.env.get(REPOSITORY_ENV, "").strip() or origin_repository(None)
         if not repo:
             raise ToolFailure(
                 Exit.USAGE,
@@ -128,65 +128,34 @@ class Session:
 
     def github(self) -> GitHub:
         if self._github is None:
-            from pydantic import SecretStr  # noqa: PLC0415
+            from ai_context.cli.common import open_github  # noqa: PLC0415
 
-            from ai_context.adapters.github import (  # noqa: PLC0415
-                DEFAULT_API_URL,
-                GitHub,
-                GitHubConfigError,
-            )
-
-            names = ("GITHUB_TOKEN", "GH_TOKEN")
-            token = next((self.env[n].strip() for n in names if self.env.get(n, "").strip()), "")
-            if not token:
-                raise ToolFailure(
-                    Exit.USAGE, "no GitHub token: set GITHUB_TOKEN in the server's environment"
-                )
-            api_url = self.env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
-            try:
-                self._github = GitHub(
-                    SecretStr(token), self.repository, api_url=api_url, write_interval=0
-                )
-            except GitHubConfigError as exc:
-                raise ToolFailure(Exit.USAGE, str(exc)) from exc
+            repository = self.repository
+            self._github = self.run(lambda: open_github(repository, self.env))
         return self._github
 
     def cache(self) -> Cache:
         if self._cache is None:
-            from ai_context.adapters.cache import CacheError, open_cache  # noqa: PLC0415
+            from ai_context.adapters.cache import open_cache  # noqa: PLC0415
 
-            try:
-                self._cache = open_cache(self._cache_path, self.env)
-            except CacheError as exc:
-                raise ToolFailure(Exit.USAGE, str(exc)) from exc
+            self._cache = self.run(lambda: open_cache(self._cache_path, self.env))
         return self._cache
 
     def run(self, work: Callable[[], T]) -> T:
-        """WORK, with the adapters' errors turned into the command line's exit codes."""
-        from ai_context.adapters.cache import CacheError  # noqa: PLC0415
-        from ai_context.adapters.github import (  # noqa: PLC0415
-            GitHubConfigError,
-            GitHubError,
-            GitHubNotFound,
-        )
-        from ai_context.jobs.agent import AgentError  # noqa: PLC0415
-        from ai_context.rules.lease import LeaseError  # noqa: PLC0415
+        """WORK, with the tool's errors carrying the command line's exit codes."""
+        from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415
 
         try:
             return work()
-        except (AgentError, CacheError, GitHubConfigError) as exc:
-            raise ToolFailure(Exit.USAGE, str(exc)) from exc
         except GitHubNotFound as exc:
             raise ToolFailure(
                 Exit.USAGE, f"{exc}; check the issue number and the repository"
             ) from exc
-        except LeaseError as exc:
-            raise ToolFailure(Exit.CONFLICT, str(exc)) from exc
-        except GitHubError as exc:
-            raise ToolFailure(Exit.SERVICE, str(exc)) from exc
+        except AIContextError as exc:
+            raise ToolFailure(exc.exit_code, str(exc)) from exc
 
     def outcome(self, work: Callable[[GitHub, Cache], Outcome]) -> dict[str, Any]:
-        from ai_context.cli.agent import outcome_json  # noqa: PLC0415
+        from ai_context.cli.agent_output import outcome_json  # noqa: PLC0415
 
         gh, cache = self.github(), self.cache()
         before = gh.counter.total
@@ -307,9 +276,9 @@ def handoff(
     next_step: str | None,
     dry_run: bool,
 ) -> dict[str, Any]:
-    from ai_context.cli.lease import handoff_release_hook  # noqa: PLC0415
     from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
 
     number = issue_number(issue, s.repository)
     return s.outcome(
