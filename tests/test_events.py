@@ -4,6 +4,7 @@ naming the field, never a traceback, never "bad configuration", and nothing is w
 from __future__ import annotations
 
 import copy
+import io
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ai_context.action.run import run_action as run_in_process
 from ai_context.core.errors import EventError
 from ai_context.core.events import (
     IssuesEvent,
@@ -82,7 +84,7 @@ BAD: list[tuple[dict[str, Any], str]] = [
     (edited(issue_labels="bug"), "issue.labels: expected a list"),
     (edited(issue_assignees=[3]), "issue.assignees[0]"),
     (edited(issue_user="octocat"), "issue.user: expected an object"),
-    (edited(issue_comments=-1), "issue.comments"),
+    (edited(issue_comments="3"), "issue.comments"),
     (edited(sender="octocat"), "sender: expected an object, got a string"),
     (edited(changes="body"), "changes: expected an object, got a string"),
     (edited(changes={"body": "x"}), "changes.body: expected an object"),
@@ -99,6 +101,13 @@ def test_an_unreadable_issues_payload_names_the_field(payload: dict[str, Any], s
     assert str(caught.value).startswith("cannot read the event payload: ")
     assert says in str(caught.value)
     assert caught.value.exit_code == 2 and caught.value.title == "bad event payload"
+
+
+def test_a_negative_comment_count_is_an_unknown_count() -> None:
+    # Schema-valid (an integer); only a hint, so the comments are listed instead.
+    event = parse_event("issues", edited(issue_comments=-1), "o/r")
+    assert isinstance(event, IssuesEvent) and event.issue is not None
+    assert event.issue.comments is None
 
 
 def test_actions_we_do_not_act_on_are_not_read() -> None:
@@ -156,3 +165,26 @@ def test_the_action_exits_2_when_the_event_file_is_not_json(gh: GitHubFake, tmp_
     assert result.code == 2, result.text
     assert f"cannot read the event payload: {broken}: not JSON" in result.text
     assert "Traceback" not in result.text and gh.requests == []
+
+
+@pytest.mark.parametrize(("payload", "says"), BAD, ids=[s for _, s in BAD])
+def test_the_action_in_process_exits_2_with_the_field_first_and_writes_nothing(
+    gh: GitHubFake, tmp_path: Path, payload: dict[str, Any], says: str
+) -> None:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(path),
+        "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_API_URL": gh.url,
+        "GITHUB_WORKSPACE": str(tmp_path),
+        "INPUT_GITHUB-TOKEN": TOKEN,
+        "INPUT_WRITE-INTERVAL": "0",
+    }
+    log = io.StringIO()
+    assert run_in_process(env, log) == 2, log.getvalue()
+    first = next(line for line in log.getvalue().splitlines() if line.startswith("::error"))
+    assert first.startswith("::error title=ai-context%3A bad event payload::")
+    assert first.split("::", 2)[2].startswith(f"cannot read the event payload: {says}")
+    assert all(r.method == "GET" for r in gh.requests)

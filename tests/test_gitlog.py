@@ -507,3 +507,45 @@ def test_session_files_changed() -> None:
         Commit(sha="3" * 40, message="c", timestamp=T0, modified=("y/sp.json", "notsp.json")),
     ]
     assert session_files_changed(commits) == ["sp.json", "y/sp.json"]
+
+
+# --- checkpoints that cannot be read still reach their issue (issue 15) --------------------
+
+
+def test_an_unknown_version_reaches_the_issue_its_subject_names_without_a_hash() -> None:
+    v9 = commit("ai-context: Add tests completed [issue:101] [step:1]\n\nAI-Context-Checkpoint: v9")
+    assert "#101" not in v9.message
+    assert issues_of(v9) == [101] and group_by_issue([v9]) == {101: [v9]}
+    findings = compare_block(101, SEED, [v9])
+    assert [f.code for f in findings] == ["AIC505"]
+    assert "unknown checkpoint format v9" in findings[0].message
+    assert [f.code for f in derive(101, [v9], None).findings] == ["AIC505"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "ai-context: Add tests completd [issue:101] [step:x]\n\nAI-Context-Checkpoint: v1",
+        "ai-context: completed [issue:101]\n\nAI-Context-Checkpoint: v1",
+        "ai-context: Add tests completed [ issue: 101 ]",  # no trailer, loose spacing
+        "AI-CONTEXT: Add tests completed [issue:#101] [step:2]",
+    ],
+)
+def test_a_garbled_checkpoint_subject_gets_aic506_on_its_issue(message: str) -> None:
+    garbled = commit(message)
+    assert issues_of(garbled) == [101]
+    findings = compare_block(101, SEED, [garbled])
+    assert [f.code for f in findings] == ["AIC506"], message
+    hint = findings[0].hint
+    assert "save" not in hint and "does not write checkpoint commits" in hint
+    assert "AI-Context-Checkpoint: v1" in hint and "git commit" in hint
+
+
+def test_the_aic506_hint_describes_a_message_this_tool_reads() -> None:
+    # The subject and trailer the hint spells out are read back as a checkpoint.
+    finding = compare_block(101, SEED, [commit("ai-context: x completed [issue:101]")])[0]
+    subject = "ai-context: Add tests completed [issue:101] [step:3]"
+    trailer = finding.hint.split("with the trailer '", 1)[1].split("'", 1)[0]
+    assert read_checkpoint(f"{subject}\n\n{trailer}") == read_checkpoint(
+        format_checkpoint("Add tests", 101, 3)
+    )

@@ -48,11 +48,11 @@ class Commit(BaseModel):
     @field_validator("sha")
     @classmethod
     def _sha(cls, value: str) -> str:
-        # A push payload's `id` is any string to GitHub's schema; it is an identity here,
-        # so only its case and surrounding blanks are normalised.
+        # A push payload's `id` is any string to GitHub's schema (even ""); it is an identity
+        # here, so only its case and surrounding blanks are normalised.
         value = value.strip().lower()
-        if not value or len(value) > MAX_SHA:
-            raise ValueError(f"a commit sha is 1 to {MAX_SHA} characters")
+        if len(value) > MAX_SHA:
+            raise ValueError(f"a commit sha is at most {MAX_SHA} characters")
         return value
 
     @field_validator("timestamp")
@@ -186,7 +186,7 @@ def issue_from_payload(data: Any, repository: str, where: str = "issue") -> Issu
         raise bad(f"{where}.state", f"expected open or closed, got {_show(state)}")
     user = _mapping(issue.get("user"), f"{where}.user")
     comments = issue.get("comments")
-    if comments is not None and (type(comments) is not int or comments < 0):
+    if comments is not None and type(comments) is not int:
         raise bad(f"{where}.comments", f"expected a count, got {_show(comments)}")
     return Issue(
         number=number,
@@ -197,7 +197,7 @@ def issue_from_payload(data: Any, repository: str, where: str = "issue") -> Issu
         labels=_names(issue.get("labels"), f"{where}.labels", "name"),
         assignees=_names(issue.get("assignees"), f"{where}.assignees", "login"),
         author=_text(user.get("login"), f"{where}.user.login") or None,
-        comments=comments,
+        comments=comments if comments is not None and comments >= 0 else None,  # a hint only
         updated_at=_time(issue.get("updated_at"), f"{where}.updated_at"),
         closed_at=_time(issue.get("closed_at"), f"{where}.closed_at"),
         html_url=_text(issue.get("html_url"), f"{where}.html_url"),
@@ -219,8 +219,9 @@ def commit_from_push(data: Any, where: str = "commit") -> Commit:
     commit = _mapping(data, where)
     author = _mapping(commit.get("author"), f"{where}.author")
     sha = commit.get("id")
-    if not isinstance(sha, str) or not sha.strip():
+    if not isinstance(sha, str):
         raise bad(f"{where}.id", f"expected a commit sha, got {_show(sha)}")
+    sha = sha.strip()[:MAX_SHA]  # git's are 40 (SHA-1) or 64 (SHA-256) hex digits
     stamp = _time(commit.get("timestamp"), f"{where}.timestamp", naive_is_utc=False)
     if stamp is None:
         raise bad(f"{where}.timestamp", "missing")
@@ -317,4 +318,7 @@ def _time(value: Any, where: str, *, naive_is_utc: bool = True) -> datetime | No
         if not naive_is_utc:
             raise bad(where, "a commit timestamp must carry a timezone")
         stamp = stamp.replace(tzinfo=UTC)
-    return stamp
+    try:
+        return stamp.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the year 1 in UTC
+        raise bad(where, f"out of range: {_show(value)}") from None

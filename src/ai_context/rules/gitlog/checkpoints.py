@@ -21,8 +21,13 @@ _V1_SUBJECT_RE = re.compile(
     r"ai-context: (?P<text>\S.*?) completed \[issue:(?P<issue>\d{1,9})\]"
     r"(?: \[step:(?P<step>\d{1,9})\])?"
 )
-# A subject in the checkpoint shape, whatever its version: reported when the trailer is missing.
-_CHECKPOINT_SHAPE_RE = re.compile(r"ai-context:.* completed \[issue:\d{1,9}\]", re.IGNORECASE)
+# A subject in the checkpoint shape, whatever its version and spacing: reported when the
+# trailer is missing.
+_CHECKPOINT_SHAPE_RE = re.compile(
+    r"ai-context:.*completed\s*\[\s*issue\s*:\s*#?\d{1,9}\s*\]", re.IGNORECASE
+)
+# The issue a checkpoint that cannot be read still names, so its finding reaches that issue.
+_LOOSE_ISSUE_RE = re.compile(r"\[\s*issue\s*:\s*#?(\d{1,9})\s*\]", re.IGNORECASE)
 _MAX_SUBJECT = 1000
 
 
@@ -45,6 +50,7 @@ class CheckpointProblem(BaseModel):
     kind: Literal["unknown-version", "malformed", "unversioned"]
     version: str | None = None
     message: str
+    issue: int | None = None  # the `[issue:N]` its subject names, read leniently
 
 
 def format_checkpoint(text: str, issue: int, step: int | None = None) -> str:
@@ -88,9 +94,20 @@ _READERS = {1: _read_v1}
 def read_checkpoint(message: str) -> Checkpoint | CheckpointProblem | None:
     """The checkpoint a commit message records; None for an ordinary commit.
 
-    The only reader of checkpoint messages: it dispatches on the trailer's version.
+    The only reader of checkpoint messages: it dispatches on the trailer's version. A commit
+    that claims to be a checkpoint but cannot be read keeps the issue its subject names, so
+    its AIC505/AIC506 reaches that issue whether or not the message also says `#N`.
     """
     subject = message.split("\n", 1)[0].strip()
+    result = _read(message, subject)
+    if isinstance(result, CheckpointProblem) and result.issue is None:
+        loose = _LOOSE_ISSUE_RE.search(subject[:_MAX_SUBJECT])
+        if loose is not None and int(loose.group(1)) > 0:
+            result = result.model_copy(update={"issue": int(loose.group(1))})
+    return result
+
+
+def _read(message: str, subject: str) -> Checkpoint | CheckpointProblem | None:
     versions = [m.group(1) for m in _CHECKPOINT_TRAILER_RE.finditer(message)]
     if not versions:
         if _CHECKPOINT_SHAPE_RE.match(subject[:_MAX_SUBJECT]):
@@ -126,11 +143,13 @@ def read_checkpoint(message: str) -> Checkpoint | CheckpointProblem | None:
 
 
 def issues_of(commit: Commit, repo: str | None = None) -> list[int]:
-    """The issues a commit names, including the one its checkpoint subject records."""
+    """The issues a commit names, including the one its checkpoint subject records (even a
+    checkpoint that cannot be read: its problem is reported on that issue)."""
     numbers = issues_named(commit.message, repo)
     checkpoint = read_checkpoint(commit.message)
-    if isinstance(checkpoint, Checkpoint) and checkpoint.issue not in numbers:
-        numbers.append(checkpoint.issue)
+    issue = checkpoint.issue if checkpoint is not None else None
+    if issue is not None and issue not in numbers:
+        numbers.append(issue)
     return numbers
 
 

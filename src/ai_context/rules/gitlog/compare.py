@@ -13,6 +13,8 @@ from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.rules.gitlog.checkpoints import (
+    CHECKPOINT_TRAILER,
+    CHECKPOINT_VERSION,
     Checkpoint,
     CheckpointProblem,
     issues_of,
@@ -239,7 +241,10 @@ def checkpoint_problem_finding(commit: Commit, problem: CheckpointProblem) -> Fi
         "warning",
         f"commit {commit.short}: checkpoint not read: {problem.message}",
         None,
-        "Write checkpoint commits with `format_checkpoint` (ai-context save does).",
+        "ai-context does not write checkpoint commits; the agent does. Write the subject as "
+        "'ai-context: <step> completed [issue:N] [step:K]' with the trailer "
+        f"'{CHECKPOINT_TRAILER}: v{CHECKPOINT_VERSION}', e.g. `git commit -m '<subject>' "
+        f"--trailer '{CHECKPOINT_TRAILER}: v{CHECKPOINT_VERSION}'`.",
     )
 
 
