@@ -95,8 +95,13 @@ class Thread:
 
     @property
     def sticky(self) -> str:
-        (comment,) = [c for c in self.comments if c.author == BOT]
+        (comment,) = [c for c in self.comments if c.author == BOT and c.body.startswith(MARKER)]
         return comment.body
+
+    @property
+    def mentions(self) -> list[str]:
+        """Our comments other than the sticky one: the owner told of a staleness episode."""
+        return [c.body for c in self.comments if c.author == BOT and not c.body.startswith(MARKER)]
 
 
 def rules(now: datetime = NOW, fresh: dict[int, Evidence] | None = None) -> StaleRules:
@@ -130,10 +135,18 @@ def test_a_fresh_block_clears_the_label_and_the_mention() -> None:
     assert kinds(ops) == ["edit_comment", "remove_label"]
     assert thread.labels == set() and "@ariel" not in thread.sticky
     assert "no findings now" in thread.sticky
-    # Stale again later: the mention comes back, once.
+    # Stale again later: the mention comes back, once. It is added to the sticky comment by
+    # an edit, which GitHub may not notify, so a short new comment tells the owner (issue 15).
     later = NOW + timedelta(days=3)
-    assert kinds(thread.plan(rules(later), now=later)) == ["edit_comment", "add_labels"]
+    ops = thread.plan(rules(later), now=later)
+    assert kinds(ops) == ["edit_comment", "create_comment", "add_labels"]
     assert thread.sticky.count("@ariel") == 1
+    [told] = thread.mentions
+    assert told.startswith("<!-- ai-context:mention ariel 2026-05-28T14:00:00Z -->\n@ariel: ")
+    # Later runs of the same episode tell nobody again.
+    for again in (later + timedelta(hours=1), later + timedelta(days=2)):
+        assert thread.plan(rules(again), now=again) == []
+    assert len(thread.mentions) == 1
 
 
 def test_without_the_stale_rules_the_block_check_reports_as_before() -> None:

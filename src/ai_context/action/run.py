@@ -10,18 +10,28 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from pydantic import ValidationError
+
 from ai_context.action.route import route
-from ai_context.adapters.config import load_settings, mask_secrets
+from ai_context.adapters.config import Settings, load_settings, mask_secrets
 from ai_context.adapters.github import (
     DEFAULT_API_URL,
     GitHub,
+    GitHubNotFound,
+    url_problem,
 )
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
 from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import RunContext
+from ai_context.jobs.digest import digest_section
 from ai_context.jobs.registry import JOBS
+from ai_context.rules.actors import parse_actors
+from ai_context.rules.lease import parse_lease_config
+from ai_context.rules.mirror import load_mirror_config
+from ai_context.rules.stale import parse_stale_config
+from ai_context.rules.templating import compile_all, make_env
 
 
 def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> int:
@@ -46,6 +56,7 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
 
 
 def _run(env: Mapping[str, str], wf: Workflow) -> int:
+    wf.check_files()
     workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
     settings, extras = load_settings(env, workspace)
     for command in mask_secrets(settings):
@@ -62,6 +73,9 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             "GITHUB_EVENT_NAME and GITHUB_REPOSITORY are not set: run this inside GitHub "
             "Actions, or use the CLI commands locally"
         )
+    problem = url_problem(env.get("GITHUB_API_URL") or DEFAULT_API_URL)
+    if problem is not None:
+        raise ConfigError(f"environment variable GITHUB_API_URL: {problem}")
     github = GitHub(
         settings.github_token,
         repository,
@@ -88,6 +102,7 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             wf.log(f"ai-context: nothing to do ({ctx.route.skipped})")
             ctx.summary.append(f"Nothing to do: {ctx.route.skipped}.")
         else:
+            check_settings(ctx)
             if settings.dry_run:
                 wf.log("ai-context: dry run: no writes will be made")
             for name in ctx.route.jobs:
@@ -102,6 +117,46 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
     finally:
         _finish(ctx, github, wf)
     return max(ctx.exit_codes, default=0)
+
+
+def check_settings(ctx: RunContext) -> None:
+    """Every setting and section the run's jobs read, checked before any job runs, so a bad
+    value is exit 2 with nothing written (the jobs parse them again, each for itself)."""
+    settings, extras, source = ctx.settings, ctx.extras, ctx.settings.config
+    try:
+        settings.check_config  # noqa: B018 - validates `required:` against the block's fields
+    except ValidationError as exc:
+        detail = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"setting required ({settings.source('required')}): {detail}") from None
+    parse_actors(extras.get("actors"), source)
+    parse_stale_config(extras.get("stale"), source, settings.stale_after)
+    parse_lease_config(extras.get("lease"), source)
+    load_mirror_config(extras, source)
+    if settings.templates:
+        workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
+        try:
+            env = make_env(workspace / settings.templates)
+        except ValueError as exc:
+            raise ConfigError(f"setting templates ({settings.source('templates')}): {exc}") from exc
+        compile_all(env)
+    if "digest" in ctx.route.jobs and ctx.route.scan_all:
+        digest_section(extras, settings)  # the slack target needs its webhook only here
+        if settings.digest_issue is not None:
+            _check_digest_issue(ctx.github, settings)
+
+
+def _check_digest_issue(github: GitHub, settings: Settings) -> None:
+    number = settings.digest_issue
+    try:
+        what = "is a pull request in" if github.get_issue(number or 0).is_pull_request else ""
+    except GitHubNotFound:
+        what = "does not exist in"
+    if what:
+        raise ConfigError(
+            f"setting digest-issue: #{number} {what} {github.repository} "
+            f"({settings.source('digest-issue')}); name an open issue, or leave it empty to "
+            "use (or create) the issue labelled ai-context:digest"
+        )
 
 
 def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -98,8 +98,21 @@ class _CountingRetry(GithubRetry):
         return super().increment(*args, **kwargs)
 
 
+# What GitHub asks every REST client to send: its JSON media type and the API version the
+# client was written against (without them, `Accept: */*` and whatever version is default).
+API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+
+
 def _counted(base: type[Any]) -> type[Any]:
     class Counted(base):  # type: ignore[misc]
+        def request(
+            self, verb: str, url: str, input: Any, headers: dict[str, str], *rest: Any
+        ) -> None:
+            sent = {**API_HEADERS, **{k: v for k, v in headers.items() if k != "Accept"}}
+            if headers.get("Accept", "*/*") != "*/*":  # a call that asks for another type
+                sent["Accept"] = headers["Accept"]
+            super().request(verb, url, input, sent, *rest)
+
         def getresponse(self) -> RequestsResponse:
             counter = getattr(self.retry, "counter", None)
             if counter is not None:
@@ -117,6 +130,19 @@ Requester.injectConnectionClasses(
 # Injecting classes also switches off PyGithub's connection reuse (meant for its replay tests);
 # switch it back on, or every call pays a new TCP (and TLS) handshake.
 setattr(Requester, "_Requester__persist", True)  # noqa: B010 - a name-mangled class attribute
+
+
+def url_problem(url: str) -> str | None:
+    """Why URL cannot be an API base URL (`https://api.github.com`,
+    `https://ghe.example.com/api/v3`), or None when it can."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        return f"{url!r} is not an http(s) URL like https://api.github.com"
+    return None
 
 
 def _raw(obj: GithubObject) -> dict[str, Any]:
@@ -195,6 +221,9 @@ class GitHub:
             raise GitHubConfigError(
                 f"repository {repository!r} is not owner/name; set GITHUB_REPOSITORY"
             )
+        problem = url_problem(api_url)
+        if problem is not None:
+            raise GitHubConfigError(f"environment variable GITHUB_API_URL: {problem}")
         self.repository = repository
         self.counter = counter or CallCounter()
         retry = _CountingRetry(
@@ -243,7 +272,9 @@ class GitHub:
         if sort is not None:
             filters.update(sort=sort, direction="desc")
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
-            filters["since"] = since
+            # PyGithub writes the clock time with a literal Z: hand it the time in UTC.
+            utc = since.astimezone(UTC) if since.tzinfo else since.replace(tzinfo=UTC)
+            filters["since"] = utc
         found: list[Issue] = []
         with _translated("list issues"):
             for raw in (_raw(i) for i in self._repo.get_issues(**filters)):

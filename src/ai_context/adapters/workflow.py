@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from ai_context.core.errors import ConfigError
+
 
 def escape_data(value: str) -> str:
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -31,6 +33,28 @@ class Workflow:
         self.summary_path = (
             Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None
         )
+
+    def check_files(self) -> None:
+        """GITHUB_OUTPUT and GITHUB_STEP_SUMMARY can be written: checked before a run's first
+        write, so a wrong path is exit 2 up front, not a traceback after the jobs ran."""
+        for name, path in self._files():
+            if path.is_dir() or not path.parent.is_dir():
+                where = "is a folder" if path.is_dir() else "points into a missing folder"
+                raise ConfigError(
+                    f"environment variable {name} {where} ({path}); the runner sets it to a "
+                    "file in an existing folder: unset it, or create the folder"
+                )
+
+    def _files(self) -> list[tuple[str, Path]]:
+        named = (("GITHUB_OUTPUT", self.output_path), ("GITHUB_STEP_SUMMARY", self.summary_path))
+        return [(name, path) for name, path in named if path is not None]
+
+    def _append(self, name: str, path: Path, text: str) -> None:
+        try:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise ConfigError(f"cannot write {name} ({path}): {exc.strerror or exc}") from exc
 
     def command(self, name: str, message: str = "", **properties: str) -> None:
         props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v)
@@ -60,15 +84,16 @@ class Workflow:
             for name, value in outputs.items():
                 self.log(f"output {name}={value}")
             return
-        with self.output_path.open("a", encoding="utf-8") as handle:
-            for name, value in outputs.items():
+        records = []
+        for name, value in outputs.items():
+            delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+            while delimiter in value:  # pragma: no cover - 128 random bits
                 delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
-                while delimiter in value:  # pragma: no cover - 128 random bits
-                    delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
-                handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+            records.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+        self._append("GITHUB_OUTPUT", self.output_path, "".join(records))
 
     def summary(self, markdown: str) -> None:
         if self.summary_path is None:
             return
-        with self.summary_path.open("a", encoding="utf-8") as handle:
-            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+        text = markdown if markdown.endswith("\n") else markdown + "\n"
+        self._append("GITHUB_STEP_SUMMARY", self.summary_path, text)

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from jinja2 import Environment, TemplateError
 
 from ai_context.adapters.store import DirectoryStore, StoreError
+from ai_context.core.errors import TemplateError as BoundedTemplateError
 from ai_context.rules.digest import (
     DigestConfig,
     StateRead,
@@ -144,6 +145,8 @@ def _rendering(usage_error: ErrorType, action: Callable[[], str]) -> str:
     """The rendered text, ending in one newline; a template's error is a usage error."""
     try:
         text = action()
+    except BoundedTemplateError as exc:  # templating.render's: it says "template error: ..."
+        raise usage_error(f"{exc}; fix the template (or remove it from --templates)") from exc
     except TemplateError as exc:
         raise usage_error(
             f"template error: {exc}; fix the template (or remove it from --templates to use "

@@ -1,9 +1,17 @@
-"""Human durations such as `90m`, `24h`, `3d` (settings like stale-after use them)."""
+"""Human durations such as `90m`, `24h`, `3d` (settings like stale-after use them).
+
+One rule in every source (action input, environment, YAML file, command line): a bare number
+means hours, whether YAML read it as a number (`stale-after: 48`) or as text (`"48"`).
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION_RE = re.compile(r"(\d{1,6})\s*([smhdw])")
@@ -26,6 +34,32 @@ def parse_duration(text: str) -> timedelta:
     if not raw or seconds <= 0:
         raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
     return timedelta(seconds=seconds)
+
+
+def duration_value(value: Any) -> timedelta:
+    """A duration setting from any source: text as parse_duration reads it, a bare number as
+    hours (never pydantic's seconds), a timedelta as it is. Raises ValueError saying why."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, str):
+        parsed = parse_duration(value)
+        if parsed <= timedelta(0):
+            raise ValueError(f"{value!r} is not a duration longer than zero")
+        return parsed
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{value!r} is not a duration: write it like 90m, 24h or 3d")
+    if not math.isfinite(value) or value <= 0 or value > MAX_HOURS:
+        raise ValueError(
+            f"{value!r} is not a duration: a bare number is hours, from 1 to {MAX_HOURS}; "
+            "or write it like 90m, 24h or 3d"
+        )
+    return timedelta(hours=value)
+
+
+MAX_HOURS = 24 * 366 * 10  # ten years: beyond it a number is a typo, not a duration
+
+# A pydantic field type that reads a duration by the one rule above.
+Duration = Annotated[timedelta, BeforeValidator(duration_value)]
 
 
 def format_duration(delta: timedelta) -> str:

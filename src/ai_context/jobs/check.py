@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ai_context.adapters.config import Settings
+from ai_context.adapters.github import GitHubNotFound
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.block import parse
 from ai_context.core.findings import Finding
@@ -40,7 +41,7 @@ def check_job(ctx: RunContext) -> None:
 
     tasks = stale_rules(ctx)
     report = run_check(
-        ctx.issues(),
+        _current(ctx),
         ctx.github,
         now=ctx.now,
         config=ctx.settings.check_config,
@@ -64,6 +65,24 @@ def check_job(ctx: RunContext) -> None:
     ctx.exit_codes.append(_exit_code(report, ctx.settings))
     if session:
         ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
+
+
+def _current(ctx: RunContext) -> list[Issue]:
+    """The run's tasks as GitHub has them now. An event's payload is a snapshot: a re-run,
+    or a run racing a second quick edit, carries the comment count and labels of back then
+    (`comments: 0` would create a second sticky comment, old labels would be added again),
+    so each issue taken from the payload is read once more."""
+    from_payload = {issue.number for issue in ctx.route.issues}
+    current = []
+    for issue in ctx.issues():
+        if issue.number not in from_payload:
+            current.append(issue)
+            continue
+        try:
+            current.append(ctx.github.get_issue(issue.number))
+        except GitHubNotFound:
+            ctx.workflow.log(f"ai-context: #{issue.number} no longer exists; skipped")
+    return current
 
 
 def _session_files(ctx: RunContext) -> list[Finding]:

@@ -9,18 +9,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ai_context.adapters.github import GitHubUnavailable
-from ai_context.core.block import find
+from ai_context.core.block import Block, find, format_timestamp
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 from ai_context.rules.stale import Verdict
 from ai_context.rules.sticky import (
     CHECK_LABELS,
-    MARKER,
     Op,
     needs_comments,
     plan_comment,
@@ -125,6 +124,7 @@ def plan_check(
         extra = tuple(extra_findings(issue, result))
     shown = _by_line([*findings, *extra])
     listed: list[Comment] | None = None
+    memory: dict[str, Any] | None = None
     if needs_comments(issue, shown, thorough=thorough):
         listed = comments(issue.number)
         memory = read_state(getattr(sticky_comment(listed, bot_login), "body", None))
@@ -134,12 +134,18 @@ def plan_check(
             shown = _by_line([*findings, *extra])
     ops = plan_labels(issue, findings)
     if listed is not None or shown:
-        notes = (mention_note(verdict.mention),) if verdict and verdict.mention else ()
-        state = verdict.state() if verdict else None
+        notes, state, mention = plan_mention(
+            issue.number,
+            block=result.block,
+            verdict=verdict,
+            listed=listed or [],
+            memory=memory,
+            bot_login=bot_login,
+        )
         planned = plan_comment(
             issue.number, shown, listed or [], bot_login, notes=notes, state=state
         )
-        ops = planned + ops
+        ops = planned + mention + ops
     return IssueCheck(issue, result.model_copy(update={"findings": shown}), ops, verdict)
 
 
@@ -159,6 +165,48 @@ def mention_note(login: str) -> str:
     stale, so the comment is not re-edited for it and GitHub does not notify again; it leaves
     when the task is fresh, and comes back (one new notification) if it goes stale again."""
     return f"@{login}: this task looks stale (see above). Nudge its Active actor or hand it off."
+
+
+MENTION_MARKER = "<!-- ai-context:mention "
+MENTIONED = "mentioned"  # the sticky comment's memory of the episode its owner was told of
+
+
+def plan_mention(
+    number: int,
+    *,
+    block: Block | None,
+    verdict: Verdict | None,
+    listed: Sequence[Comment],
+    memory: Mapping[str, Any] | None,
+    bot_login: str,
+) -> tuple[tuple[str, ...], dict[str, Any] | None, list[Op]]:
+    """The sticky comment's notes and memory, and the comment that tells a stale task's owner.
+
+    GitHub may not notify a mention added by editing a comment, so the owner is told in a
+    newly created comment once per staleness episode (the owner and the block's Last updated):
+    by the sticky comment itself when this run creates it, else by a short comment of its own,
+    found again by its marker. The sticky comment remembers the episode, so neither is
+    repeated while the task stays stale; a refreshed block that goes stale again is a new one.
+    """
+    state = verdict.state() if verdict else None
+    if verdict is None or not verdict.mention or block is None:
+        return (), state, []
+    login = verdict.mention
+    stamp = format_timestamp(block.last_updated) if block.last_updated else "never"
+    episode = f"{login} {stamp}"
+    state = {**(state or {}), MENTIONED: episode}
+    notes = (mention_note(login),)
+    head = f"{MENTION_MARKER}{episode} -->"
+    told = (memory or {}).get(MENTIONED) == episode or any(
+        c.author.lower() == bot_login.lower() and c.body.startswith(head) for c in listed
+    )
+    if told or sticky_comment(listed, bot_login) is None:  # a created comment notifies
+        return notes, state, []
+    body = (
+        f"{head}\n@{login}: task #{number} looks stale (no update since {stamp}); see the "
+        "ai-context comment above. Nudge its Active actor or hand it off."
+    )
+    return notes, state, [Op(kind="create_comment", issue=number, body=body)]
 
 
 def run_check(
@@ -181,7 +229,7 @@ def run_check(
             now=now,
             config=config,
             bot_login=bot_login,
-            comments=writer.list_comments,
+            comments=lambda number: read_comments(writer, number),
             extra_findings=extra_findings,
             tasks=tasks,
             thorough=thorough,
@@ -212,15 +260,42 @@ def apply(op: Op, writer: IssueWriter, bot_login: str) -> None:
         writer.remove_label(op.issue, op.labels[0])
 
 
+def read_comments(writer: IssueWriter, number: int) -> list[Comment]:
+    """Issue NUMBER's comments, one listing: the one place the comment plans and writes read
+    them from GitHub (a per-run cache of listings belongs here)."""
+    return writer.list_comments(number)
+
+
+def _ours(comments: Sequence[Comment], bot_login: str, head: str) -> list[Comment]:
+    """Our comments whose first line is HEAD (a marker), oldest first, each once."""
+    found = {
+        c.id: c
+        for c in comments
+        if c.author.lower() == bot_login.lower() and c.body.split("\n", 1)[0] == head
+    }
+    latest = datetime.max.replace(tzinfo=UTC)
+    return sorted(found.values(), key=lambda c: (c.created_at or latest, c.id))
+
+
 def _create_once(op: Op, writer: IssueWriter, bot_login: str) -> None:
-    """A POST that failed may still have landed: look for our marker before trying again."""
+    """Create a marked comment (the sticky one, a mention), then list once: a POST that failed
+    may still have landed, and a run racing this one (a push and an issue event, a re-run)
+    may have created its own. The oldest stays, newer ones go, so racing runs end with one
+    comment; the survivor gets this run's text when it was another run's."""
     assert op.body is not None
+    head = op.body.split("\n", 1)[0]
+    created: Comment | None = None
     try:
-        writer.create_comment(op.issue, op.body)
+        created = writer.create_comment(op.issue, op.body)
     except GitHubUnavailable:
-        landed = any(
-            c.author.lower() == bot_login.lower() and c.body.startswith(MARKER)
-            for c in writer.list_comments(op.issue)
-        )
-        if not landed:
+        ours = _ours(read_comments(writer, op.issue), bot_login, head)
+        if not ours:  # it did not land: one more try
             writer.create_comment(op.issue, op.body)
+            return
+    else:
+        ours = _ours([*read_comments(writer, op.issue), created], bot_login, head)
+    keep = ours[0]
+    for duplicate in ours[1:]:
+        writer.delete_comment(duplicate.id)
+    if created is not None and keep.id != created.id and keep.body.strip() != op.body.strip():
+        writer.edit_comment(keep.id, op.body)

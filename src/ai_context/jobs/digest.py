@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from ai_context.adapters.config import Settings
 from ai_context.adapters.github import GitHub, GitHubNotFound
 from ai_context.adapters.slack import SlackResult, post_messages
-from ai_context.core.durations import parse_duration
+from ai_context.core.durations import duration_value
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
@@ -50,7 +50,7 @@ class DigestSection(BaseModel):
     @field_validator("window", mode="before")
     @classmethod
     def _window(cls, value: Any) -> Any:
-        return parse_duration(value) if isinstance(value, str) else value
+        return duration_value(value)
 
     @field_validator("repositories")
     @classmethod

@@ -42,12 +42,14 @@ def identity(text: str) -> str:
     return key
 
 
-def _listed(value: Any) -> Any:
+def _listed(value: Any) -> tuple[Any, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
         return (value,)
-    return value
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"{value!r} is not a list: write it like [a, b] (or one text)")
+    return tuple(value)
 
 
 class Actor(BaseModel):
@@ -84,7 +86,11 @@ class Actor(BaseModel):
     @field_validator("emails", "aliases", mode="before")
     @classmethod
     def _many(cls, value: Any) -> Any:
-        return tuple(str(v).strip() for v in _listed(value) if str(v).strip())
+        items = _listed(value)
+        bad = [v for v in items if not isinstance(v, str)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not text: write each entry as text")
+        return tuple(v.strip() for v in items if v.strip())
 
     @field_validator("emails")
     @classmethod

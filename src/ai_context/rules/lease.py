@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ai_context.core.durations import format_duration, parse_duration
+from ai_context.core.durations import duration_value, format_duration
 from ai_context.core.errors import ConfigError, ConflictError
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
@@ -142,7 +142,7 @@ class LeaseConfig(BaseModel):
     @field_validator("ttl", mode="before")
     @classmethod
     def _ttl(cls, value: Any) -> Any:
-        return parse_duration(value) if isinstance(value, str) else value
+        return duration_value(value)
 
     def ref(self, issue: int) -> str:
         return f"{self.prefix}{issue}"

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ai_context.core.durations import Duration
 from ai_context.core.errors import ConfigError
 
 
@@ -18,7 +19,7 @@ class StaleConfig(BaseModel):
 
     stale_after: timedelta = Field(default=timedelta(hours=24), alias="stale-after")
     max_active_per_actor: int | None = Field(default=None, ge=1, alias="max-active-per-actor")
-    clock_skew: timedelta = Field(default=timedelta(minutes=5), alias="clock-skew")
+    clock_skew: Duration = Field(default=timedelta(minutes=5), alias="clock-skew")
 
 
 def parse_stale_config(section: Any, source: str, stale_after: timedelta) -> StaleConfig:

@@ -18,8 +18,10 @@ own dangerous characters:
 - ``mermaid_label``: a quoted label inside a Mermaid chart.
 
 Templates run in Jinja's immutable sandbox with StrictUndefined, so a typo in a user template is
-an error, not an empty string. Autoescape is on only for ``.html``/``.htm`` templates: Markdown
-and Slack have no single correct escape, so their templates escape explicitly per field.
+an error, not an empty string. A render is bounded in time and output size (template_limits).
+Any failure of a template is core.errors.TemplateError ("template error: ...", exit 2).
+Autoescape is on only for ``.html``/``.htm`` templates: Markdown and Slack have no single
+correct escape, so their templates escape explicitly per field.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from jinja2 import (
     TemplateNotFound,
     select_autoescape,
 )
+from jinja2 import TemplateError as JinjaTemplateError
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import escape as _markup_escape
@@ -51,7 +54,17 @@ from pydantic import BaseModel
 
 from ai_context.core.block import format_timestamp
 from ai_context.core.durations import format_duration
+from ai_context.core.errors import TemplateError
 from ai_context.core.markdown import escape_text
+from ai_context.rules.template_limits import (
+    BoundedRange,
+    bounded_concat,
+    checked_binop,
+    guarded_center,
+    guarded_format,
+    huge_width,
+    too_big,
+)
 
 PACKAGE = "ai_context"
 TEMPLATE_DIR = "templates"
@@ -74,9 +87,28 @@ def _is_data_attribute(cls: type[BaseModel], attr: str) -> bool:
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
-    """Jinja's immutable sandbox. The fields and properties of pydantic models hold data, never
-    code, so their verdict is cached per class and name: checking each access in full was most
-    of the time spent rendering a 1,000-task digest. Everything else gets the full check."""
+    """Jinja's immutable sandbox, bounded (see the module's docstring). The fields and
+    properties of pydantic models hold data, never code, so their verdict is cached per class
+    and name: checking each access in full was most of the time spent rendering a 1,000-task
+    digest. Everything else gets the full check."""
+
+    intercepted_binops = frozenset({"*", "**", "%"})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.globals["range"] = BoundedRange
+        self.concat = bounded_concat  # type: ignore[method-assign]
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        checked_binop(operator, left, right)
+        return super().call_binop(context, operator, left, right)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """`"{:>999999999}".format(x)`: refused before formatting."""
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, str) and huge_width(owner):
+            raise too_big("a format width")
+        return super().wrap_str_format(value)
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if isinstance(obj, BaseModel) and _is_data_attribute(type(obj), attr):
@@ -263,9 +295,32 @@ def make_env(user_dir: Path | None = None) -> Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(FILTERS)
+    env.filters["format"] = guarded_format(env.filters["format"])
+    env.filters["center"] = guarded_center(env.filters["center"])
     return env
 
 
+def compile_all(env: Environment) -> None:
+    """Compile every template ENV can load, so a user template's syntax error is a
+    TemplateError before a run's first write rather than after its comments."""
+    assert env.loader is not None
+    for name in (n for n in env.loader.list_templates() if n.endswith(".j2")):
+        try:
+            env.get_template(name)
+        except JinjaTemplateError as exc:
+            raise _template_error(name, exc) from None
+
+
+def _template_error(name: str, exc: BaseException) -> TemplateError:
+    line = getattr(exc, "lineno", None)
+    where = f" line {line}" if line else ""
+    return TemplateError(f"template error: {name}{where}: {type(exc).__name__}: {exc}")
+
+
 def render(env: Environment, name: str, **data: Any) -> str:
-    """Render template `name` with `data` as its variables."""
-    return env.get_template(name).render(**data)
+    """Render template `name` with `data` as its variables; any failure of the template (a
+    syntax error, an undefined name, a sandbox refusal, a limit) is a TemplateError naming it."""
+    try:
+        return env.get_template(name).render(**data)
+    except (JinjaTemplateError, ArithmeticError, RecursionError, MemoryError) as exc:
+        raise _template_error(name, exc) from None
