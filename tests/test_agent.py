@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from ai_context.adapters.cache import DirectoryCache
-from ai_context.adapters.github import GitHub, GitHubUnavailable
+from ai_context.adapters.github import GitHub, GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import Block, parse, render
 from ai_context.core.models import Issue
 from ai_context.jobs import agent
+from ai_context.rules.mirror import current_step
 from ai_context.rules.reconcile import revision
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake, Request
@@ -448,3 +449,132 @@ def test_done_writes_the_final_block(fake: GitHubFake, tmp_path: Path) -> None:
     assert body(fake).endswith(HUMAN)
     with pytest.raises(agent.AgentError, match="not a URL"):
         agent.done(github(fake), cache, 1, pr="#9", now=T)
+
+
+# --- issue 15: no lost work, nothing left behind --------------------------------------------
+
+
+def test_a_stale_save_by_the_same_actor_on_another_machine_is_a_conflict(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    """Issue 15 item 7: one actor, two machines. The desktop saved newer work after the laptop
+    last read the issue; the laptop's save must not replace it, whatever the clocks say."""
+    laptop, desktop = DirectoryCache(tmp_path / "laptop"), DirectoryCache(tmp_path / "desktop")
+    agent.save(github(fake), laptop, 1, block(), writer=None, now=T)
+    agent.resume(github(fake), desktop, 1)
+    later = T + timedelta(minutes=8)
+    agent.save(github(fake), desktop, 1, block(next_step="desktop"), writer=None, now=later)
+    newer = body(fake)
+    fake.reset_requests()
+    stale = block(next_step="laptop")
+    out = agent.save(github(fake), laptop, 1, stale, writer=None, now=T + timedelta(minutes=20))
+    assert out.status == "conflict"
+    assert fake.count("PATCH") == 0 and body(fake) == newer
+    assert out.decision is not None and "this same actor" in out.decision.reasons[0]
+    assert any("--take local" in note for note in out.notes)
+    entry = laptop.load(REPO, 1)
+    assert entry is not None and entry.dirty and entry.block.next_step == "laptop"
+
+
+def test_save_take_local_replaces_the_moved_block_and_logs_both(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    laptop, desktop = DirectoryCache(tmp_path / "laptop"), DirectoryCache(tmp_path / "desktop")
+    agent.save(github(fake), laptop, 1, block(), writer=None, now=T)
+    agent.resume(github(fake), desktop, 1)
+    later = T + timedelta(minutes=8)
+    agent.save(github(fake), desktop, 1, block(next_step="desktop"), writer=None, now=later)
+    mine = block(next_step="laptop")
+    out = agent.save(
+        github(fake), laptop, 1, mine, writer=None, now=T + timedelta(minutes=20), take="local"
+    )
+    assert out.status == "ok" and out.wrote_remote and out.conflict_log is not None
+    written = parse(body(fake)).block
+    assert written is not None and written.next_step == "laptop"
+    record = json.loads(laptop.conflict_log.read_text().splitlines()[-1])
+    assert (record["command"], record["choice"]) == ("save", "local")
+    assert "- **Next step:** desktop" in record["remote"]
+    entry = laptop.load(REPO, 1)
+    assert entry is not None and not entry.dirty and entry.base_revision == revision(written)
+
+
+def test_a_save_to_a_missing_issue_leaves_no_cache_entry(fake: GitHubFake, tmp_path: Path) -> None:
+    """Issue 15 item 8: a failed save on bad input leaves the cache as it was, so a later
+    bare resume does not trip over an entry for an issue that does not exist."""
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(GitHubNotFound):
+        agent.save(github(fake), cache, 999, block(), writer=None, now=T + timedelta(minutes=1))
+    assert cache.load(REPO, 999) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    out = agent.resume(github(fake), cache)
+    assert (out.status, out.issue, out.source) == ("ok", 1, "cache")
+
+
+def test_a_save_over_the_body_limit_restores_the_previous_cache_entry(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    previous = cache.load(REPO, 1)
+    before = body(fake)
+    huge = block(next_step="x" * agent.BODY_LIMIT)
+    with pytest.raises(agent.AgentError, match="GitHub allows 65,536"):
+        agent.save(github(fake), cache, 1, huge, writer=None, now=T + timedelta(minutes=1))
+    assert cache.load(REPO, 1) == previous
+    assert body(fake) == before
+
+
+def test_an_outage_keeps_the_unpushed_copy_for_resume(fake: GitHubFake, tmp_path: Path) -> None:
+    """The other side of item 8: GitHub down is not bad input; the copy waits for resume."""
+    cache = DirectoryCache(tmp_path)
+    fake.fail_next("PATCH", ISSUE, status=502, times=2)
+    with pytest.raises(GitHubUnavailable):
+        agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    entry = cache.load(REPO, 1)
+    assert entry is not None and entry.dirty
+
+
+def test_done_closes_open_steps_and_releases_the_lease(fake: GitHubFake, tmp_path: Path) -> None:
+    """Issue 15 item 8: no `(in progress)` under `Phase: done`; the finisher holds no lease."""
+    cache = DirectoryCache(tmp_path)
+    seed = block()
+    assert SEED is not None
+    blocked = (*SEED.plan[:4], SEED.plan[4].model_copy(update={"status": "blocked"}))
+    agent.save(
+        github(fake), cache, 1, seed.model_copy(update={"plan": blocked}), writer=None, now=T
+    )
+    released: list[tuple[int, str]] = []
+    out = agent.done(
+        github(fake),
+        cache,
+        1,
+        now=T + timedelta(hours=2),
+        release_lease=lambda issue, actor: released.append((issue.number, actor)),
+    )
+    assert out.status == "ok"
+    final = parse(body(fake)).block
+    assert final is not None
+    assert [s.status for s in final.plan] == ["done", "done", "done", "skipped", "skipped"]
+    assert [s.text for s in final.plan] == [s.text for s in SEED.plan]
+    assert current_step(final) is None
+    assert final.extra["Shipped"] == "Add UserBookingRepository; Wire into BookingService"
+    assert released == [(1, "cc-ariel-laptop")]
+
+
+def test_a_dry_run_done_releases_nothing(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    before = body(fake)
+    released: list[tuple[int, str]] = []
+    out = agent.done(
+        github(fake),
+        cache,
+        1,
+        now=T + timedelta(hours=2),
+        dry_run=True,
+        release_lease=lambda issue, actor: released.append((issue.number, actor)),
+    )
+    assert out.dry_run and "+  3. Add unit tests for repository (done)" in out.diff
+    assert released == [] and body(fake) == before

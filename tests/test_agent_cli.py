@@ -13,6 +13,7 @@ import pytest
 
 from ai_context.cli.agent import login_for
 from ai_context.cli.main import UsageError, main
+from ai_context.core.block import find, parse
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -215,3 +216,81 @@ def test_the_agent_side_imports_neither_jinja2_nor_the_github_client_to_start() 
             [sys.executable, "-c", probe], capture_output=True, text=True, check=True
         )
         assert done.stdout.strip() == "[]", code
+
+
+# --- issue 15 -------------------------------------------------------------------------------
+
+
+def test_a_stale_save_by_the_same_actor_exits_4_and_writes_nothing(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    laptop = ["--cache", str(tmp_path / "laptop")]
+    desktop = ["--cache", str(tmp_path / "desktop")]
+    assert run(["save", "1", *laptop, "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)[0] == 0
+    assert run(["resume", "1", *desktop])[0] == 0
+    newer = SEED_BLOCK.replace("Finish unit tests", "Desktop work")
+    assert run(["save", "1", *desktop, "--now", "2026-05-26T14:40:00Z"], newer)[0] == 0
+    body = fake.issue(REPO, 1).body
+    stale = SEED_BLOCK.replace("Finish unit tests", "Laptop work")
+    code, out, _ = run(["save", "1", *laptop, "--now", "2026-05-26T14:52:00Z"], stale)
+    assert code == 4
+    assert (
+        out.splitlines()[0] == 'CONFLICT on acme/shop#1 "Booking history": nothing was overwritten'
+    )
+    assert "--take local" in out
+    assert fake.issue(REPO, 1).body == body
+    code, out, _ = run(["save", "1", *laptop, "--take", "local"], stale)
+    assert code == 0 and "Laptop work" in (fake.issue(REPO, 1).body or "")
+
+
+@pytest.mark.parametrize("case", ["missing issue", "body too long"])
+def test_a_failed_save_leaves_no_cache_entry_behind(
+    fake: GitHubFake, tmp_path: Path, case: str
+) -> None:
+    cache = tmp_path / "cache"
+    if case == "missing issue":
+        argv, block, first = ["save", "999"], SEED_BLOCK, "GitHub found nothing to"
+    else:
+        argv = ["save", "1"]
+        block = SEED_BLOCK.replace("Finish unit tests", "x" * 70_000)
+        first = "issue #1's body would be"
+    before = fake.issue(REPO, 1).body
+    code, out, err = run(argv, block)
+    assert code == 2 and out == ""
+    assert err.startswith("ai-context: " + first), err
+    assert not cache.exists() or not list(cache.glob("*.json"))
+    assert fake.issue(REPO, 1).body == before
+    code, out, _ = run(["resume"])  # no entry to trip over: it lists the open tasks
+    assert code == 2 and "Booking history" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "existing"),
+    [
+        ("byte order mark", "\ufeff" + SEED_BLOCK),
+        ("zero-width title", SEED_BLOCK.replace("AI Context", "AI\u200b Context", 1)),
+        ("setext", "AI Context\n---\n" + SEED_BLOCK.split("\n", 1)[1]),
+    ],
+)
+def test_save_replaces_a_block_github_shows_instead_of_adding_one(
+    fake: GitHubFake, name: str, existing: str
+) -> None:
+    fake.edit_issue(REPO, 1, body=existing + "\n\nHuman text.\n")
+    newer = SEED_BLOCK.replace("Finish unit tests", "Second step")
+    code, out, _ = run(["save", "1", "--actor", "cc-ariel-laptop"], newer)
+    assert code == 0, out
+    assert out.splitlines()[0] == 'saved the block to acme/shop#1 "Booking history"'
+    body = fake.issue(REPO, 1).body or ""
+    assert len(find(body)) == 1 and body.count("AI Context") == 1, name
+    assert body.endswith("\n\nHuman text.\n")
+    assert body.startswith("\ufeff") == existing.startswith("\ufeff")
+
+
+def test_save_does_not_take_a_commented_out_block_for_the_block(fake: GitHubFake) -> None:
+    hidden = "<!--\n" + SEED_BLOCK.replace("cc-ariel-laptop", "cc-old-bot") + "\n-->\n"
+    fake.edit_issue(REPO, 1, body=hidden)
+    code, out, _ = run(["save", "1"], SEED_BLOCK)
+    assert code == 0, out
+    body = fake.issue(REPO, 1).body or ""
+    assert body.endswith("\n\n" + hidden)  # the hidden text is kept byte for byte
+    assert len(find(body)) == 1 and parse(body).block is not None

@@ -190,3 +190,33 @@ def test_handoff_releases_the_lease_of_the_actor_handing_off(tmp_path: Path) -> 
         assert "released cc-ariel-laptop's lease on #1" in log[0]
         final = parse(fake.issue(REPO, 1).body or "").block
         assert final is not None and final.actor == "cc-dana-desktop" and final.phase == "handoff"
+
+
+def test_done_releases_the_lease_and_leaves_no_step_open(tmp_path: Path) -> None:
+    with GitHubFake() as fake:
+        fake.add_issue(REPO, "Booking history", HUMAN)
+        laptop = Machine(fake, tmp_path / "laptop" / "cache", "cc-ariel-laptop")
+        laptop.cwd.mkdir()
+        v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
+        assert laptop.run("save", "1", "--now", "2026-05-26T09:00:00Z", stdin=v1)[0] == 0
+        claimed = subprocess.run(
+            [sys.executable, "-m", "ai_context", "claim", "1", "--actor", "cc-ariel-laptop"],
+            env=laptop.env,
+            cwd=laptop.cwd,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert claimed.returncode == 0, claimed.stdout + claimed.stderr
+        log: list[str] = []
+        code, out = laptop.run(
+            "done", "1", "--pr", "https://x/pull/2", "--now", "2026-05-26T10:00:00Z", log=log
+        )
+        assert code == 0, out
+        assert fake.ref(REPO, "refs/ai-context/leases/1") is None
+        assert "released cc-ariel-laptop's lease on #1" in log[0]
+        final = parse(fake.issue(REPO, 1).body or "").block
+        assert final is not None and final.phase == "done"
+        assert "(in progress)" not in (fake.issue(REPO, 1).body or "")
+        assert {s.status for s in final.plan} <= {"done", "skipped"}

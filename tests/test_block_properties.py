@@ -52,7 +52,7 @@ def blocks(draw: st.DrawFn) -> Block:
     )
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(blocks())
 def test_parse_of_render_is_identity(block: Block) -> None:
     parsed = parse(render(block))
@@ -61,7 +61,7 @@ def test_parse_of_render_is_identity(block: Block) -> None:
     assert {f.code for f in parsed.findings} <= {"AIC105", "AIC106"}
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(blocks())
 def test_render_with_markers_round_trips_and_is_untampered(block: Block) -> None:
     parsed = parse(render(block, markers=True))
@@ -69,7 +69,7 @@ def test_render_with_markers_round_trips_and_is_untampered(block: Block) -> None
     assert parsed.marker is not None and parsed.marker.matches
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(blocks())
 def test_render_is_a_fixed_point(block: Block) -> None:
     text = render(block)
@@ -86,7 +86,7 @@ markdownish = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(st.one_of(st.text(max_size=400), markdownish))
 def test_arbitrary_text_never_raises(body: str) -> None:
     parsed = parse(body)
@@ -102,7 +102,7 @@ free_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_si
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(free_text, blocks(), blocks(), free_text, st.booleans())
 def test_replace_block_preserves_outside_bytes(
     prefix: str, old: Block, new: Block, suffix: str, crlf: bool
@@ -115,7 +115,7 @@ def test_replace_block_preserves_outside_bytes(
     assert parse(result).block == new
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(free_text, blocks())
 def test_replace_block_inserts_at_top_when_absent(body: str, block: Block) -> None:
     result = replace_block(body, block)

@@ -156,11 +156,20 @@ def test_a_copy_without_last_updated_is_ordered_by_revision_only(dirty: bool) ->
 # --- writes -------------------------------------------------------------------------------
 
 
-def test_write_allowed_without_remote_at_base_or_over_own_block() -> None:
+def test_write_allowed_without_remote_at_base_or_over_own_never_read_block() -> None:
     remote = copy("cc-noa-desktop")
     assert decide_write(None, base=None, writer="x").kind == "init"
     assert decide_write(remote, base=revision(remote), writer="x").kind == "push_local"
-    assert decide_write(remote, base="0" * 64, writer="cc-noa-desktop").kind == "push_local"
+    assert decide_write(remote, base=None, writer="cc-noa-desktop").kind == "push_local"
+
+
+def test_write_over_own_block_that_moved_since_the_base_is_a_conflict() -> None:
+    """Issue 15 item 7: the same actor on two machines. Machine A read revision `base`;
+    machine B has since saved a newer block; A's save must not replace it."""
+    remote = copy("cc-noa-desktop")
+    stale = decide_write(remote, base="0" * 64, writer="cc-noa-desktop")
+    assert stale.conflict
+    assert "this same actor, from another machine" in stale.reasons[0]
 
 
 def test_write_over_a_block_another_actor_changed_is_a_conflict() -> None:

@@ -6,6 +6,8 @@ Tokens are assembled from pieces at run time so that secret scanners do not flag
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
 from itertools import pairwise
 from pathlib import Path
@@ -23,6 +25,7 @@ from ai_context.rules.scrub import (
     scrub,
     scrub_counted,
 )
+from tests.conftest import ROOT
 
 ALNUM36 = "R8xK2mQ7vLp4Wn9Zt3Hc6Yb1Fd5Gs0Ja8Ue2I"[:36]
 GITHUB_CLASSIC = "gh" + "p_" + ALNUM36
@@ -221,7 +224,7 @@ texts = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(texts | st.text(max_size=200))
 def test_scrub_is_idempotent_and_leaves_nothing(text: str) -> None:
     once = scrub(text)
@@ -229,7 +232,7 @@ def test_scrub_is_idempotent_and_leaves_nothing(text: str) -> None:
     assert find(once) == []
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(texts)
 def test_hits_are_ordered_and_disjoint(text: str) -> None:
     hits = find(text)
@@ -291,3 +294,70 @@ def test_cli_errors(tmp_path: Path) -> None:
     assert code == 2 and "no such file" in err
     code, _, err = run(["scrub", "a", "b"])
     assert code == 2 and "pass one PATH" in err
+
+
+# --- issue 15: root's home, the real $HOME, bytes that are not UTF-8 -----------------------
+
+
+def test_roots_home_becomes_tilde() -> None:
+    assert scrub("key at /root/.ssh/id_ed25519") == "key at ~/.ssh/id_ed25519"
+    assert scrub("cd /root; ls") == "cd ~; ls"
+    assert scrub('{"p": "/root/work/a.py"}') == '{"p": "~/work/a.py"}'
+    hit = find("x\n  /root/a")[0]
+    assert (hit.kind, hit.line, hit.column) == ("home-path", 2, 3)
+
+
+@pytest.mark.parametrize("text", ["/rootfs/etc", "/srv/root/x", "~/root/x", "/var/root2/x"])
+def test_paths_that_merely_contain_root_pass(text: str) -> None:
+    assert scrub(text) == text
+
+
+def test_the_real_home_is_redacted_wherever_it_lies() -> None:
+    home = "/var/lib/jenkins"
+    assert scrub("log in /var/lib/jenkins/ws/a.log", home=home) == "log in ~/ws/a.log"
+    assert scrub("HOME=/var/lib/jenkins", home=home + "/") == "HOME=~"
+    assert scrub("/var/lib/jenkins2/x", home=home) == "/var/lib/jenkins2/x"
+    assert [h.kind for h in find("/var/lib/jenkins/x", home=home)] == ["home-path"]
+    assert privacy_findings("sp.json", "/var/lib/jenkins/x", home=home)[0].code == "AIC531"
+    # without the value the rules cannot know it: they never read the environment
+    assert scrub("/var/lib/jenkins/ws") == "/var/lib/jenkins/ws"
+
+
+@pytest.mark.parametrize("home", ["/", "/srv", "", "relative/home", "/home/ann", "/root"])
+def test_a_generic_or_already_covered_home_changes_nothing_else(home: str) -> None:
+    text = "/srv/data and /etc/hosts and /home/ann/x"
+    assert scrub(text, home=home) == "/srv/data and /etc/hosts and ~/x"
+
+
+def test_cli_refuses_stdin_that_is_not_utf8() -> None:
+    """Issue 15: the bytes were passed through unscrubbed; now exit 2, nothing printed."""
+    text = b"/root/a \xff\xfe".decode("utf-8", "surrogateescape")
+    code, out, err = run(["scrub"], stdin=text)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == (
+        "ai-context: <stdin>: not UTF-8 text (character 8); save it as UTF-8"
+    )
+
+
+def test_cli_refuses_stdin_that_is_not_utf8_as_a_process() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ai_context", "scrub", "-"],
+        input=b"see /home/bob/x \xff\n",
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "LC_ALL": "C"},
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode().splitlines()[0].startswith("ai-context: <stdin>: not UTF-8 text")
+
+
+def test_cli_redacts_the_real_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/opt/builder")
+    assert run(["scrub"], stdin="cache at /opt/builder/.cache/x\n") == (
+        0,
+        "cache at ~/.cache/x\n",
+        "",
+    )
+    code, out, _ = run(["scrub", "--check", "-"], stdin="/opt/builder/x /root/y\n")
+    assert (code, out) == (1, "<stdin>:1:1: home-path\n<stdin>:1:16: home-path\n")

@@ -169,3 +169,24 @@ def test_save_input_errors(tmp_path: Path) -> None:
 def test_session_without_action() -> None:
     code, _, err = run(["session"])
     assert code == 2 and "save or load" in err
+
+
+def test_save_refuses_stdin_that_is_not_utf8_and_writes_nothing(tmp_path: Path) -> None:
+    tasks = json.dumps([{"title": "Fix \u00e9", "status": "pending"}]).encode() + b"\xff"
+    code, out, err = run(
+        ["session", "save", "--from", "-", "--now", NOW],
+        stdin=tasks.decode("utf-8", "surrogateescape"),
+        cwd=tmp_path,
+    )
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0].startswith("ai-context: <stdin>: not UTF-8 text (")
+    assert not (tmp_path / "sp.json").exists()
+
+
+def test_save_redacts_the_real_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/opt/builder")
+    tasks = json.dumps([{"title": "Read /opt/builder/notes.md", "status": "pending"}])
+    code, out, _ = run(["session", "save", "--from", "-", "--now", NOW], stdin=tasks, cwd=tmp_path)
+    assert code == 0, out
+    saved = (tmp_path / "sp.json").read_text(encoding="utf-8")
+    assert "/opt/builder" not in saved and "Read ~/notes.md" in saved

@@ -173,6 +173,11 @@ class DirectoryCache:
         atomic_write(path, _dump(entry))
         return path
 
+    def discard(self, repository: str, issue: int) -> None:
+        """Forget the task's entry (a save that failed on bad input leaves none behind)."""
+        if self.load(repository, issue) is not None:
+            self.path_for(repository, issue).unlink(missing_ok=True)
+
     def _files(self) -> Iterator[Path]:
         try:
             yield from (p for p in self.root.iterdir() if p.suffix == ".json" and p.is_file())
@@ -222,6 +227,11 @@ class SingleFileCache:
             )
         atomic_write(self.path, _dump(entry))
         return self.path
+
+    def discard(self, repository: str, issue: int) -> None:
+        """Forget the task's entry, when the file holds that task (and nothing else)."""
+        if self.load(repository, issue) is not None:
+            self.path.unlink(missing_ok=True)
 
     def recent(self, repository: str, within: timedelta, now: datetime) -> list[CacheEntry]:
         return _recent(iter([self.path]), repository, within, now)

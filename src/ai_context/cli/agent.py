@@ -76,6 +76,11 @@ def add_agent_commands(sub: Any) -> None:
         help="the block (or a body holding it); default stdin",
     )
     save.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    save.add_argument(
+        "--take",
+        choices=("local",),
+        help="replace the issue's block even if it changed since this machine read it",
+    )
     common(save)
     save.set_defaults(handler=cmd_save)
 
@@ -216,6 +221,7 @@ def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
+            take=args.take,
             mirror=agent_mirror_hook(),
         ),
     )
@@ -291,6 +297,7 @@ def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
+            release_lease=_release_hook(gh),
             mirror=agent_mirror_hook(),
         ),
     )

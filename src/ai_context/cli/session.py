@@ -160,6 +160,7 @@ def cmd_session_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> in
         overwrite=args.overwrite,
         git_branch=branch,
         git_commit=commit,
+        home=os.environ.get("HOME"),
     )
     try:
         _write_atomically(path, dumps(result.session))
@@ -225,10 +226,11 @@ def cmd_scrub(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     texts = [("<stdin>" if p == "-" else p, _read(p, stdin)) for p in paths]
     as_json = args.format == "json"
     if not args.check:
-        clean = scrub(texts[0][1])
+        clean = scrub(texts[0][1], home=os.environ.get("HOME"))
         out.write(json.dumps({"text": clean}, ensure_ascii=False) + "\n" if as_json else clean)
         return int(Exit.OK)
-    hits = [(name, hit) for name, text in texts for hit in find(text)]
+    home = os.environ.get("HOME")
+    hits = [(name, hit) for name, text in texts for hit in find(text, home=home)]
     if as_json:
         found = [{"path": n, "line": h.line, "column": h.column, "kind": h.kind} for n, h in hits]
         out.write(json.dumps({"hits": found}, ensure_ascii=False) + "\n")

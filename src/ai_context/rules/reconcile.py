@@ -212,9 +212,11 @@ def _local_newer(
 
 
 def decide_write(remote: Block | None, *, base: str | None, writer: str | None) -> Decision:
-    """May WRITER replace the issue's block REMOTE? Yes when there is none, when it is still
-    at BASE (the revision the writer last read), or when WRITER wrote it; otherwise someone
-    else changed it since and the write would destroy their state."""
+    """May WRITER replace the issue's block REMOTE? Yes when there is none, or when it is still
+    at BASE (the revision this machine last read). A block that moved on since BASE is a
+    conflict whoever wrote it: the same actor on another machine has newer work there, and
+    clocks cannot tell which copy is newer. Without a BASE (this machine never read the
+    issue), only WRITER's own block may be replaced: there is no older copy to be stale."""
     remote = None if is_empty(remote) else remote
     remote_rev = revision(remote) if remote is not None else None
     common = {"remote": remote, "remote_revision": remote_rev, "base_revision": base}
@@ -226,21 +228,22 @@ def decide_write(remote: Block | None, *, base: str | None, writer: str | None) 
             reasons=("the issue's block is still the one this machine last read",),
             **common,
         )
-    if writer is not None and remote.actor == writer:
+    own = writer is not None and remote.actor == writer
+    if base is None and own:
         return Decision(
             kind="push_local",
-            reasons=(f"the issue's block is {writer}'s own; the new copy replaces it",),
+            reasons=(f"the issue's block is {writer}'s own and this machine holds no older copy",),
             **common,
         )
+    who = remote.actor or "no actor"
     if base is None:
-        why = (
-            f"the issue's block belongs to {remote.actor or 'no actor'} and this machine has "
-            "never read it"
-        )
+        why = f"the issue's block belongs to {who} and this machine has never read it"
     else:
+        if own:
+            who = f"{who} (this same actor, from another machine or session)"
         why = (
-            f"the issue's block was changed by {remote.actor or 'no actor'} since this machine "
-            f"last read it (base {_short(base)}, now {_short(remote_rev)})"
+            f"the issue's block was changed by {who} since this machine last read it "
+            f"(base {_short(base)}, now {_short(remote_rev)})"
         )
     return Decision(kind="conflict", reasons=(why,), **common)
 

@@ -1,5 +1,9 @@
 """Privacy scrub (pure): home paths become `~/`; secrets and emails are found and redacted.
 
+Home paths: `/home/<user>`, `/Users/<user>`, `C:\\Users\\<user>`, root's `/root`, and the
+real home directory wherever it is (`/var/lib/jenkins`), which the caller passes in as `home`
+(the rules never read the environment).
+
 Used by `session save` on everything it writes, by `ai-context scrub`, and on `push` for
 committed session files. A hit carries its kind and position, never its value, so no report
 can leak what it found. Every pattern has bounded repeats and can only start after a
@@ -25,6 +29,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ai_context.core.findings import Finding
@@ -75,6 +80,19 @@ _WINDOWS_HOME_RE = re.compile(
     re.IGNORECASE,
 )
 _NOT_A_USER = frozenset({"shared", "public", "default", "all users"})
+_PATH_END = r"(/|(?![^\s\"'<>|,;)\]}]))"  # a separator, or the path ends here
+_ROOT_HOME_RE = re.compile(r"(?<![\w.~-])/root" + _PATH_END)
+_COMMON_HOMES = ("/home/", "/Users/", "/root/")
+
+
+@lru_cache(maxsize=8)
+def _home_re(home: str) -> re.Pattern[str] | None:
+    """The pattern for HOME (the real home directory) when the usual ones miss it."""
+    home = home.rstrip("/")
+    if home.count("/") < 2 or not home.startswith("/") or (home + "/").startswith(_COMMON_HOMES):
+        return None  # "/", "/srv" (too generic to be a person's) or already covered
+    return re.compile(r"(?<![\w.~-])" + re.escape(home) + _PATH_END)
+
 
 _EMAIL_RE = re.compile(
     r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]{1,64})@[A-Za-z0-9-]{1,63}"
@@ -192,12 +210,19 @@ class _Span:
     replacement: str
 
 
-def _home_spans(text: str) -> list[_Span]:
+def _home_spans(text: str, home: str | None) -> list[_Span]:
     spans: list[_Span] = []
     for match in _UNIX_HOME_RE.finditer(text):
         if match.group(1).lower() in _NOT_A_USER:
             continue
         spans.append(_Span("home-path", match.start(), match.end(), "~" + match.group(2)))
+    own = _home_re(home) if home else None
+    for pattern in (_ROOT_HOME_RE, own):
+        if pattern is not None:
+            spans.extend(
+                _Span("home-path", m.start(), m.end(), "~" + m.group(1))
+                for m in pattern.finditer(text)
+            )
     for match in _WINDOWS_HOME_RE.finditer(text):
         if match.group(1).lower() in _NOT_A_USER:
             continue
@@ -224,8 +249,8 @@ def _pem_spans(text: str) -> list[_Span]:
         position = stop
 
 
-def _candidate_spans(text: str) -> list[_Span]:
-    spans = _home_spans(text) + _pem_spans(text)
+def _candidate_spans(text: str, home: str | None) -> list[_Span]:
+    spans = _home_spans(text, home) + _pem_spans(text)
     for kind, pattern in _TOKEN_PATTERNS:
         spans.extend(_Span(kind, m.start(), m.end(), _marker(kind)) for m in pattern.finditer(text))
     for match in _URL_CREDENTIALS_RE.finditer(text):
@@ -259,15 +284,16 @@ def _resolve(spans: list[_Span]) -> list[_Span]:
     return kept
 
 
-def _spans(text: str) -> list[_Span]:
-    return _resolve(_candidate_spans(text))
+def _spans(text: str, home: str | None) -> list[_Span]:
+    return _resolve(_candidate_spans(text, home))
 
 
-def find(text: str) -> list[Hit]:
-    """Everything the scrub would change, in order; positions only, never values."""
+def find(text: str, *, home: str | None = None) -> list[Hit]:
+    """Everything the scrub would change, in order; positions only, never values. HOME is the
+    real home directory ($HOME), redacted wherever it lies."""
     newlines = [m.start() for m in re.finditer("\n", text)]
     hits: list[Hit] = []
-    for span in _spans(text):
+    for span in _spans(text, home):
         line = bisect_right(newlines, span.start - 1) + 1
         line_start = newlines[line - 2] + 1 if line >= 2 else 0
         hits.append(Hit(span.kind, span.start, span.end, line, span.start - line_start + 1))
@@ -285,13 +311,13 @@ def _apply(text: str, spans: list[_Span]) -> str:
     return "".join(out)
 
 
-def scrub_counted(text: str) -> tuple[str, Counter[str]]:
-    """The scrubbed text and how many of each kind were replaced."""
+def scrub_counted(text: str, *, home: str | None = None) -> tuple[str, Counter[str]]:
+    """The scrubbed text and how many of each kind were replaced (HOME: see `find`)."""
     counts: Counter[str] = Counter()
     # Redacting can bring two fragments together into something new (rare); repeat until
     # nothing changes so that scrubbing twice is the same as scrubbing once.
     for _ in range(8):
-        spans = _spans(text)
+        spans = _spans(text, home)
         if not spans:
             break
         counts.update(
@@ -304,9 +330,9 @@ def scrub_counted(text: str) -> tuple[str, Counter[str]]:
     return text, counts
 
 
-def scrub(text: str) -> str:
-    """Home paths to `~/`, secrets and emails to `[REDACTED:<kind>]`."""
-    return scrub_counted(text)[0]
+def scrub(text: str, *, home: str | None = None) -> str:
+    """Home paths to `~/`, secrets and emails to `[REDACTED:<kind>]` (HOME: see `find`)."""
+    return scrub_counted(text, home=home)[0]
 
 
 def describe_counts(counts: Counter[str]) -> str:
@@ -345,7 +371,8 @@ def hit_finding(path: str, hit: Hit) -> Finding:
 
 
 def privacy_findings(
-    path: str, text: str, *, keep: Callable[[Hit], bool] | None = None
+    path: str, text: str, *, keep: Callable[[Hit], bool] | None = None, home: str | None = None
 ) -> list[Finding]:
     """One finding per hit in `text` (the contents of `path`)."""
-    return [hit_finding(path, hit) for hit in find(text) if keep is None or keep(hit)]
+    hits = find(text, home=home)
+    return [hit_finding(path, hit) for hit in hits if keep is None or keep(hit)]

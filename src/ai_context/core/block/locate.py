@@ -1,7 +1,13 @@
 """Locating blocks in an issue body: headings outside code fences, markers, the block's end.
 
-Only lines that could open a fence or a block are looked at, so the human text around a block
-costs almost nothing; the scan is linear in the body's size.
+Only lines that could open a fence, an HTML comment or a block are looked at, so the human text
+around a block costs almost nothing; the scan is linear in the body's size.
+
+A heading is recognised as GitHub shows it: `## AI Context` (levels 2-4) or the setext form
+(`AI Context` over a line of dashes), zero-width characters inside the title ignored, after a
+byte order mark at the start of the body. What GitHub does not show is no block: one inside a
+code fence, or inside an HTML comment (`<!--` at the start of a line, up to the line holding
+`-->`); the ai-context markers are one-line comments and end where they start.
 """
 
 from __future__ import annotations
@@ -12,7 +18,15 @@ from dataclasses import dataclass
 
 from ai_context.core.block.syntax import BEGIN_MARKER, END_MARKER, continues_block, indent_width
 
-_HEADING_RE = re.compile(r" {0,3}(#{2,4})[ \t]+(ai context)(?![A-Za-z0-9])", re.IGNORECASE)
+BOM = "\ufeff"
+# Zero-width characters GitHub renders as nothing: a title holding them still reads "AI Context".
+# Possessive (`*+`), so no backtracking: the scan stays linear.
+_ZW = "[\u200b\u200c\u200d\u2060\ufeff]*+"
+_TITLE = _ZW + "(?i:" + _ZW.join("ai context") + ")" + _ZW + "(?![A-Za-z0-9])"
+_HEADING_RE = re.compile(r" {0,3}(#{2,4})[ \t]+" + _TITLE)
+_SETEXT_TITLE_RE = re.compile(r" {0,3}" + _TITLE)
+_SETEXT_UNDERLINE_RE = re.compile(r" {0,3}-+[ \t]*")
+_COMMENT_OPEN = "<!--"
 _ANY_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
@@ -71,7 +85,7 @@ def _fence_closes(text: str, fence: str) -> bool:
 
 # Only lines that open or close a fence or could start a block matter to `find`; one C-level
 # scan finds them, so the human text around a block costs almost nothing.
-_CANDIDATE = r" {0,3}(?:`{3,}|~{3,}|#{2,4}[ \t]+(?i:ai context)(?![A-Za-z0-9]))"
+_CANDIDATE = r" {0,3}(?:`{3,}|~{3,}|<!--|#{2,4}[ \t]+" + _TITLE + "|" + _TITLE + ")"
 # Anchored on the newline (a literal) rather than `^` with MULTILINE: the regex engine then
 # skips ahead to each newline instead of trying every position, about five times faster.
 _CANDIDATE_RE = re.compile(r"\n" + _CANDIDATE)
@@ -103,7 +117,13 @@ def _lines_from(body: str, start: int, number: int) -> Iterator[Line]:
 
 
 def find(body: str) -> list[Region]:
-    """Every AI Context block outside code fences, in order."""
+    """Every AI Context block GitHub would show (outside code fences and HTML comments)."""
+    if body.startswith(BOM):  # the offsets stay the body's own; the mark stays outside
+        return [_shifted(region, len(BOM)) for region in _find(body[len(BOM) :])]
+    return _find(body)
+
+
+def _find(body: str) -> list[Region]:
     regions: list[Region] = []
     fence: str | None = None
     skip_to = 0
@@ -122,12 +142,72 @@ def find(body: str) -> list[Region]:
         if opened:
             fence = opened.group(1)
             continue
-        heading = _HEADING_RE.match(line.text)
-        if heading:
-            region = _collect(body, line, len(heading.group(1)))
+        if line.text.lstrip(" ").startswith(_COMMENT_OPEN):
+            skip_to = _comment_end(body, line)
+            continue
+        region = _block_at(body, line)
+        if region is not None:
             regions.append(region)
             skip_to = region.resume
     return regions
+
+
+def _comment_end(body: str, line: Line) -> int:
+    """Where scanning goes on after the HTML comment LINE opens: the next line when it closes
+    on its own line (the ai-context markers), else past the line holding `-->`."""
+    opening = line.start + line.text.index(_COMMENT_OPEN)
+    close = body.find("-->", opening + 2)  # `<!-->` and `<!--->` close where they open
+    if close < 0:
+        return len(body) + 1  # never closed: the rest of the body is hidden
+    return close + 1
+
+
+def _block_at(body: str, line: Line) -> Region | None:
+    """The block whose heading is LINE (ATX or setext), or None."""
+    heading = _HEADING_RE.match(line.text)
+    if heading:
+        return _collect(body, line, len(heading.group(1)))
+    if not _SETEXT_TITLE_RE.match(line.text) or not _starts_paragraph(body, line):
+        return None
+    end = body.find("\n", line.start)
+    if end < 0:
+        return None
+    underline = _line_at(body, end + 1, line.number + 1)
+    if not _SETEXT_UNDERLINE_RE.fullmatch(underline.text):
+        return None
+    return _collect(body, line, 2, underline=underline)
+
+
+def _starts_paragraph(body: str, line: Line) -> bool:
+    """LINE starts a paragraph (so a dashed line under it makes it a setext heading): it is the
+    first line, or the line above is blank, a heading, or closes an HTML comment."""
+    if line.start == 0:
+        return True
+    begin = body.rfind("\n", 0, line.start - 1) + 1
+    above = body[begin : line.start - 1].rstrip("\r")
+    return not above.strip() or "-->" in above or _heading_level(above) > 0
+
+
+def _shifted(region: Region, by: int) -> Region:
+    def move(line: Line | None) -> Line | None:
+        return None if line is None else Line(line.number, line.start + by, line.text)
+
+    heading = move(region.heading)
+    assert heading is not None
+    return Region(
+        heading,
+        region.level,
+        [Line(ln.number, ln.start + by, ln.text) for ln in region.lines],
+        region.start + by,
+        region.end + by,
+        move(region.begin_marker),
+        move(region.end_marker),
+        region.resume + by,
+    )
+
+
+def _opens_comment(stripped: str) -> bool:
+    return stripped.startswith(_COMMENT_OPEN) and "-->" not in stripped[2:]
 
 
 def _previous_nonblank(body: str, start: int, number: int) -> Line | None:
@@ -142,15 +222,16 @@ def _previous_nonblank(body: str, start: int, number: int) -> Line | None:
     return None
 
 
-def _collect(body: str, heading: Line, level: int) -> Region:
+def _collect(body: str, heading: Line, level: int, underline: Line | None = None) -> Region:
     before = _previous_nonblank(body, heading.start, heading.number)
     begin = before if before and before.text.strip().startswith(BEGIN_MARKER) else None
     content: list[Line] = []
     end_marker = None
     after_blank = False
     resume = len(body) + 1
+    title = underline or heading  # a setext heading's underline is part of it
     for line in _lines_from(body, heading.start, heading.number):
-        if line.number == heading.number:
+        if line.number <= title.number:
             continue
         text = line.text
         stripped = text.strip()
@@ -168,6 +249,8 @@ def _collect(body: str, heading: Line, level: int) -> Region:
             (first == "#" and 0 < _heading_level(text) <= level)
             or (first in "-*_" and _is_rule(text))
             or (first == "<" and stripped.startswith(BEGIN_MARKER))
+            # an HTML comment spanning lines is hidden text, never the block's
+            or (first == "<" and _opens_comment(stripped))
             or (first in "`~" and _FENCE_RE.match(text))
             # a new top-level paragraph after a blank line is human text, not the block's
             or (after_blank and indent_width(text) < 2 and not continues_block(text))
@@ -176,7 +259,7 @@ def _collect(body: str, heading: Line, level: int) -> Region:
             break
         after_blank = False
         content.append(line)
-    last = end_marker or next((ln for ln in reversed(content) if ln.text.strip()), heading)
+    last = end_marker or next((ln for ln in reversed(content) if ln.text.strip()), title)
     start = (begin or heading).start
     end = last.start + len(last.text)
     return Region(heading, level, content, start, end, begin, end_marker, resume)

@@ -21,9 +21,11 @@ class Marker:
 
 
 def content_hash(text: str) -> str:
-    """SHA-256 of the block text, blind to line endings and trailing spaces GitHub may add."""
+    """SHA-256 of the block text, blind to line endings and trailing spaces GitHub may add.
+    Defined for any str: a lone surrogate (bytes that were not UTF-8, read with
+    surrogateescape) is hashed as itself rather than raising, so parsing never fails on it."""
     lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").split("\n")]
-    return hashlib.sha256("\n".join(lines).strip().encode("utf-8")).hexdigest()
+    return hashlib.sha256("\n".join(lines).strip().encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def check_marker(region: Region, findings: list[Finding]) -> Marker | None:

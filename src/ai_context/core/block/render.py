@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ai_context.core.block.locate import find
+from ai_context.core.block.locate import BOM, find
 from ai_context.core.block.markers import content_hash
 from ai_context.core.block.model import Block, format_timestamp
 from ai_context.core.block.parse import parse
@@ -58,7 +58,9 @@ def replace_block(body: str, block: Block, *, markers: bool = True) -> str:
         first = body.find("\n")
         newline = "\r\n" if first > 0 and body[first - 1] == "\r" else "\n"
         text = render(block, markers=markers, newline=newline)
-        return text + newline + newline + body if body else text
+        mark = BOM if body.startswith(BOM) else ""  # a byte order mark stays first
+        rest = body[len(mark) :]
+        return mark + text + newline + newline + rest if rest else mark + text
     parsed = parse(body)
     region = parsed.region
     assert region is not None  # find() found one, so parse() has it

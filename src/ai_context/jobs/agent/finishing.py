@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache
-from ai_context.core.block import Block, parse
+from ai_context.core.block import Block, PlanStep, StepStatus, parse
 from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome, Tracker
 from ai_context.jobs.agent.write import (
@@ -164,6 +164,24 @@ def handoff(
     return outcome
 
 
+# What `done` makes of a step still open: the step being worked on is finished with the task;
+# one never started (pending, blocked, or without a status) was left out of it.
+CLOSED_STATUS: dict[StepStatus | None, StepStatus] = {
+    "in progress": "done",
+    "pending": "skipped",
+    "blocked": "skipped",
+    None: "skipped",
+}
+
+
+def close_steps(plan: Sequence[PlanStep]) -> tuple[PlanStep, ...]:
+    """The plan with no step left open, so no `(in progress)` stays under `Phase: done`."""
+    return tuple(
+        step.model_copy(update={"status": CLOSED_STATUS.get(step.status, step.status)})
+        for step in plan
+    )
+
+
 def final_block(
     block: Block,
     *,
@@ -172,7 +190,8 @@ def final_block(
     followups: Sequence[str],
     shipped: str | None,
 ) -> Block:
-    """The block managers and teammates see from now on: what shipped, the PR, follow-ups."""
+    """The block managers and teammates see from now on: what shipped, the PR, follow-ups,
+    and the plan closed (close_steps). Shipped defaults to the steps the agent marked done."""
     done_steps = [step.text for step in block.plan if step.status == "done"]
     summary = shipped or "; ".join(done_steps) or "see the pull request"
     extra = {
@@ -189,6 +208,7 @@ def final_block(
         phase="done",
         chunk=None,
         last_updated=now,
+        plan=close_steps(block.plan),
         blockers=(),
         next_step=next_step,
         extra=extra,
@@ -207,14 +227,16 @@ def done(
     now: datetime,
     dry_run: bool = False,
     required: tuple[str, ...] = REQUIRED_DEFAULT,
+    release_lease: LeaseHook | None = None,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
     """The final block (docs/seeds/000 "Task complete"): Phase `done`, what shipped, the PR, and
-    the follow-ups."""
+    the follow-ups. The finishing actor's lease is released through RELEASE_LEASE once the
+    block is written, as a handoff does: a done task holds no one."""
     if pr is not None and not pr.startswith(("https://", "http://")):
         raise AgentError(f"--pr {pr!r} is not a URL; pass the pull request's https:// link")
     now = as_utc(now)
-    outcome, _, _ = _rewrite(
+    outcome, issue, finishing = _rewrite(
         "done",
         tracker,
         cache,
@@ -226,4 +248,6 @@ def done(
         required=required,
         mirror=mirror,
     )
+    if issue is not None and release_lease is not None and finishing:
+        release_lease(issue, finishing)
     return outcome

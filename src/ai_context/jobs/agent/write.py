@@ -28,6 +28,7 @@ class Written:
     reapplied: bool = False
     changed: bool = False
     diff: str = ""
+    overridden: Decision | None = None  # the conflict a forced write (--take local) went over
 
 
 def write_block(
@@ -39,38 +40,58 @@ def write_block(
     base: str | None,
     read_body: str | None = None,
     dry_run: bool = False,
+    force: bool = False,
 ) -> Written:
     """Put BLOCK into the issue body, keeping every byte outside it.
 
     READ_BODY is the body as last read (the cache's copy, or a GET the caller just made);
     without it the issue is read first. The issue is re-read before the PATCH; if the body
     changed, the block is re-applied on the fresh body, unless the block itself was changed
-    by an actor other than WRITER since revision BASE: that is a conflict and nothing is
-    written. Dry-run stops after the read and returns the body's diff."""
+    since revision BASE (decide_write): that is a conflict and nothing is written, unless
+    FORCE (the user chose this copy with --take local; the conflict is returned as
+    `overridden` for the log). Dry-run stops after the read and returns the body's diff."""
     if read_body is None:
         read_body = tracker.get_issue(number).body
-    check = decide_write(parse(read_body).block, base=base, writer=writer)
+    check, overridden = _may_write(read_body, base=base, writer=writer, force=force)
     if check.conflict:
         return Written(check)
     planned = replace_block(read_body, block)
     if dry_run:
-        return Written(check, diff=body_diff(read_body, planned), changed=planned != read_body)
+        return Written(
+            check,
+            diff=body_diff(read_body, planned),
+            changed=planned != read_body,
+            overridden=overridden,
+        )
     fresh = tracker.get_issue(number)
     reapplied = fresh.body != read_body
     if reapplied:
-        check = decide_write(parse(fresh.body).block, base=base, writer=writer)
+        check, overridden = _may_write(fresh.body, base=base, writer=writer, force=force)
         if check.conflict:
             return Written(check, fresh, reapplied=True)
         planned = replace_block(fresh.body, block)
     if planned == fresh.body:
-        return Written(check, fresh, reapplied=reapplied)
+        return Written(check, fresh, reapplied=reapplied, overridden=overridden)
     if len(planned) > BODY_LIMIT:
         raise AgentError(
             f"issue #{number}'s body would be {len(planned):,} characters with this block; "
             f"GitHub allows {BODY_LIMIT:,}: shorten the block (or the issue's text)"
         )
     updated = tracker.update_issue_body(number, planned)
-    return Written(check, updated, reapplied=reapplied, changed=True)
+    return Written(check, updated, reapplied=reapplied, changed=True, overridden=overridden)
+
+
+def _may_write(
+    body: str, *, base: str | None, writer: str | None, force: bool
+) -> tuple[Decision, Decision | None]:
+    """decide_write on BODY's block; with FORCE a conflict becomes a push, returned beside."""
+    check = decide_write(parse(body).block, base=base, writer=writer)
+    if not (check.conflict and force):
+        return check, None
+    forced = check.model_copy(
+        update={"kind": "push_local", "reasons": (*check.reasons, "pushed anyway: --take local")}
+    )
+    return forced, check
 
 
 # --- helpers ------------------------------------------------------------------------------

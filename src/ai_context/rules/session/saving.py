@@ -38,23 +38,30 @@ class SaveResult(BaseModel):
     scrubbed: dict[str, int]
 
 
-def _scrub_text(value: str, counts: dict[str, int]) -> str:
-    clean, found = scrub_counted(value)
+def _scrub_text(value: str, counts: dict[str, int], home: str | None = None) -> str:
+    clean, found = scrub_counted(value, home=home)
     for kind, number in found.items():
         counts[kind] = counts.get(kind, 0) + number
     return clean
 
 
-def scrub_session(session: SessionFile) -> tuple[SessionFile, dict[str, int]]:
-    """Every free-text field scrubbed (titles, contexts, files, blocks, branch)."""
+def scrub_session(
+    session: SessionFile, *, home: str | None = None
+) -> tuple[SessionFile, dict[str, int]]:
+    """Every free-text field scrubbed (titles, contexts, files, blocks, branch); HOME is the
+    real home directory, redacted wherever it lies (scrub.find)."""
     counts: dict[str, int] = {}
+
+    def clean(value: str) -> str:
+        return _scrub_text(value, counts, home)
+
     tasks = tuple(
         t.model_copy(
             update={
-                "title": _scrub_text(t.title, counts),
-                "context": _scrub_text(t.context, counts),
-                "files": tuple(_scrub_text(f, counts) for f in t.files),
-                "area": _scrub_text(t.area, counts) if t.area else t.area,
+                "title": clean(t.title),
+                "context": clean(t.context),
+                "files": tuple(clean(f) for f in t.files),
+                "area": clean(t.area) if t.area else t.area,
             }
         )
         for t in session.tasks
@@ -62,15 +69,15 @@ def scrub_session(session: SessionFile) -> tuple[SessionFile, dict[str, int]]:
     blocks = tuple(
         b.model_copy(
             update={
-                "title": _scrub_text(b.title, counts),
-                "content": _scrub_text(b.content, counts),
+                "title": clean(b.title),
+                "content": clean(b.content),
             }
         )
         for b in session.context_blocks
     )
     meta = session.metadata
     if meta.git_branch:
-        meta = meta.model_copy(update={"git_branch": _scrub_text(meta.git_branch, counts)})
+        meta = meta.model_copy(update={"git_branch": clean(meta.git_branch)})
     return SessionFile(metadata=meta, tasks=tasks, context_blocks=blocks), counts
 
 
@@ -83,6 +90,7 @@ def save(
     git_branch: str | None = None,
     git_commit: str | None = None,
     rules: ConsolidationRules | None = None,
+    home: str | None = None,
 ) -> SaveResult:
     """WF1: merge (or overwrite), consolidate, scrub; the caller writes `dumps(result.session)`."""
     now = as_utc(now)
@@ -114,5 +122,5 @@ def save(
         )
     except ValidationError as exc:
         raise SessionError(f"Cannot save: {problems(exc)}") from None
-    clean, counts = scrub_session(session)
+    clean, counts = scrub_session(session, home=home)
     return SaveResult(session=clean, mode=mode, consolidation=result, scrubbed=counts)
