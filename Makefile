@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint unit bench clean
+.PHONY: demo test lint unit bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,8 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 demo: $(VENV)/.installed-demo
-	$(BIN)/ai-context report --issues-dir examples --now 2026-05-27T09:00:00Z
+	@# The examples hold broken blocks on purpose: report exits 1 on them, as validate does.
+	$(BIN)/ai-context report --issues-dir examples --now 2026-05-27T09:00:00Z || [ $$? -eq 1 ]
 	@echo
 	$(BIN)/ai-context digest --issues-dir examples --now 2026-05-27T09:00:00Z
 
@@ -44,6 +45,14 @@ test: lint unit
 
 bench: $(VENV)/.installed
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# The README's pictures (docs/images/): the real renderers, cmark-gfm, GitHub's stylesheet and
+# Mermaid from npm, headless Chromium (Debian: apt-get install chromium fonts-noto-color-emoji).
+# Not part of `make test`: it needs npm and a browser.
+SHOTS := build/screenshots
+screenshots: $(VENV)/.installed
+	npm install --silent --no-save --prefix $(SHOTS) mermaid@11 github-markdown-css@5
+	$(BIN)/python docs/screenshots.py $(SHOTS)/node_modules docs/images
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

@@ -25,15 +25,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ai_context.adapters.slack import MESSAGE_INTERVAL
 from ai_context.core.models import Issue
+from ai_context.jobs.digest import COMMENT_LIMIT as COMMENT
+from ai_context.jobs.digest import STEP_SUMMARY_LIMIT
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest import DigestConfig, build_digest, digest_from_checked
-from ai_context.rules.digest_render import render_markdown, slack_messages
+from ai_context.rules.digest_render import render_markdown
+from ai_context.rules.digest_slack import slack_messages
 from ai_context.rules.templating import make_env
 
 TASKS = 1000
 PAGE = 100
 CALL_SECONDS = 0.050
-REPEAT = 5
+REPEAT = 7
+RUN = "https://github.com/o/r/actions/runs/1"
 NOW = datetime(2026, 5, 27, 9, 0, tzinfo=UTC)
 PHASES = ("implementing (chunk 2 of 5)", "in review", "blocked", "testing", "planning", "done")
 
@@ -75,11 +79,13 @@ def issues() -> list[Issue]:
 
 
 def best(action: Callable[[], object]) -> float:
+    """The least CPU time of REPEAT runs: the work itself, not the other processes a busy
+    machine (or CI runner) is also running."""
     times = []
     for _ in range(REPEAT):
-        start = time.perf_counter()
+        start = time.process_time()
         action()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return min(times)
 
 
@@ -107,15 +113,19 @@ def main() -> None:
 
     t_check = best(lambda: [check_body(i.body, now=NOW, config=config.checks()) for i in data])
     t_classify = best(lambda: digest_from_checked(checked, NOW, config))
-    t_markdown = best(lambda: render_markdown(digest, env))
+    # What the job renders: the comment (cut to fit, linking the run), the step summary's full
+    # list, and the Slack messages.
+    t_markdown = best(lambda: render_markdown(digest, env, max_chars=COMMENT, full_url=RUN))
+    t_full = best(lambda: render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT))
     t_slack = best(lambda: slack_messages(digest, env))
     pages = math.ceil(TASKS / PAGE)
     calls = job_calls(data)
     t_fetch = calls * CALL_SECONDS
-    t_render = t_markdown + t_slack
+    t_render = t_markdown + t_full + t_slack
     t_run = t_fetch + t_check + t_classify + t_render
 
-    markdown = render_markdown(digest, env)
+    markdown = render_markdown(digest, env, max_chars=COMMENT, full_url=RUN)
+    full = render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT)
     messages = slack_messages(digest, env)
     print(f"digest of {TASKS} tasks, counts {dict(digest.counts)} (best of {REPEAT} runs)")
     print(
@@ -123,9 +133,11 @@ def main() -> None:
     )
     print(f"  parse + check bodies   {t_check * 1000:8.1f} ms")
     print(f"  classify + diff        {t_classify * 1000:8.1f} ms")
-    print(f"  render Markdown        {t_markdown * 1000:8.1f} ms  ({len(markdown):,} chars)")
+    print(f"  render the comment     {t_markdown * 1000:8.1f} ms  ({len(markdown):,} chars)")
+    print(f"  render step summary    {t_full * 1000:8.1f} ms  ({len(full):,} chars, every task)")
     print(f"  render Slack           {t_slack * 1000:8.1f} ms  ({len(messages)} messages)")
     md_run = t_run - t_slack
+    t_markdown += t_full
     post_floor = (len(messages) - 1) * MESSAGE_INTERVAL  # Slack's one message a second
     print(f"  rendering share of the run, Markdown + Slack  {t_render / t_run:6.1%}  (goal < 5%)")
     print(f"  rendering share of the run, Markdown only     {t_markdown / md_run:6.1%}")

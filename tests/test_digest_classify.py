@@ -10,14 +10,14 @@ from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest import (
     DigestConfig,
-    Entry,
     build_digest,
     classify,
     current_step,
-    digest_json,
     is_review_phase,
     is_shipped_phase,
 )
+from ai_context.rules.digest_json import digest_json
+from ai_context.rules.digest_model import Entry
 from tests.digest_samples import INFRA, NOW, SHOP, block, issue, sample_issues, stamp
 
 CONFIG = DigestConfig()
@@ -68,9 +68,16 @@ def test_closed_as_not_planned_is_left_out() -> None:
 
 @pytest.mark.parametrize("phase", ["done", "shipped", "Complete", "completed", "merged"])
 def test_open_with_a_done_phase_is_shipped(phase: str) -> None:
-    entry = entry_of(issue(1, "t", block(phase=phase, hours_ago=100)))
+    entry = entry_of(issue(1, "t", block(phase=phase, hours_ago=10)))
     assert entry is not None and entry.category == "shipped"
     assert "still open" in entry.reasons[0]
+
+
+def test_open_with_a_done_phase_older_than_the_window_is_not_shipped() -> None:
+    # "shipped within 1d" means it: a task finished four days ago is not news.
+    item = issue(1, "t", block(phase="done", hours_ago=100))
+    assert category_of(item) is None
+    assert entry_of(item) is None
 
 
 def test_shipped_wins_over_stuck() -> None:

@@ -20,10 +20,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_digest_markdown_of_the_examples(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), *NOW)
+    code, out, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), "--format", "md", *NOW)
     assert code == 0
-    assert out.startswith("## AI Context digest — 2026-05-27T09:00:00Z")
-    assert "**1 shipped · 1 in review · 2 in progress · 3 stuck**" in out
+    assert out.startswith("## AI Context digest — Wednesday 27 May 2026")
+    assert "**🔴 3 stuck · 🟡 1 in review · 🔵 2 in progress · 🟢 1 shipped**" in out
     assert "Export invoices as CSV \\| monthly" in out
     assert "[//]: # (ai-context-digest:v1:" in out
 
@@ -65,7 +65,7 @@ def test_window_and_stale_after_options(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_previous_digest_gives_changes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    _, first, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), *NOW)
+    _, first, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), "--format", "md", *NOW)
     previous = tmp_path / "yesterday.md"
     previous.write_text(first, encoding="utf-8")
     code, out, _ = run(
@@ -87,7 +87,9 @@ def test_previous_digest_gives_changes(capsys: pytest.CaptureFixture[str], tmp_p
 
 
 def test_summary_of_one_task(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "summary", "#104", "--issues-dir", str(EXAMPLES), *NOW)
+    code, out, _ = run(
+        capsys, "summary", "#104", "--issues-dir", str(EXAMPLES), "--format", "md", *NOW
+    )
     assert code == 0
     assert out.startswith("## \\#104 SSO login")
     assert "**Stuck**" in out and "Map IdP groups to roles (blocked)" in out
@@ -98,13 +100,16 @@ def test_summary_of_one_task(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_status_of_one_actor_and_of_all(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "status", "cc-dana-desktop", "--issues-dir", str(EXAMPLES), *NOW)
+    md = ("--format", "md")
+    code, out, _ = run(
+        capsys, "status", "cc-dana-desktop", "--issues-dir", str(EXAMPLES), *md, *NOW
+    )
     assert code == 0
     assert out.index("#103") < out.index("#106")  # stuck before shipped
-    _, everyone, _ = run(capsys, "status", "--issues-dir", str(EXAMPLES), *NOW)
+    _, everyone, _ = run(capsys, "status", "--issues-dir", str(EXAMPLES), *md, *NOW)
     assert everyone.count("\n## ") + everyone.startswith("## ") == 5
     _, same, _ = run(
-        capsys, "status", "--actor", "cc-dana-desktop", "--issues-dir", str(EXAMPLES), *NOW
+        capsys, "status", "--actor", "cc-dana-desktop", "--issues-dir", str(EXAMPLES), *md, *NOW
     )
     assert same == out
 
@@ -130,7 +135,15 @@ def test_bad_usage_exits_2_with_a_message(
 def test_a_broken_user_template_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "digest.md.j2").write_text("{{ digest.nope }}", encoding="utf-8")
     code, _, err = run(
-        capsys, "digest", "--issues-dir", str(EXAMPLES), "--templates", str(tmp_path), *NOW
+        capsys,
+        "digest",
+        "--issues-dir",
+        str(EXAMPLES),
+        "--templates",
+        str(tmp_path),
+        "--format",
+        "md",
+        *NOW,
     )
     assert code == 2 and "template error" in err
 
@@ -142,6 +155,15 @@ def test_a_user_template_replaces_the_bundled_one(
         "{% for s in sections %}{{ s.title }}={{ s.count }};{% endfor %}\n", encoding="utf-8"
     )
     _, out, _ = run(
-        capsys, "digest", "--issues-dir", str(EXAMPLES), "--templates", str(tmp_path), *NOW
+        capsys,
+        "digest",
+        "--issues-dir",
+        str(EXAMPLES),
+        "--templates",
+        str(tmp_path),
+        "--format",
+        "md",
+        *NOW,
     )
-    assert out == "Shipped=1;In review=1;In progress=2;Stuck=3;\n"
+    # `sections` come in reading order: what needs someone first.
+    assert out == "Stuck=3;In review=1;In progress=2;Shipped=1;\n"

@@ -143,3 +143,60 @@ def test_a_webhook_url_without_scheme_fails_before_anything_is_posted(
     assert result.code == 2 and "setting slack-webhook-url" in result.stdout
     assert "secretpart" not in result.stdout.replace(f"::add-mask::{hook}\n", "")
     assert [r for r in gh.requests if r.method != "GET"] == [] and gh.count() == 0
+
+
+def test_a_same_day_rerun_edits_the_comment_and_keeps_its_baseline(
+    gh: GitHubFake, slack: SlackFake, tmp_path: Path
+) -> None:
+    """A schedule run, three changes (a new task, a task that got stuck, a task closed as not
+    planned), a rerun the same day: the same comment, edited, names all three; a third run
+    with nothing new keeps them (same baseline) and posts nothing more to Slack."""
+    yesterday = run(gh, tmp_path / "0", slack, AI_CONTEXT_NOW="2026-05-25T15:00:00Z")
+    assert yesterday.code == 0, yesterday.stdout + yesterday.stderr
+    first = run(gh, tmp_path / "1", slack)
+    assert first.code == 0, first.stdout + first.stderr
+    [_, today] = digests(gh)
+    assert "### Delivery" in first.summary and "comment: [created](" in first.summary
+    posted = len(slack.messages)
+
+    gh.add_issue("o/r", "Audit log", SEED_BLOCK, number=5)
+    stuck = SEED_BLOCK.replace("- **Blockers:** none", "- **Blockers:**\n  - `staging` is down")
+    gh.edit_issue("o/r", 1, body=stuck)
+    gh.edit_issue("o/r", 3, state="closed", state_reason="not_planned")
+    second = run(gh, tmp_path / "2", slack, AI_CONTEXT_NOW="2026-05-26T16:00:00Z")
+    assert second.code == 0, second.stdout + second.stderr
+    [_, edited] = digests(gh)
+    assert edited.id == today.id
+    body = edited.body
+    assert "(https://github.com/o/r/issues/5) Audit log: new, in progress" in body
+    assert "(https://github.com/o/r/issues/1) Booking history: in progress → stuck" in body
+    assert "Dark mode: left (closed as not planned), was in review" in body
+    assert "comment: [edited](" in second.summary and "Slack: sent" in second.summary
+    assert len(slack.messages) > posted
+    assert "`staging`" in body and "\\`" not in body  # agent code shows as code
+    posted = len(slack.messages)
+
+    third = run(gh, tmp_path / "3", slack, AI_CONTEXT_NOW="2026-05-26T17:00:00Z")
+    assert third.code == 0, third.stdout + third.stderr
+    [_, again] = digests(gh)
+    assert "Audit log: new" in again.body and "left (closed as not planned)" in again.body
+    assert len(slack.messages) == posted  # nothing changed since the last post
+    assert "Slack: not posted" in third.summary
+
+
+def test_the_step_summary_says_why_slack_failed_in_one_line(gh: GitHubFake, tmp_path: Path) -> None:
+    hook = "http://127.0.0.1:9/services/T1/B1/secret"  # nothing listens on the discard port
+    result = run_action(
+        tmp_path,
+        gh.url,
+        "schedule",
+        {},
+        token=TOKEN,
+        inputs={"slack-webhook-url": hook},
+        extra_env={**NOW, "AI_CONTEXT_HTTP_RETRIES": "0"},
+    )
+    assert result.code == 3
+    [line] = [s for s in result.summary.splitlines() if s.startswith("- Slack:")]
+    assert "failed" in line and "connecting to 127.0.0.1 failed" in line
+    assert "HTTPConnectionPool" not in result.summary and "Max retries" not in result.summary
+    assert "comment: [created](https://github.com/o/r/issues/9#issuecomment-" in result.summary

@@ -56,7 +56,10 @@ def verdicts(phase: str) -> tuple[bool, bool, str | None]:
         config=StaleConfig(stale_after=timedelta(hours=24)),
         actors=parse_actors({}, "c.yml"),
     ).stale
-    category, _ = categorise(issue(1, "t", body), result, NOW, DigestConfig())
+    # A window wider than OLD: "shipped" in a digest also means "within the window" (issue 13);
+    # what is compared here is what each phase means.
+    window = DigestConfig(window=timedelta(hours=OLD + 1))
+    category, _ = categorise(issue(1, "t", body), result, NOW, window)
     return checks_stale, stale, category
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from ai_context.adapters.slack import post_messages
 from ai_context.rules.digest import build_digest
-from ai_context.rules.digest_render import slack_messages
+from ai_context.rules.digest_slack import slack_messages
 from tests.digest_samples import NOW, block, issue
 from tests.fakes import SlackFake
 from tests.test_slack import FakeTime

@@ -1,7 +1,9 @@
-"""The `digest`, `summary` and `status` subcommands: offline reports over a directory of issues.
+"""`digest`, `summary` and `status`: the seeds' /daily-summary and /status, live or offline.
 
-They read issues from a directory store (as `examples/` holds them) and print; delivery to
-GitHub and Slack belongs to the digest job, which calls the same `build_digest`,
+They read GitHub (see `cli.reports` for which repositories) or, with `--issues-dir`, a folder
+of issue files, and print for a terminal (plain text, colour on a TTY), for GitHub (`--format
+md`) or for programs (`--format json`, one key vocabulary, see `rules.digest_json`). Delivery
+to the digest issue and Slack belongs to the digest job, which calls the same `build_digest`,
 `render_markdown` and `slack_messages`.
 """
 
@@ -10,213 +12,242 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from jinja2 import Environment, TemplateError
-
-from ai_context.adapters.store import DirectoryStore, StoreError
-from ai_context.core.errors import TemplateError as BoundedTemplateError
-from ai_context.rules.digest import (
-    DigestConfig,
-    StateRead,
-    actors,
-    build_digest,
-    digest_json,
-    find_state,
-    plate,
-    summarize_task,
+from ai_context.cli.common import add_issue
+from ai_context.cli.reports import (
+    Source,
+    add_source_options,
+    colour_for,
+    finish,
+    now_of,
+    open_source,
+    read_all,
+    read_one,
+    service_errors,
+    stale_after_of,
+    window_of,
 )
-from ai_context.rules.digest_render import (
-    render_markdown,
-    render_status,
-    render_task,
-    slack_messages,
-)
-from ai_context.rules.templating import make_env
-
-FORMATS = ("md", "json", "slack-json", "slack")  # `slack` is short for `slack-json`
 
 ErrorType = Callable[[str], Exception]
+FORMATS = ("text", "md", "json", "slack-json", "slack")  # `slack` is short for `slack-json`
 
 
-def register(
-    sub: Any,
-    *,
-    timestamp: Callable[[str], Any],
-    duration: Callable[[str], Any],
-    usage_error: ErrorType,
-) -> None:
+def register(sub: Any, *, usage_error: ErrorType, **_: Any) -> None:
     """Add the subcommands to `sub` (argparse subparsers); errors become `usage_error`."""
-
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--issues-dir",
-            "--source",
-            dest="issues_dir",
-            type=Path,
-            required=True,
-            metavar="DIR",
-            help="a directory of issue files (Markdown with a front-matter header)",
-        )
-        p.add_argument(
-            "--repository",
-            default="local/examples",
-            metavar="OWNER/NAME",
-            help="the repository files without one belong to (default local/examples)",
-        )
-        p.add_argument("--now", type=timestamp, help="fix the clock (ISO 8601)")
-        p.add_argument(
-            "--window",
-            type=duration,
-            default=None,
-            help="how far back closed issues count as shipped, e.g. 24h (default 24h)",
-        )
-        p.add_argument(
-            "--stale-after", type=duration, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
-        )
-        p.add_argument(
-            "--templates", type=Path, metavar="DIR", help="your templates, tried before ours"
-        )
-
     digest = sub.add_parser(
-        "digest", help="the daily digest: shipped, in review, in progress, stuck"
+        "digest", help="the daily digest: stuck, in review, in progress, shipped"
     )
-    common(digest)
-    digest.add_argument("--format", choices=FORMATS, default="md")
+    add_source_options(digest, FORMATS)
     digest.add_argument(
         "--previous",
         type=Path,
         metavar="FILE",
-        help="a previous digest (its Markdown) to report changes against",
+        help="a previous digest (its Markdown) to report changes against; live, the default "
+        "is the digest issue's latest comment",
     )
-    digest.set_defaults(handler=partial(cmd_digest, usage_error=usage_error))
+    digest.set_defaults(handler=partial(_guarded, cmd_digest, usage_error))
 
-    summary = sub.add_parser("summary", help="one task's progress summary")
-    summary.add_argument("issue", metavar="ISSUE", help="issue number, e.g. 104 or #104")
-    common(summary)
-    summary.add_argument("--format", choices=("md", "json"), default="md")
-    summary.set_defaults(handler=partial(cmd_summary, usage_error=usage_error))
+    summary = sub.add_parser("summary", help="one task's progress summary (/daily-summary)")
+    add_issue(summary)
+    add_source_options(summary, ("text", "md", "json"))
+    summary.set_defaults(handler=partial(_guarded, cmd_summary, usage_error))
 
-    status = sub.add_parser("status", help="what is on an actor's plate, by urgency")
-    status.add_argument("actor", nargs="?", metavar="ACTOR", help="actor id (default: every actor)")
+    status = sub.add_parser("status", help="what is on an actor's plate, by urgency (/status)")
+    status.add_argument(
+        "actor",
+        nargs="?",
+        metavar="ACTOR",
+        help="an actor id or a GitHub login (through the config's actors:); default "
+        "AI_CONTEXT_ACTOR, else every actor",
+    )
     status.add_argument("--actor", dest="actor_option", metavar="ACTOR", help="same as ACTOR")
-    common(status)
-    status.add_argument("--format", choices=("md", "json"), default="md")
-    status.set_defaults(handler=partial(cmd_status, usage_error=usage_error))
+    status.add_argument("--all", action="store_true", help="every actor, whatever is set")
+    add_source_options(status, ("text", "md", "json"))
+    status.set_defaults(handler=partial(_guarded, cmd_status, usage_error))
 
 
-def _config(args: argparse.Namespace) -> DigestConfig:
-    values: dict[str, Any] = {}
-    if args.window is not None:
-        values["window"] = args.window
-    if args.stale_after is not None:
-        values["stale_after"] = args.stale_after
-    return DigestConfig(**values)
+def _guarded(
+    command: Callable[[argparse.Namespace, TextIO], int],
+    usage_error: ErrorType,
+    args: argparse.Namespace,
+    out: TextIO,
+    stdin: TextIO,
+) -> int:
+    """Run a report; a template's error is a TemplateError (exit 2, core.errors)."""
+    from jinja2 import TemplateError as JinjaError  # noqa: PLC0415
 
+    from ai_context.core.errors import TemplateError  # noqa: PLC0415
 
-def _store(args: argparse.Namespace, usage_error: ErrorType) -> DirectoryStore:
+    del stdin, usage_error  # errors are core.errors kinds; main maps them to exit codes
     try:
-        return DirectoryStore(args.issues_dir, args.repository)
-    except StoreError as exc:
-        raise usage_error(str(exc)) from exc
-
-
-def _env(args: argparse.Namespace, usage_error: ErrorType) -> Environment:
-    try:
-        return make_env(args.templates)
-    except ValueError as exc:
-        raise usage_error(str(exc)) from exc
-
-
-def _previous(path: Path | None, usage_error: ErrorType) -> StateRead | None:
-    if path is None:
-        return None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise usage_error(f"{path}: cannot read the previous digest: {exc}") from exc
-    return find_state(text)
-
-
-def _rendering(usage_error: ErrorType, action: Callable[[], str]) -> str:
-    """The rendered text, ending in one newline; a template's error is a usage error."""
-    try:
-        text = action()
-    except BoundedTemplateError as exc:  # templating.render's: it says "template error: ..."
-        raise usage_error(f"{exc}; fix the template (or remove it from --templates)") from exc
-    except TemplateError as exc:
-        raise usage_error(
+        return command(args, out)
+    except JinjaError as exc:
+        raise TemplateError(
             f"template error: {exc}; fix the template (or remove it from --templates to use "
             "the bundled one)"
         ) from exc
-    return text if text.endswith("\n") else text + "\n"
 
 
-def cmd_digest(
-    args: argparse.Namespace, out: TextIO, stdin: TextIO, *, usage_error: ErrorType
-) -> int:
-    del stdin
-    store = _store(args, usage_error)
-    env = _env(args, usage_error)
-    now = args.now or datetime.now(UTC)
-    previous = _previous(args.previous, usage_error)
-    digest = build_digest(store.list_issues("all"), now, _config(args), previous)
-    if args.format == "json":
-        out.write(json.dumps(digest_json(digest), ensure_ascii=False, indent=2) + "\n")
-    elif args.format in ("slack", "slack-json"):
-        messages = _rendering(
-            usage_error, lambda: json.dumps(slack_messages(digest, env), ensure_ascii=False)
-        )
-        out.write(messages)
-    else:
-        out.write(_rendering(usage_error, lambda: render_markdown(digest, env)))
-    return 0
+def _config(args: argparse.Namespace, source: Source) -> Any:
+    from ai_context.rules.digest import DigestConfig  # noqa: PLC0415
+
+    return DigestConfig(window=window_of(args, source), stale_after=stale_after_of(args, source))
 
 
-def _issue_number(text: str, usage_error: ErrorType) -> int:
-    raw = text.strip().rsplit("#", 1)[-1]
-    if not raw.isdigit() or int(raw) < 1:
-        raise usage_error(f"{text!r} is not an issue number; write it like 104 or #104")
-    return int(raw)
+def _env(args: argparse.Namespace) -> Any:
+    from ai_context.core.errors import UsageError  # noqa: PLC0415
+    from ai_context.rules.templating import make_env  # noqa: PLC0415
 
-
-def cmd_summary(
-    args: argparse.Namespace, out: TextIO, stdin: TextIO, *, usage_error: ErrorType
-) -> int:
-    del stdin
-    number = _issue_number(args.issue, usage_error)
-    store = _store(args, usage_error)
-    env = _env(args, usage_error)
     try:
-        issue = store.get_issue(number)
-    except StoreError as exc:
-        raise usage_error(str(exc)) from exc
-    summary = summarize_task(issue, args.now or datetime.now(UTC), _config(args))
+        return make_env(args.templates)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _previous(args: argparse.Namespace, source: Source, issues: list[Any]) -> Any:
+    """The digest to compare with: `--previous FILE`, else (live) the one the digest issue of
+    the first repository holds (found among the issues already listed: no extra listing)."""
+    from ai_context.core.errors import UsageError  # noqa: PLC0415
+    from ai_context.rules.digest_state import find_state  # noqa: PLC0415
+
+    if args.previous is not None:
+        try:
+            return find_state(args.previous.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{args.previous}: cannot read the previous digest: {exc}") from exc
+    if not source.live or source.github is None:
+        return None
+    from ai_context.jobs.digest import previous_state  # noqa: PLC0415
+    from ai_context.jobs.digest_delivery import DIGEST_LABEL  # noqa: PLC0415
+
+    first = source.repos[0]
+    labelled = (
+        i.number
+        for i in issues
+        if i.repository == first and i.state == "open" and DIGEST_LABEL in i.labels
+    )
+    number = source.settings.digest_issue or min(labelled, default=None)
+    if number is None:
+        return None
+    with service_errors(first):
+        comments = source.github(first).list_comments(number)
+    today = now_of(args, source).date().isoformat()
+    return previous_state(comments, today, source.settings.bot_login)
+
+
+def _digest(args: argparse.Namespace, source: Source, *, compare: bool = False) -> Any:
+    from ai_context.rules.digest import build_digest  # noqa: PLC0415
+
+    now = now_of(args, source)
+    config = _config(args, source)
+    issues = read_all(source, now - config.window)
+    previous = _previous(args, source, issues) if compare else None
+    return build_digest(issues, now, config, previous)
+
+
+def cmd_digest(args: argparse.Namespace, out: TextIO) -> int:
+    source = open_source(args)
+    env = _env(args)
+    digest = _digest(args, source, compare=True)
     if args.format == "json":
-        out.write(summary.model_dump_json(indent=2) + "\n")
+        from ai_context.rules.digest_json import digest_json  # noqa: PLC0415
+
+        finish(out, json.dumps(digest_json(digest), ensure_ascii=False, indent=2))
+    elif args.format in ("slack", "slack-json"):
+        from ai_context.rules.digest_slack import slack_messages  # noqa: PLC0415
+
+        finish(out, json.dumps(slack_messages(digest, env), ensure_ascii=False))
+    elif args.format == "md":
+        from ai_context.rules.digest_render import render_markdown  # noqa: PLC0415
+
+        finish(out, render_markdown(digest, env))
     else:
-        out.write(_rendering(usage_error, lambda: render_task(summary, env)))
+        from ai_context.rules.digest_text import digest_text  # noqa: PLC0415
+
+        finish(out, digest_text(digest, colour=colour_for(out)))
     return 0
 
 
-def cmd_status(
-    args: argparse.Namespace, out: TextIO, stdin: TextIO, *, usage_error: ErrorType
-) -> int:
-    del stdin
-    if args.actor and args.actor_option and args.actor != args.actor_option:
-        raise usage_error("give the actor once: either ACTOR or --actor")
-    wanted = args.actor or args.actor_option
-    store = _store(args, usage_error)
-    env = _env(args, usage_error)
-    digest = build_digest(store.list_issues("all"), args.now or datetime.now(UTC), _config(args))
-    known = actors(digest)
-    plates = [plate(digest, wanted)] if wanted else [plate(digest, a) for a in known]
+def cmd_summary(args: argparse.Namespace, out: TextIO) -> int:
+    from ai_context.rules.digest import summarize_task  # noqa: PLC0415
+
+    source = open_source(args)
+    env = _env(args)
+    issue = read_one(source, args.issue)
+    summary = summarize_task(issue, now_of(args, source), _config(args, source))
     if args.format == "json":
-        data = [json.loads(p.model_dump_json()) for p in plates]
-        out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        from ai_context.rules.digest_json import summary_json  # noqa: PLC0415
+
+        finish(out, json.dumps(summary_json(summary), ensure_ascii=False, indent=2))
+    elif args.format == "md":
+        from ai_context.rules.digest_render import render_task  # noqa: PLC0415
+
+        finish(out, render_task(summary, env))
     else:
-        out.write(_rendering(usage_error, lambda: render_status(plates, env, known_actors=known)))
+        from ai_context.rules.digest_text import task_text  # noqa: PLC0415
+
+        finish(out, task_text(summary, colour=colour_for(out)))
+    return 0
+
+
+def _wanted_actor(args: argparse.Namespace) -> str | None:
+    import os  # noqa: PLC0415
+
+    from ai_context.core.errors import UsageError  # noqa: PLC0415
+
+    if args.actor and args.actor_option and args.actor != args.actor_option:
+        raise UsageError("give the actor once: either ACTOR or --actor")
+    if args.all:
+        return None
+    return args.actor or args.actor_option or os.environ.get("AI_CONTEXT_ACTOR") or None
+
+
+def _plates(wanted: str | None, digest: Any, source: Source) -> list[Any]:
+    """The plate asked for (an actor id, or a GitHub login's actors), or everyone's."""
+    from ai_context.rules.digest_plate import actors, plate  # noqa: PLC0415
+
+    if wanted is None:
+        return [plate(digest, a) for a in actors(digest)]
+    if source.extras.get("actors"):
+        from ai_context.core.errors import ConfigError  # noqa: PLC0415
+        from ai_context.rules.actors import parse_actors  # noqa: PLC0415
+
+        try:
+            known = parse_actors(source.extras["actors"], source.settings.config)
+        except ConfigError as exc:
+            from ai_context.core.errors import UsageError  # noqa: PLC0415
+
+            raise UsageError(str(exc)) from exc
+        found = known.matches(wanted)
+        if found and wanted.casefold() not in {a.id.casefold() for a in found}:
+            return [plate(digest, wanted, login=wanted, ids=[a.id for a in found])]
+        if found:
+            return [plate(digest, found[0].id)]
+    return [plate(digest, wanted)]
+
+
+def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
+    from ai_context.rules.digest_plate import actors  # noqa: PLC0415
+
+    wanted = _wanted_actor(args)
+    source = open_source(args)
+    env = _env(args)
+    digest = _digest(args, source)
+    known = actors(digest)
+    plates = _plates(wanted, digest, source)
+    if args.format == "json":
+        from ai_context.rules.digest_json import plate_json  # noqa: PLC0415
+
+        finish(out, json.dumps([plate_json(p) for p in plates], ensure_ascii=False, indent=2))
+    elif args.format == "md":
+        from ai_context.rules.digest_render import render_status  # noqa: PLC0415
+
+        finish(out, render_status(plates, env, known_actors=known))
+    else:
+        from ai_context.rules.digest_text import status_text  # noqa: PLC0415
+
+        finish(out, status_text(plates, known_actors=known, colour=colour_for(out)))
     return 0

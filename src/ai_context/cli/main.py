@@ -1,5 +1,5 @@
-"""The `ai-context` command: the parser, lazy command groups, `validate` and `report`, and the
-one place that maps errors to exit codes and messages (`main`).
+"""The `ai-context` command: the parser, lazy command groups (`report` is cli/report.py),
+`validate`, and the one place that maps errors to exit codes and messages (`main`).
 
 Exit codes are core/errors.py's `Exit`: 0 done; 1 findings at or above the fail threshold (for
 `validate`: errors); 2 bad configuration or usage; 3 an outside service failed; 4 conflict or
@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from ai_context.adapters.store import DirectoryStore
 from ai_context.cli.common import (
     ENVIRONMENT_HELP,
     add_format,
@@ -27,7 +26,6 @@ from ai_context.cli.common import (
     read_stream,
     timestamp_arg,
 )
-from ai_context.core.block import Block, format_timestamp
 from ai_context.core.errors import AIContextError, ConfigError, Exit, UsageError
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 
@@ -86,11 +84,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     checking(validate)
     validate.set_defaults(handler=cmd_validate)
 
-    report = sub.add_parser("report", help="check every issue of a directory-backed store")
-    report.add_argument("--issues-dir", type=Path, required=True, metavar="DIR")
-    checking(report)
-    report.set_defaults(handler=cmd_report)
-
     wanted = {COMMAND_GROUPS[command]} if command in COMMAND_GROUPS else set(GROUPS)
     for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
         if group in wanted:
@@ -147,6 +140,12 @@ def _digest(sub: Any) -> None:
     cli_digest.register(sub, timestamp=timestamp_arg, duration=duration_arg, usage_error=UsageError)
 
 
+def _report(sub: Any) -> None:
+    from ai_context.cli.report import add_report_command  # noqa: PLC0415
+
+    add_report_command(sub)
+
+
 def _agent(sub: Any) -> None:
     from ai_context.cli.agent import add_agent_commands  # noqa: PLC0415
 
@@ -187,6 +186,7 @@ GROUPS: dict[str, Callable[[Any], None]] = {
     "git": _git,
     "session": _session,
     "digest": _digest,
+    "report": _report,
     "agent": _agent,
     "lease": _lease,
     "mirror": _mirror,
@@ -201,6 +201,7 @@ COMMAND_GROUPS = {
     "digest": "digest",
     "summary": "digest",
     "status": "digest",
+    "report": "report",
     "save": "agent",
     "resume": "agent",
     "handoff": "agent",
@@ -310,54 +311,6 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}{where}\n"
     )
     return Exit.FINDINGS if failed else Exit.OK
-
-
-def _progress(block: Block | None) -> str:
-    if block is None or not block.plan:
-        return "-"
-    done = sum(1 for s in block.plan if s.status in ("done", "skipped"))
-    return f"{done}/{len(block.plan)}"
-
-
-def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    del stdin
-    store = DirectoryStore(args.issues_dir)
-    now = args.now or datetime.now(UTC)
-    config = _config(args)
-    rows = [
-        (issue, check_body(issue.body, now=now, config=config))
-        for issue in store.list_issues("all")
-    ]
-    if args.format == "json":
-        data = [result_json(f"#{i.number}", r) for i, r in rows]
-        out.write(json.dumps(data, ensure_ascii=False) + "\n")
-        return Exit.OK
-    out.write(
-        f"ai-context report: {len(rows)} issues in {args.issues_dir}, "
-        f"now {format_timestamp(now)}\n\n"
-    )
-    out.write(f"{'#':>5}  {'state':6}  {'actor':18}  {'phase':14}  {'plan':5}  findings\n")
-    for issue, result in rows:
-        block = result.block
-        actor = (block.actor if block else None) or "-"
-        phase = (block.phase if block else None) or "-"
-        summary = ", ".join(f"{f.code} {f.severity}" for f in result.findings) or "ok"
-        out.write(
-            f"{issue.number:>5}  {issue.state:6}  {actor[:18]:18}  {phase[:14]:14}  "
-            f"{_progress(block):5}  {summary}\n"
-        )
-    out.write("\n")
-    for issue, result in rows:
-        for f in result.findings:
-            out.write(
-                f"#{issue.number}:{f.line or 1}: {f.code} {f.severity} {f.message}\n"
-                f"    hint: {f.hint}\n"
-            )
-    errors = sum(r.errors for _, r in rows)
-    warnings = sum(1 for _, r in rows for f in r.findings if f.severity == "warning")
-    complete = sum(1 for _, r in rows if r.complete)
-    out.write(f"\n{len(rows)} issues, {complete} complete, {errors} errors, {warnings} warnings\n")
-    return Exit.OK
 
 
 def _wants_json(argv: Sequence[str]) -> bool:

@@ -14,10 +14,14 @@ _PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")
 _LINE_START = re.compile(r"^(\s*)(?:([#+\-])|(\d+)([.)]))")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 ZWJ = "\u200d"
+# Text with none of the characters escape_text changes: most titles, actors and phases.
+_PLAIN = re.compile(r"[^\\`*_\[\]|~&<>@\r\n]*")
 
 
 def escape_text(text: str) -> str:
     """One line of inline Markdown that renders as exactly the characters given."""
+    if _PLAIN.fullmatch(text) and not _LINE_START.match(text):
+        return text  # nothing to escape: the common case, fast
     flat = " ".join(text.replace("\r", "\n").split("\n"))
     html = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     escaped = _PUNCTUATION.sub(r"\\\1", html)
@@ -44,3 +48,30 @@ def code_span(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+# A code span as a writer marks it: a run of backticks, text, the same run (CommonMark).
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def escape_code_text(text: str, *, cell: bool = False) -> str:
+    """Like `escape_text`, but the code spans the writer marked (``run `make test` ``) render
+    as code instead of showing their backticks. In a table `cell` a `|` inside the code is
+    escaped as GFM asks (it shows as `|`). Code cannot hold markup, so nothing turns live."""
+    flat = " ".join(text.replace("\r", "\n").split("\n"))
+    if "`" not in flat:
+        return escape_text(flat)
+    pieces: list[str] = []
+    position = 0
+    for match in CODE_SPAN.finditer(flat):
+        pieces.append(escape_text(flat[position : match.start()]))
+        span = code_span(match.group(2))
+        pieces.append(span.replace("|", "\\|") if cell else span)
+        position = match.end()
+    pieces.append(escape_text(flat[position:]))
+    return "".join(pieces)
+
+
+def escape_code_cell(text: str) -> str:
+    """A table cell of text that may hold code spans (a hint: "run `ai-context derive 11`")."""
+    return escape_code_text(text, cell=True) or " "

@@ -3,49 +3,62 @@
 Targets (the `digest:` section's `targets`, any combination):
   issue-comment  one comment a day on the digest issue (`digest-issue`, else the open issue
                  labelled `ai-context:digest`, created if absent), edited in place when the job
-                 runs again the same day; the previous day's comment carries the state the
-                 "since the last digest" changes are computed from;
-  slack          Block Kit messages to the incoming webhook (`slack-webhook-url`);
-  step-summary   always, in an Action run.
+                 runs again the same day; the hidden lines of the comments carry the state the
+                 "since the last digest" changes are computed from (a rerun compares with the
+                 same baseline as the day's first digest);
+  slack          Block Kit messages to the incoming webhook (`slack-webhook-url`), mentioning
+                 stuck tasks' owners when `mention-owners: true` and `actors.<id>.slack` is set;
+  step-summary   always, in an Action run: the full digest and a delivery section.
 A failed target does not stop the others; the run then exits 3 and says which failed.
+The command line's `ai-context digest` reads the same repositories through `read_issues`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ai_context.adapters.config import Settings
 from ai_context.adapters.github import GitHub, GitHubNotFound
-from ai_context.adapters.slack import SlackResult, post_messages
 from ai_context.core.durations import duration_value
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
-from ai_context.rules.digest import Digest, DigestConfig, StateRead, build_digest, find_state
-from ai_context.rules.digest_render import render_markdown, slack_messages
+from ai_context.jobs.digest_delivery import (
+    DIGEST_LABEL,
+    Delivery,
+    day_of,
+    deliver_comment,
+    deliver_slack,
+    slack_wanted,
+    todays_comment,
+)
+from ai_context.rules.actors import parse_actors
+from ai_context.rules.digest import DigestConfig, build_digest
+from ai_context.rules.digest_model import StateRead
+from ai_context.rules.digest_render import render_markdown
+from ai_context.rules.digest_slack import slack_messages
+from ai_context.rules.digest_state import find_baseline, find_state
 from ai_context.rules.templating import make_env
 
-DIGEST_LABEL = "ai-context:digest"
-DIGEST_TITLE = "ai-context daily digest"
-MARKER_PREFIX = "<!-- ai-context:digest "
-
 Target = Literal["issue-comment", "slack", "step-summary"]
+STEP_SUMMARY_LIMIT = 1_000_000  # GitHub takes 1 MiB of step summary: the full list fits
+COMMENT_LIMIT = 60_000  # of the 65,536 a comment holds: room for the marker line
 
 
 class DigestSection(BaseModel):
     """The `digest:` section of the config file."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     targets: tuple[Target, ...] | None = None
     window: timedelta = timedelta(hours=24)
     repositories: tuple[str, ...] = ()
+    mention_owners: bool = Field(default=False, alias="mention-owners")
 
     @field_validator("window", mode="before")
     @classmethod
@@ -89,39 +102,45 @@ def targets_of(section: DigestSection, settings: Settings) -> tuple[Target, ...]
     return (*wanted, "step-summary")
 
 
-def marker(day: str) -> str:
-    return f"{MARKER_PREFIX}{day} -->"
-
-
-def _day_of(comment: Comment, bot_login: str) -> str | None:
-    if comment.author.lower() != bot_login.lower() or not comment.body.startswith(MARKER_PREFIX):
-        return None
-    head = comment.body[len(MARKER_PREFIX) :].split(" ", 1)[0]
-    return head if len(head) == 10 else None
-
-
 def previous_state(comments: Sequence[Comment], today: str, bot_login: str) -> StateRead:
-    """The state the latest digest before today carried (a same-day rerun compares with it)."""
-    earlier = [c for c in comments if (_day_of(c, bot_login) or "9999") < today]
+    """What this digest compares with: the baseline of today's comment when the job already ran
+    today (so a rerun keeps the changes the first run showed), else the latest earlier digest."""
+    current = todays_comment(comments, today, bot_login)
+    if current is not None:
+        return find_baseline(current.body)
+    earlier = [c for c in comments if (day_of(c, bot_login) or "9999") < today]
     if not earlier:
         return find_state(None)
-    latest = max(earlier, key=lambda c: (_day_of(c, bot_login) or "", c.id))
+    latest = max(earlier, key=lambda c: (day_of(c, bot_login) or "", c.id))
     return find_state(latest.body)
 
 
-def todays_comment(comments: Sequence[Comment], today: str, bot_login: str) -> Comment | None:
-    same_day = [c for c in comments if _day_of(c, bot_login) == today]
-    return min(same_day, key=lambda c: c.id) if same_day else None
+def read_issues(
+    github: GitHub, since: datetime, open_issues: Sequence[Issue] | None = None
+) -> list[Issue]:
+    """Every issue of one repository a digest looks at: the open ones (one listing, unless the
+    run has them already) and those closed since `since` (one listing, as completed or not: a
+    task closed as not planned is said to have left)."""
+    listed = list(open_issues) if open_issues is not None else github.list_issues("open")
+    return listed + github.list_issues("closed", since=since)
 
 
-@dataclass
-class DigestOutcome:
-    digest: Digest
-    markdown: str
-    url: str = ""
-    errors: list[str] = field(default_factory=list)
-    slack: SlackResult | None = None
-    writes: list[str] = field(default_factory=list)
+def _since(now: datetime, window: timedelta, previous: StateRead) -> datetime:
+    """Closed issues matter back to the window, or to the digest compared with if older (a
+    Monday digest must see what was closed on Saturday to say it left)."""
+    start = now - window
+    before = previous.state.generated_at
+    return min(start, before) if previous.status == "restored" and before else start
+
+
+def mentions_of(
+    extras: dict[str, Any], settings: Settings, section: DigestSection
+) -> dict[str, str]:
+    """Actor id (lower case) -> its owner's Slack id, when the digest mentions owners."""
+    if not section.mention_owners:
+        return {}
+    actors = parse_actors(extras.get("actors"), settings.config)
+    return {a.id.lower(): a.slack for a in actors.actors if a.slack}
 
 
 def deliver_digest(
@@ -135,27 +154,16 @@ def deliver_digest(
     workspace: Path,
     other_repos: Callable[[str], GitHub],
     log: Callable[[str], None],
-) -> DigestOutcome:
+    full_url: str = "",
+) -> Delivery:
     section = digest_section(extras, settings)
     targets = targets_of(section, settings)
+    mentions = mentions_of(extras, settings, section)
     try:
         env = make_env(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
     today = now.date().isoformat()
-    closed = [
-        i
-        for i in github.list_issues("closed", since=now - section.window)
-        if i.state_reason != "not_planned"
-    ]
-    issues: list[Issue] = [*tasks, *closed]
-    for repo in section.repositories:
-        if repo.lower() == github.repository.lower():
-            continue
-        other = other_repos(repo)
-        issues += other.list_issues("open")
-        issues += other.list_issues("closed", since=now - section.window)
-
     digest_issue = _find_digest_issue(settings, open_issues)
     comments: list[Comment] = []
     if "issue-comment" in targets and digest_issue is not None:
@@ -168,37 +176,41 @@ def deliver_digest(
                 f"{DIGEST_LABEL}"
             ) from exc
     previous = previous_state(comments, today, settings.bot_login)
+    repos = [github] + [
+        other_repos(r) for r in section.repositories if r.lower() != github.repository.lower()
+    ]
+    since = _since(now, section.window, previous)
+    # The open issues, not only the tasks: a task whose block was removed is said to have left.
+    issues = read_issues(github, since, list(open_issues) or list(tasks))
+    for other in repos[1:]:
+        issues += read_issues(other, since)
     config = DigestConfig(window=section.window, stale_after=settings.stale_after)
     digest = build_digest(issues, now, config, previous)
-    markdown = render_markdown(digest, env)
-    outcome = DigestOutcome(digest, markdown)
-
+    full = render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT)
+    if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
+        comment = render_markdown(digest, env, max_chars=COMMENT_LIMIT, full_url=full_url)
+    else:
+        comment = full
+    out = Delivery(digest, full, comment)
+    existing = todays_comment(comments, today, settings.bot_login)
     if "issue-comment" in targets:
-        _deliver_comment(
-            outcome,
+        deliver_comment(
+            out,
             github=github,
             settings=settings,
             digest_issue=digest_issue,
-            comments=comments,
+            existing=existing,
             today=today,
             log=log,
         )
     if "slack" in targets and settings.slack_webhook_url is not None:
-        messages = slack_messages(digest, env)
-        if settings.dry_run:
-            outcome.writes.append(f"post {len(messages)} Slack message(s)")
-            log(f"[dry-run] would post {len(messages)} Slack message(s)")
+        if "issue-comment" in targets and not slack_wanted(existing, digest):
+            out.report.append("Slack: not posted: the tasks are as this morning's digest left them")
+            log("Slack: the digest did not change since today's post; not posted again")
         else:
-            result = post_messages(settings.slack_webhook_url.get_secret_value(), messages)
-            outcome.slack = result
-            if not result.ok:
-                outcome.errors.append(
-                    f"Slack delivery failed after {result.sent} of {result.total} message(s): "
-                    f"{result.error}"
-                )
-            else:
-                log(f"posted {result.sent} Slack message(s)")
-    return outcome
+            messages = slack_messages(digest, env, comment_url=out.url, mentions=mentions)
+            deliver_slack(out, settings=settings, messages=messages, log=log)
+    return out
 
 
 def _find_digest_issue(settings: Settings, open_issues: Sequence[Issue]) -> int | None:
@@ -208,50 +220,8 @@ def _find_digest_issue(settings: Settings, open_issues: Sequence[Issue]) -> int 
     return min(labelled) if labelled else None
 
 
-def _deliver_comment(
-    outcome: DigestOutcome,
-    *,
-    github: GitHub,
-    settings: Settings,
-    digest_issue: int | None,
-    comments: Sequence[Comment],
-    today: str,
-    log: Callable[[str], None],
-) -> None:
-    body = f"{marker(today)}\n{outcome.markdown}"
-    if digest_issue is None:
-        if settings.dry_run:
-            log(f"[dry-run] would create the digest issue (label {DIGEST_LABEL}) and comment")
-            outcome.writes.append("create digest issue")
-            return
-        created = github.create_issue(
-            DIGEST_TITLE,
-            "ai-context posts the daily digest of AI tasks here, one comment a day.",
-            [DIGEST_LABEL],
-        )
-        digest_issue = created.number
-        log(f"created digest issue #{digest_issue}")
-    existing = todays_comment(comments, today, settings.bot_login)
-    if existing is not None and existing.body.strip() == body.strip():
-        outcome.url = existing.html_url
-        log(f"digest comment on #{digest_issue} is already current")
-        return
-    if settings.dry_run:
-        verb = "edit today's" if existing else "create a"
-        log(f"[dry-run] would {verb} digest comment on #{digest_issue} ({len(body)} chars)")
-        outcome.writes.append(f"{verb} digest comment")
-        return
-    if existing is not None:
-        outcome.url = github.edit_comment(existing.id, body).html_url
-        log(f"edited today's digest comment on #{digest_issue}")
-    else:
-        outcome.url = github.create_comment(digest_issue, body).html_url
-        log(f"posted the digest comment on #{digest_issue}")
-    outcome.writes.append("digest comment")
-
-
 def digest_job(ctx: RunContext) -> None:
-    """Shipped / in review / in progress / stuck, to the digest issue, Slack and the summary."""
+    """Stuck / in review / in progress / shipped, to the digest issue, Slack and the summary."""
     if not ctx.route.scan_all:
         ctx.workflow.log("ai-context: the digest runs on schedule and workflow_dispatch only")
         return
@@ -259,7 +229,7 @@ def digest_job(ctx: RunContext) -> None:
 
     def other(repo: str) -> GitHub:
         assert settings.github_token is not None
-        adapter = GitHub(
+        return GitHub(
             settings.github_token,
             repo,
             api_url=ctx.github_api_url,
@@ -268,8 +238,12 @@ def digest_job(ctx: RunContext) -> None:
             backoff=settings.http_backoff,
             counter=ctx.github.counter,
         )
-        return adapter
 
+    env = ctx.workflow_env
+    run_url = ""
+    if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
+        server = env.get("GITHUB_SERVER_URL") or "https://github.com"
+        run_url = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
     outcome = deliver_digest(
         github=ctx.github,
         settings=settings,
@@ -277,11 +251,13 @@ def digest_job(ctx: RunContext) -> None:
         open_issues=ctx.open_issues(),
         tasks=ctx.issues(),
         now=ctx.now,
-        workspace=Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or "."),
+        workspace=Path(env.get("GITHUB_WORKSPACE") or "."),
         other_repos=other,
         log=ctx.workflow.log,
+        full_url=run_url,
     )
     ctx.outputs["digest-url"] = outcome.url
+    ctx.summary.append(outcome.section())
     ctx.summary.append(outcome.markdown)
     if outcome.slack is not None:
         slack_calls = outcome.slack.calls

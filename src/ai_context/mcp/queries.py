@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -48,23 +47,27 @@ def lease(
 
 def status(s: Session, actor: str | None) -> dict[str, Any]:
     """What is on each actor's plate (or ACTOR's), by urgency: the open issues and those closed
-    within the digest window, read from GitHub."""
-    from ai_context.rules.digest import actors, build_digest, plate  # noqa: PLC0415
+    within the digest window, read as `ai-context status` reads them; the same JSON."""
+    from ai_context.jobs.digest import read_issues  # noqa: PLC0415
+    from ai_context.rules.digest import DigestConfig, build_digest  # noqa: PLC0415
+    from ai_context.rules.digest_json import plate_json  # noqa: PLC0415
+    from ai_context.rules.digest_plate import actors, plate  # noqa: PLC0415
 
-    issues = s.run(lambda: s.github().list_issues("all", sort="updated", limit=300))
-    digest = build_digest(issues, now())
+    config, when = DigestConfig(), now()
+    issues = s.run(lambda: read_issues(s.github(), when - config.window))
+    digest = build_digest(issues, when, config)
     names = [actor] if actor else actors(digest)
-    plates = [json.loads(plate(digest, name).model_dump_json()) for name in names]
-    return {"repository": s.repository, "plates": plates}
+    return {"repository": s.repository, "plates": [plate_json(plate(digest, n)) for n in names]}
 
 
 def summary(s: Session, issue: int | str) -> dict[str, Any]:
+    """One task's progress summary: the JSON of `ai-context summary ISSUE --format json`."""
     from ai_context.rules.digest import summarize_task  # noqa: PLC0415
+    from ai_context.rules.digest_json import summary_json  # noqa: PLC0415
 
     number = issue_number(issue, s.repository)
     found = s.run(lambda: s.github().get_issue(number))
-    data: dict[str, Any] = json.loads(summarize_task(found, now()).model_dump_json())
-    return data
+    return summary_json(summarize_task(found, now()))
 
 
 def validate(body: str) -> dict[str, Any]:

@@ -1,41 +1,55 @@
-"""Turn a Digest, a TaskSummary or an actor's Plate into text for people (pure).
+"""Turn a Digest, a TaskSummary or an actor's Plate into Markdown for GitHub (pure).
 
-Markdown comes straight from a template. Slack is different: the Block Kit structure is built
-here, in Python, and the template (`digest.slack.j2`) only supplies the mrkdwn snippets as
-macros. Emitting JSON from Jinja would make every quote and backslash in issue text a way to
-break or forge the payload, and the size limits (3,000 characters a section, 50 blocks a
-message) can only be met by measuring the final text; `json.dumps` and a packer do both exactly.
-A user's own `digest.slack.j2` still controls what each line says.
+Markdown comes straight from a template; Slack is built in `digest_slack`, the terminal's plain
+text in `digest_text`. What all of them read the same way is computed here once: the sections in
+reading order (Stuck first), each with its count, its change since the previous digest, its
+colour, and how many rows fit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from jinja2 import Environment, TemplateRuntimeError
+from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.rules.digest import (
-    CATEGORIES,
+from ai_context.rules.digest_model import (
+    CATEGORY_COLOURS,
+    CATEGORY_EMOJI,
     CATEGORY_TITLES,
+    DISPLAY_ORDER,
     Category,
     Digest,
     Entry,
     Plate,
     TaskSummary,
-    state_line,
 )
-from ai_context.rules.templating import ELLIPSIS, make_env, render
+from ai_context.rules.digest_state import base_line, state_line
+from ai_context.rules.templating import make_env, render
 
 GITHUB_COMMENT_LIMIT = 65_536
 PROBE_ROWS = 8
-SLACK_SECTION_LIMIT = 3_000
-SLACK_BLOCKS_LIMIT = 50
-SLACK_HEADER_LIMIT = 150
-# Slack truncates a message's text past 40,000 characters; a message of blocks is kept under
-# the same figure so no workspace setting or client can cut it.
-SLACK_MESSAGE_CHARS = 40_000
+
+Caps = Mapping[Category, int | None]
+
+
+def human_date(stamp: datetime | None) -> str:
+    """`Monday 30 November 2026`: the date as people say it (the time is in UTC)."""
+    return "-" if stamp is None else f"{stamp:%A} {stamp.day} {stamp:%B %Y}"
+
+
+def human_time(stamp: datetime | None) -> str:
+    """`Monday 30 November 2026, 09:00 UTC`."""
+    return "-" if stamp is None else f"{human_date(stamp)}, {stamp:%H:%M} UTC"
+
+
+def signed(delta: int | None) -> str:
+    """`+2`, `−1` (a minus sign, not a hyphen), '' for no change or nothing to compare with."""
+    if not delta:
+        return ""
+    return f"+{delta}" if delta > 0 else f"−{-delta}"
 
 
 class Section(BaseModel):
@@ -45,21 +59,30 @@ class Section(BaseModel):
 
     key: Category
     title: str
+    emoji: str
+    colour: str
     count: int
+    delta: str  # "+2", "−1" or ""
     entries: tuple[Entry, ...]
     omitted: int
 
 
-def sections(digest: Digest, row_limit: int | None = None) -> list[Section]:
+def sections(digest: Digest, caps: Caps | int | None = None) -> list[Section]:
+    """The categories in reading order; `caps` bounds the rows each shows (None: all)."""
+    deltas = digest.deltas
     out = []
-    for key in CATEGORIES:
+    for key in DISPLAY_ORDER:
         entries = digest.entries.get(key, ())
-        shown = entries if row_limit is None else entries[:row_limit]
+        cap = caps if caps is None or isinstance(caps, int) else caps.get(key)
+        shown = entries if cap is None else entries[:cap]
         out.append(
             Section(
                 key=key,
                 title=CATEGORY_TITLES[key],
+                emoji=CATEGORY_EMOJI[key],
+                colour=CATEGORY_COLOURS[key],
                 count=len(entries),
+                delta=signed(deltas[key]),
                 entries=shown,
                 omitted=len(entries) - len(shown),
             )
@@ -67,16 +90,56 @@ def sections(digest: Digest, row_limit: int | None = None) -> list[Section]:
     return out
 
 
-def _digest_vars(digest: Digest, row_limit: int | None) -> dict[str, Any]:
+def digest_vars(
+    digest: Digest,
+    caps: Caps | int | None = None,
+    full_url: str = "",
+    lines: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """The variables every digest template gets (documented at the top of digest.md.j2).
+    `lines` are the hidden state and baseline lines when the caller has them already."""
+    state, base = lines or hidden_lines(digest)
     return {
         "digest": digest,
-        "sections": sections(digest, row_limit),
+        "sections": sections(digest, caps),
         "changes": digest.changes,
         "titles": CATEGORY_TITLES,
-        "multi_repo": len(digest.repositories) > 1,
-        "state_line": state_line(digest.state()),
-        "row_limit": row_limit,
+        "multi_repo": digest.multi_repo,
+        "date": human_date(digest.generated_at),
+        "previous_date": human_time(digest.previous.state.generated_at),
+        "state_line": state,
+        "base_line": base,
+        "full_url": full_url,
     }
+
+
+def hidden_lines(digest: Digest) -> tuple[str, str]:
+    """The state line, and the baseline line ('' when there is nothing to compare with)."""
+    return state_line(digest.state()), "" if digest.first else base_line(digest.previous.state)
+
+
+def _caps_within(
+    digest: Digest, budget: float, per_row: Mapping[Category, float]
+) -> dict[Category, int | None]:
+    """Rows per category by the estimate, in reading order: Stuck is kept whole before any
+    row of In review, and so on down to Shipped."""
+    caps: dict[Category, int | None] = {}
+    for key in DISPLAY_ORDER:
+        n = len(digest.entries.get(key, ()))
+        fits = max(0, int(budget // per_row[key]))
+        caps[key] = None if fits >= n else fits
+        budget -= per_row[key] * min(n, fits)
+    return caps
+
+
+def _shrink(digest: Digest, caps: dict[Category, int | None]) -> bool:
+    """Cut the least needed category that still shows rows; False when nothing is left."""
+    for key in reversed(DISPLAY_ORDER):
+        shown = len(digest.entries.get(key, ())) if caps[key] is None else caps[key] or 0
+        if shown:
+            caps[key] = min(shown - 1, int(shown * 0.9))
+            return True
+    return False
 
 
 def render_markdown(
@@ -85,46 +148,45 @@ def render_markdown(
     *,
     max_chars: int = GITHUB_COMMENT_LIMIT,
     template: str = "digest.md.j2",
+    full_url: str = "",
 ) -> str:
     """The digest as GitHub Markdown, no longer than `max_chars` (a comment holds 65,536).
 
-    When every row does not fit, each category shows its first rows and says how many it left
-    out; the hidden state line always covers every task.
+    When every row does not fit, the categories are cut in reverse reading order (Shipped
+    first, Stuck last), each saying how many it left out and linking `full_url`; the hidden
+    state line always covers every task.
     """
     env = env or make_env(None)
+    lines = hidden_lines(digest)
 
-    def at(limit: int | None) -> str:
-        return render(env, template, **_digest_vars(digest, limit))
+    def at(caps: Caps | int | None) -> str:
+        return render(env, template, **digest_vars(digest, caps, full_url, lines))
 
-    sizes = [len(v) for v in digest.entries.values()]
-    longest = max(sizes, default=0)
-    probe_rows = min(PROBE_ROWS, longest)
-    probe = at(probe_rows)
-    if probe_rows == longest:
-        if len(probe) <= max_chars:
-            return probe  # every row fits: the common case, one render
-        limit = longest
-    else:
-        # Estimate the rows that fit from the size of a skeleton and of a few rows per category,
-        # so a 1,000-task digest is not rendered whole only to be cut down.
-        skeleton = len(at(0))
-        shown = sum(min(n, probe_rows) for n in sizes)
-        per_row = max(1.0, (len(probe) - skeleton) / shown) * 1.1
-        low, high = 0, longest  # the most rows a category may show, by the estimate
-        while low < high:
-            middle = (low + high + 1) // 2
-            if skeleton + per_row * sum(min(n, middle) for n in sizes) <= max_chars:
-                low = middle
-            else:
-                high = middle - 1
-        limit = low
-        text = at(None if limit >= longest else limit)
+    sizes = {k: len(digest.entries.get(k, ())) for k in DISPLAY_ORDER}
+    if max(sizes.values(), default=0) <= PROBE_ROWS:
+        text = at(None)  # the common case: one render
         if len(text) <= max_chars:
             return text
-    while True:  # shrink until it fits; at 0 rows only the skeleton and the state are left
-        limit = int(limit * 0.8)
-        text = at(limit)
-        if len(text) <= max_chars or limit == 0:
+        caps: dict[Category, int | None] = dict.fromkeys(DISPLAY_ORDER)
+    else:
+        # Estimate each category's row size from a skeleton and a few of its rows (rows of
+        # Stuck carry reasons and are longer), so a 1,000-task digest is rendered once more,
+        # not whole and then cut down.
+        none: dict[Category, int | None] = dict.fromkeys(DISPLAY_ORDER, 0)
+        skeleton = len(at(none))
+        if skeleton + 400 * sum(sizes.values()) <= max_chars:
+            text = at(None)  # a step summary's megabyte: everything fits, one more render
+            if len(text) <= max_chars:
+                return text
+        per_row: dict[Category, float] = {}
+        for key, n in sizes.items():
+            shown = min(n, PROBE_ROWS)
+            probe = len(at({**none, key: shown})) if shown else skeleton
+            per_row[key] = max(1.0, (probe - skeleton) / max(shown, 1)) * 1.05
+        caps = _caps_within(digest, max_chars - skeleton, per_row)
+    while True:
+        text = at(caps)
+        if len(text) <= max_chars or not _shrink(digest, caps):
             return text
 
 
@@ -142,107 +204,7 @@ def render_status(
         "status.md.j2",
         plates=list(plates),
         titles=CATEGORY_TITLES,
+        emoji=CATEGORY_EMOJI,
         known_actors=list(known_actors),
+        multi_repo=len({e.repository for p in plates for e in p.entries}) > 1,
     )
-
-
-# --- Slack Block Kit ----------------------------------------------------------------------
-
-
-def _fit(text: str, limit: int) -> str:
-    """Cut mrkdwn to `limit` characters without leaving half an escape or half a link."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    if cut.rfind("<") > cut.rfind(">"):
-        cut = cut[: cut.rfind("<")]
-    amp = cut.rfind("&")
-    if amp >= 0 and ";" not in cut[amp:]:
-        cut = cut[:amp]
-    return cut + ELLIPSIS
-
-
-def _mrkdwn(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": _fit(text, SLACK_SECTION_LIMIT)}}
-
-
-def _pack(heading: str, lines: Sequence[str]) -> list[dict[str, Any]]:
-    """Lines under a heading, as few sections as the 3,000-character limit allows."""
-    blocks: list[dict[str, Any]] = []
-    current = heading.strip()
-    for raw in lines:
-        line = _fit(raw.strip(), SLACK_SECTION_LIMIT)
-        if not line:
-            continue
-        if current and len(current) + 1 + len(line) > SLACK_SECTION_LIMIT:
-            blocks.append(_mrkdwn(current))
-            current = line
-        else:
-            current = f"{current}\n{line}" if current else line
-    if current:
-        blocks.append(_mrkdwn(current))
-    return blocks
-
-
-def _block_chars(block: dict[str, Any]) -> int:
-    text = block.get("text", {})
-    if text:
-        return len(text.get("text", ""))
-    return sum(len(e.get("text", "")) for e in block.get("elements", []))
-
-
-def slack_messages(
-    digest: Digest, env: Environment | None = None, *, template: str = "digest.slack.j2"
-) -> list[dict[str, Any]]:
-    """Incoming-webhook payloads (`{"text", "blocks"}`), as many as the Block Kit limits need.
-
-    Every section stays within 3,000 characters and every message within 50 blocks (and
-    40,000 characters); later messages open with a "part i of n" context line.
-    """
-    env = env or make_env(None)
-    module = env.get_template(template).make_module(
-        {"titles": CATEGORY_TITLES, "multi_repo": len(digest.repositories) > 1}
-    )
-
-    def snippet(name: str, *args: Any) -> str:
-        macro = getattr(module, name, None)
-        if not callable(macro):
-            raise TemplateRuntimeError(
-                f"{template} defines no macro '{name}'; copy the bundled digest.slack.j2 and "
-                "keep every macro it defines"
-            )
-        return str(macro(*args)).strip()
-
-    title = _fit(snippet("title", digest), SLACK_HEADER_LIMIT)
-    fallback = _fit(snippet("fallback", digest), SLACK_SECTION_LIMIT)
-    content: list[dict[str, Any]] = [_mrkdwn(snippet("summary", digest))]
-    change_lines = [snippet("change", c) for c in digest.changes] or [snippet("no_changes", digest)]
-    content += _pack(snippet("changes_heading", digest), change_lines)
-    for key in CATEGORIES:
-        entries = digest.entries.get(key, ())
-        if entries:
-            heading = snippet("category", CATEGORY_TITLES[key], len(entries))
-            content += _pack(heading, [snippet("entry", e) for e in entries])
-
-    room = SLACK_BLOCKS_LIMIT - 1  # one block per message is the header or the context line
-    groups: list[list[dict[str, Any]]] = [[]]
-    used = 0
-    for block in content:
-        size = _block_chars(block)
-        if groups[-1] and (len(groups[-1]) >= room or used + size > SLACK_MESSAGE_CHARS - 500):
-            groups.append([])
-            used = 0
-        groups[-1].append(block)
-        used += size
-    messages = []
-    for index, group in enumerate(groups):
-        if index == 0:
-            head: dict[str, Any] = {
-                "type": "header",
-                "text": {"type": "plain_text", "text": title, "emoji": False},
-            }
-        else:
-            part = snippet("continued", digest, index + 1, len(groups))
-            head = {"type": "context", "elements": [{"type": "mrkdwn", "text": _fit(part, 300)}]}
-        messages.append({"text": fallback, "blocks": [head, *group]})
-    return messages

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.findings import Finding
 from ai_context.core.hidden import COMMENT_PREFIX, find_hidden, hide
-from ai_context.core.markdown import escape_cell
+from ai_context.core.markdown import escape_code_cell
 from ai_context.core.models import Comment, Issue
 from ai_context.rules.stale import CONFLICT_CODES, STALE_CODES
 
@@ -87,10 +87,8 @@ def render_findings(
     )
     rows = []
     for f in findings:
-        rows.append(
-            f"| {ICONS[f.severity]} | {f.line or ''} | `{f.code}` | {escape_cell(f.message)} | "
-            f"{escape_cell(f.hint)} |\n"
-        )
+        message, hint = escape_code_cell(f.message), escape_code_cell(f.hint)
+        rows.append(f"| {ICONS[f.severity]} | {f.line or ''} | `{f.code}` | {message} | {hint} |\n")
     return fit(head, rows, tail)
 
 

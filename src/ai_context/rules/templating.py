@@ -55,7 +55,7 @@ from pydantic import BaseModel
 from ai_context.core.block import format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import TemplateError
-from ai_context.core.markdown import escape_text
+from ai_context.core.markdown import CODE_SPAN, escape_code_text, escape_text
 from ai_context.rules.template_limits import (
     BoundedRange,
     bounded_concat,
@@ -237,6 +237,32 @@ def slack_link(label: object, url: object) -> str:
     return f"<{target}|{text}>" if target and text else text
 
 
+def md_code(value: object) -> str:
+    """Agent text as inline Markdown: `code spans` stay code, the rest as `md_text` (see
+    `markdown.escape_code_text`)."""
+    return escape_code_text(_one_line(value))
+
+
+def md_code_cell(value: object) -> str:
+    """`md_code` inside a table cell (a `|` in the code is escaped as GFM asks)."""
+    return escape_code_text(_one_line(value), cell=True)
+
+
+def slack_code(value: object) -> str:
+    """Agent text in Slack mrkdwn: `code spans` stay code (their text escaped as `slack`)."""
+    text = _one_line(value)
+    if "`" not in text:
+        return slack(text)
+    pieces: list[str] = []
+    position = 0
+    for match in CODE_SPAN.finditer(text):
+        code = match.group(2).replace("`", "'").strip()
+        pieces += [slack(text[position : match.start()]), f"`{slack(code)}`" if code else ""]
+        position = match.end()
+    pieces.append(slack(text[position:]))
+    return "".join(pieces)
+
+
 def html(value: object) -> str:
     """Issue text in HTML (text or a quoted attribute value)."""
     return str(_markup_escape(_text(value)))
@@ -262,6 +288,9 @@ FILTERS: dict[str, Callable[..., str]] = {
     "md_url": md_url,
     "md_link": md_link,
     "slack": slack,
+    "md_code": md_code,
+    "md_code_cell": md_code_cell,
+    "slack_code": slack_code,
     "slack_url": slack_url,
     "slack_link": slack_link,
     "html": html,

@@ -1,0 +1,118 @@
+"""One key vocabulary for every report's `--format json` (digest, summary, status, report).
+
+A task is always `repository`, `number`, `title`, `url`, `state`, ... and its age is
+`age_seconds`. Keys may be added, never renamed; the keys older versions wrote stay as aliases
+(README, "JSON"): `repo` in the digest (= `repository`), `age` in status and summary (ISO 8601
+duration, = `age_seconds`).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from ai_context.core.block import format_timestamp
+from ai_context.rules.digest_model import (
+    CATEGORIES,
+    Change,
+    Digest,
+    Entry,
+    Plate,
+    TaskSummary,
+)
+
+_DURATION = TypeAdapter(timedelta)
+
+
+def _seconds(age: timedelta | None) -> int | None:
+    return int(age.total_seconds()) if age is not None else None
+
+
+def task_json(e: Entry) -> dict[str, Any]:
+    """One task in the shared vocabulary."""
+    return {
+        "repository": e.repository,
+        "number": e.number,
+        "title": e.title,
+        "url": e.url,
+        "state": e.state,
+        "category": e.category,
+        "actor": e.actor,
+        "phase": e.phase,
+        "chunk": list(e.chunk) if e.chunk else None,
+        "reasons": list(e.reasons),
+        "plan_done": e.plan_done,
+        "plan_total": e.plan_total,
+        "current_step": e.current_step,
+        "next_step": e.next_step,
+        "blockers": list(e.blockers),
+        "blocked_steps": e.blocked_steps,
+        "errors": e.errors,
+        "last_updated": format_timestamp(e.last_updated) or None,
+        "age_seconds": _seconds(e.age),
+    }
+
+
+def change_json(c: Change) -> dict[str, Any]:
+    return {
+        "repository": c.repository,
+        "repo": c.repository,  # alias kept from 0.1
+        "number": c.number,
+        "title": c.title,
+        "url": c.url,
+        "category": c.category,
+        "new": c.new,
+        "moved_from": c.moved_from,
+        "steps_completed": c.steps_completed,
+        "left": c.left,
+    }
+
+
+def digest_json(digest: Digest) -> dict[str, Any]:
+    """The stable JSON shape of a digest (`--format json`)."""
+    previous = digest.previous.state
+    return {
+        "generated_at": format_timestamp(digest.generated_at),
+        "window_hours": digest.window.total_seconds() / 3600,
+        "stale_after_hours": digest.stale_after.total_seconds() / 3600,
+        "repositories": list(digest.repositories),
+        "counts": dict(digest.counts),
+        "deltas": dict(digest.deltas),
+        "categories": {
+            c: [{**task_json(e), "repo": e.repository} for e in digest.entries.get(c, ())]
+            for c in CATEGORIES
+        },
+        "changes": [change_json(c) for c in digest.changes],
+        "previous": {
+            "status": digest.previous.status,
+            "detail": digest.previous.detail,
+            "generated_at": format_timestamp(previous.generated_at) or None,
+            "counts": dict(previous.counts) if not digest.first else None,
+        },
+    }
+
+
+def plate_json(p: Plate) -> dict[str, Any]:
+    """One actor's plate (`status --format json`)."""
+    return {
+        "actor": p.actor,
+        "login": p.login,
+        "generated_at": format_timestamp(p.generated_at),
+        "counts": dict(p.counts),
+        "entries": [
+            {**task_json(e), "age": _DURATION.dump_python(e.age, mode="json") if e.age else None}
+            for e in p.entries
+        ],
+    }
+
+
+def summary_json(s: TaskSummary) -> dict[str, Any]:
+    """One task's progress (`summary --format json`): the model's fields, plus the shared
+    `age_seconds` and times written as everywhere else."""
+    data: dict[str, Any] = s.model_dump(mode="json")
+    data["age_seconds"] = _seconds(s.age)
+    data["last_updated"] = format_timestamp(s.last_updated) or None
+    data["generated_at"] = format_timestamp(s.generated_at)
+    return data

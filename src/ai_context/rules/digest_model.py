@@ -1,0 +1,247 @@
+"""The digest's data: categories, entries, changes, the remembered state (pure models).
+
+Kept apart from the rules that fill them (`digest`), the codec that stores them in a comment
+(`digest_state`) and the renderers (`digest_render`, `digest_slack`, `digest_text`), so each of
+those imports only what it reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ai_context.core.findings import Finding
+
+Category = Literal["shipped", "in_review", "in_progress", "stuck"]
+# The order of the JSON and of the hidden state (stable: keys may be added, never renamed).
+CATEGORIES: tuple[Category, ...] = ("shipped", "in_review", "in_progress", "stuck")
+# The order people read: what needs someone first, what is done last.
+DISPLAY_ORDER: tuple[Category, ...] = ("stuck", "in_review", "in_progress", "shipped")
+CATEGORY_TITLES: dict[Category, str] = {
+    "shipped": "Shipped",
+    "in_review": "In review",
+    "in_progress": "In progress",
+    "stuck": "Stuck",
+}
+# One colour per category wherever the digest lands (Mermaid, the terminal, the emoji of a
+# heading), so "Stuck" is red every day, whichever categories happen to be empty.
+CATEGORY_COLOURS: dict[Category, str] = {
+    "stuck": "#cf222e",
+    "in_review": "#bf8700",
+    "in_progress": "#0969da",
+    "shipped": "#1a7f37",
+}
+CATEGORY_EMOJI: dict[Category, str] = {
+    "stuck": "🔴",
+    "in_review": "🟡",
+    "in_progress": "🔵",
+    "shipped": "🟢",
+}
+
+
+class Entry(BaseModel):
+    """One task as the digest shows it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repository: str
+    number: int
+    title: str
+    url: str
+    state: Literal["open", "closed"]
+    category: Category
+    reasons: tuple[str, ...]
+    actor: str | None = None
+    phase: str | None = None
+    chunk: tuple[int, int] | None = None
+    plan_done: int = 0
+    plan_total: int = 0
+    current_step: str | None = None
+    next_step: str | None = None
+    blockers: tuple[str, ...] = ()
+    blocked_steps: int = 0
+    errors: int = 0
+    last_updated: datetime | None = None
+    age: timedelta | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.repository, self.number)
+
+    @property
+    def progress(self) -> str:
+        return f"{self.plan_done}/{self.plan_total}" if self.plan_total else "-"
+
+    @property
+    def phase_text(self) -> str:
+        if self.phase is None:
+            return "-"
+        return self.phase + (f" ({self.chunk[0]}/{self.chunk[1]})" if self.chunk else "")
+
+
+class Change(BaseModel):
+    """What happened to one task since the previous digest.
+
+    `left` says why a task the previous digest listed is gone (closed as not planned, its
+    block removed, ...); such a change keeps the category it had then.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    repository: str
+    number: int
+    title: str
+    url: str
+    category: Category
+    new: bool = False
+    moved_from: Category | None = None
+    steps_completed: int = 0
+    left: str | None = None
+
+
+StateStatus = Literal["restored", "absent", "unreadable"]
+
+
+class TaskState(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    category: Category
+    done: int = Field(ge=0)
+
+
+class DigestState(BaseModel):
+    """What a digest remembers for the next one: per task, its category and plan steps done."""
+
+    model_config = ConfigDict(frozen=True)
+
+    generated_at: datetime | None = None
+    tasks: dict[tuple[str, int], TaskState] = {}
+
+    @property
+    def counts(self) -> dict[Category, int]:
+        found = dict.fromkeys(CATEGORIES, 0)
+        for task in self.tasks.values():
+            found[task.category] += 1
+        return found
+
+
+class StateRead(BaseModel):
+    """The previous state, or why there is none (a first digest is not an error)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: StateStatus
+    state: DigestState = DigestState()
+    detail: str = ""
+    # The baseline is the day's first digest's own state (nothing came before it): a rerun
+    # with no changes then reads exactly as that first digest did.
+    own: bool = False
+
+
+class Digest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    generated_at: datetime
+    window: timedelta
+    stale_after: timedelta
+    repositories: tuple[str, ...]
+    entries: dict[Category, tuple[Entry, ...]]
+    changes: tuple[Change, ...]
+    previous: StateRead
+
+    @property
+    def counts(self) -> dict[Category, int]:
+        return {c: len(self.entries.get(c, ())) for c in CATEGORIES}
+
+    @property
+    def deltas(self) -> dict[Category, int | None]:
+        """Each count minus the previous digest's; None with nothing to compare with."""
+        if self.first:
+            return dict.fromkeys(CATEGORIES, None)
+        before = self.previous.state.counts
+        return {c: n - before[c] for c, n in self.counts.items()}
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def first(self) -> bool:
+        """Nothing to compare with: no usable previous state, or only the day's first digest
+        ever, unchanged since."""
+        if self.previous.status != "restored":
+            return True
+        return self.previous.own and not self.changes
+
+    @property
+    def multi_repo(self) -> bool:
+        """References must name their repository (`owner/repo#N`): a bare #N would link the
+        digest's own repository."""
+        return len(self.repositories) > 1
+
+    def all_entries(self) -> list[Entry]:
+        return [e for c in CATEGORIES for e in self.entries.get(c, ())]
+
+    def state(self) -> DigestState:
+        return DigestState(
+            generated_at=self.generated_at,
+            tasks={
+                e.key: TaskState(category=e.category, done=e.plan_done) for e in self.all_entries()
+            },
+        )
+
+
+class StepView(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    text: str
+    status: str
+
+
+class TaskSummary(BaseModel):
+    """One task's progress (`/daily-summary <task>`): the block, its findings, its category."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repository: str
+    number: int
+    title: str
+    url: str
+    state: Literal["open", "closed"]
+    generated_at: datetime
+    category: Category | None
+    reasons: tuple[str, ...]
+    has_block: bool
+    actor: str | None = None
+    actor_description: str | None = None
+    phase: str | None = None
+    chunk: tuple[int, int] | None = None
+    plan: tuple[StepView, ...] = ()
+    plan_done: int = 0
+    current_step: str | None = None
+    next_step: str | None = None
+    files_touched: str | None = None
+    decisions: tuple[str, ...] = ()
+    blockers: tuple[str, ...] = ()
+    last_updated: datetime | None = None
+    age: timedelta | None = None
+    findings: tuple[Finding, ...] = ()
+    complete: bool = False
+
+
+class Plate(BaseModel):
+    """What is on one actor's plate, most urgent first (`/status`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    actor: str
+    generated_at: datetime
+    entries: tuple[Entry, ...]
+    login: str | None = None  # the GitHub login the actor was asked for by, if any
+
+    @property
+    def counts(self) -> dict[Category, int]:
+        return {c: sum(1 for e in self.entries if e.category == c) for c in CATEGORIES}

@@ -1,0 +1,49 @@
+"""What is on one actor's plate, most urgent first (`/status`) (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ai_context.rules.digest_model import Digest, Entry, Plate
+
+# Urgency tiers of `/status`, most urgent first. Within a tier the task untouched longest
+# comes first (its age is the time since its block was last updated), then by number.
+URGENCY_TIERS: dict[str, int] = {
+    "stuck": 0,  # needs someone now: blocked, stale or broken
+    "blocked step": 1,  # in progress, but a plan step is marked blocked
+    "in_progress": 2,
+    "in_review": 3,  # waiting on others
+    "shipped": 4,  # done within the window, listed for the record
+}
+
+
+def urgency_tier(entry: Entry) -> str:
+    if entry.category == "in_progress" and entry.blocked_steps:
+        return "blocked step"
+    return entry.category
+
+
+def urgency(entry: Entry) -> tuple[int, float, str, int]:
+    """Sort key: tier, then oldest update first (unknown age counts as oldest)."""
+    age = entry.age.total_seconds() if entry.age is not None else float("inf")
+    return (URGENCY_TIERS[urgency_tier(entry)], -age, entry.repository, entry.number)
+
+
+def actors(digest: Digest) -> list[str]:
+    """Every actor named in the digest, sorted."""
+    return sorted({e.actor for e in digest.all_entries() if e.actor})
+
+
+def plate(
+    digest: Digest, actor: str, *, login: str | None = None, ids: Iterable[str] = ()
+) -> Plate:
+    """The tasks of `actor` (compared without case), most urgent first. Asked by a GitHub
+    `login`, the plate holds the tasks of every actor id in `ids` (those the login owns)."""
+    wanted = {i.strip().lower() for i in (*ids, actor)}
+    mine = [e for e in digest.all_entries() if (e.actor or "").lower() in wanted]
+    return Plate(
+        actor=actor.strip(),
+        generated_at=digest.generated_at,
+        entries=tuple(sorted(mine, key=urgency)),
+        login=login,
+    )

@@ -1,0 +1,123 @@
+"""What a digest remembers: the baseline of a same-day rerun, tasks that left, count deltas."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from ai_context.core.models import Comment
+from ai_context.jobs.digest import previous_state
+from ai_context.jobs.digest_delivery import marker, one_line, slack_wanted
+from ai_context.rules.digest import build_digest
+from ai_context.rules.digest_model import DigestState, StateRead, TaskState
+from ai_context.rules.digest_render import render_markdown
+from ai_context.rules.digest_state import find_baseline, find_state
+from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
+
+BOT = "github-actions[bot]"
+
+
+def comment(n: int, day: str, body: str) -> Comment:
+    return Comment(id=n, body=f"{marker(day)}\n{body}", author=BOT)
+
+
+def test_the_first_digest_ever_is_its_own_baseline_and_reads_the_same_when_unchanged() -> None:
+    first = render_markdown(build_digest(sample_issues(), NOW))
+    baseline = find_baseline(first)
+    assert baseline.status == "restored" and baseline.own
+    rerun = build_digest(sample_issues(), NOW + timedelta(hours=1), previous=baseline)
+    assert rerun.changes == () and rerun.first  # nothing new: it reads as the first did
+    assert "Nothing to compare with" in render_markdown(rerun)
+
+
+def test_a_rerun_keeps_the_baseline_of_the_days_first_digest() -> None:
+    morning = build_digest(sample_issues(), NOW, previous=sample_previous())
+    today = comment(2, "2026-05-27", render_markdown(morning))
+    yesterday = comment(1, "2026-05-26", "[//]: # (ai-context-digest:v1:e30)")
+    read = previous_state([yesterday, today], "2026-05-27", BOT)
+    assert read.state == sample_previous().state  # not the morning's own state
+    rerun = build_digest(sample_issues(), NOW + timedelta(hours=2), previous=read)
+    assert {c.number for c in rerun.changes} == {c.number for c in morning.changes}
+
+
+def test_the_next_day_compares_with_the_last_comment() -> None:
+    text = render_markdown(build_digest(sample_issues(), NOW, previous=sample_previous()))
+    read = previous_state([comment(5, "2026-05-27", text)], "2026-05-28", BOT)
+    assert read.state.generated_at == NOW and not read.own
+
+
+def test_tasks_that_left_are_listed_with_why() -> None:
+    before = StateRead(
+        status="restored",
+        state=DigestState(
+            generated_at=NOW - timedelta(days=1),
+            tasks={
+                (SHOP, 22): TaskState(category="in_progress", done=0),  # closed as not planned
+                (SHOP, 20): TaskState(category="stuck", done=0),  # its block was removed
+                (SHOP, 30): TaskState(category="in_review", done=0),  # gone without a trace
+                (SHOP, 21): TaskState(category="shipped", done=2),  # aged out: no news
+            },
+        ),
+    )
+    digest = build_digest(sample_issues(), NOW, previous=before)
+    left = {c.number: c.left for c in digest.changes if c.left}
+    assert left == {
+        20: "no AI Context block",
+        22: "closed as not planned",
+        30: "no longer found (transferred or deleted?)",
+    }
+    text = render_markdown(digest)
+    assert "Dropped idea: left (closed as not planned), was in progress" in text
+
+
+def test_counts_carry_deltas_and_the_date_compared_with() -> None:
+    digest = build_digest(sample_issues(), NOW, previous=sample_previous())
+    assert digest.deltas == {"shipped": 1, "in_review": 1, "in_progress": -2, "stuck": 1}
+    text = render_markdown(digest)
+    assert "🔴 3 stuck (+1)" in text and "🔵 2 in progress (−2)" in text
+    assert "Compared with the digest of Tuesday 26 May 2026, 09:00 UTC." in text
+
+
+def test_shipped_means_within_the_window() -> None:
+    recent = issue(1, "Fresh", block(phase="done", hours_ago=3))
+    old = issue(2, "Stale done", block(phase="done", hours_ago=30))
+    digest = build_digest([recent, old], NOW)
+    assert [e.number for e in digest.entries["shipped"]] == [1]
+    closed = issue(3, "Closed", block(), state="closed", closed_at=stamp(2))
+    assert build_digest([closed], NOW).entries["shipped"][0].reasons == (
+        "closed as completed 2h ago",
+    )
+
+
+def test_slack_is_posted_again_only_when_the_tasks_changed() -> None:
+    digest = build_digest(sample_issues(), NOW)
+    posted = comment(2, "2026-05-27", render_markdown(digest))
+    later = build_digest(sample_issues(), NOW + timedelta(hours=1))
+    assert not slack_wanted(posted, later)
+    moved = build_digest([*sample_issues(), issue(40, "New", block())], NOW)
+    assert slack_wanted(posted, moved) and slack_wanted(None, digest)
+    assert find_state(posted.body).status == "restored"
+
+
+def test_a_failure_is_one_line_without_library_internals() -> None:
+    raw = (
+        "cannot reach GitHub to create a comment: HTTPConnectionPool(host='x', port=80): Max "
+        "retries exceeded with url: /x (Caused by NewConnectionError('<urllib3...>'))"
+    )
+    assert one_line(raw) == "cannot reach GitHub to create a comment"
+    assert one_line("HTTP 410 channel_is_archived") == "HTTP 410 channel_is_archived"
+
+
+def test_mention_owners_maps_actors_to_their_slack_ids() -> None:
+    from ai_context.adapters.config import Settings
+    from ai_context.jobs.digest import digest_section, mentions_of
+
+    settings = Settings()
+    extras = {
+        "digest": {"mention-owners": True},
+        "actors": {"cc-omer-laptop": {"owner": "omer", "slack": "U024BE7LH"}, "quiet": {}},
+    }
+    section = digest_section(extras, settings)
+    assert section.mention_owners
+    assert mentions_of(extras, settings, section) == {"cc-omer-laptop": "U024BE7LH"}
+    off = digest_section({"actors": extras["actors"]}, settings)
+    assert mentions_of(extras, settings, off) == {}
