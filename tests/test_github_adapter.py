@@ -171,6 +171,22 @@ def test_timeout_is_unavailable() -> None:
 
 
 @responses.activate
+def test_an_unreachable_host_is_one_plain_reason_without_library_internals() -> None:
+    refused = requests.exceptions.ConnectionError(
+        "HTTPSConnectionPool(host='ghe.example.com', port=443): Max retries exceeded with url: "
+        "/api/v3/repos/acme/shop/issues/7 (Caused by NewConnectionError('<urllib3.connection."
+        "HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno 111] "
+        "Connection refused'))"
+    )
+    responses.get(f"{REPO}/issues/7", body=refused)
+    with pytest.raises(GitHubUnavailable) as caught:
+        adapter(retries=0).get_issue(7)
+    message = str(caught.value)
+    assert message.startswith("cannot reach GitHub to read issue #7 (connection refused)")
+    assert "Pool" not in message and "0x7f" not in message and "urllib3" not in message
+
+
+@responses.activate
 @pytest.mark.parametrize(
     ("status", "message", "error"),
     [
