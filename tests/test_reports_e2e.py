@@ -114,6 +114,12 @@ def test_summary_of_a_live_issue_by_url(gh: GitHubFake, tmp_path: Path) -> None:
     text = cli(gh, tmp_path, "summary", "#7", "--repo", "acme/web").stdout
     assert text.startswith("acme/web#7 Dark mode\n") and "Stuck" not in text
 
+    other = cli(gh, tmp_path, "summary", url, "--repo", "acme/web", "--format", "json")
+    assert other.returncode == 2
+    assert json.loads(other.stdout)["error"] == (
+        "the issue URL is in acme/api but --repo says acme/web"
+    )
+
 
 def test_status_by_actor_id_and_by_github_login(gh: GitHubFake, tmp_path: Path) -> None:
     [mine] = data(cli(gh, tmp_path, "status", "cc-ariel-laptop", "--format", "json"))

@@ -4,6 +4,8 @@ the file, and not one write."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -16,7 +18,7 @@ from ai_context.core.durations import duration_value, parse_duration
 from ai_context.core.errors import ConfigError
 from tests.actionrun import ActionRun, run_action
 from tests.fakes import GitHubFake
-from tests.test_action_e2e import INCOMPLETE, T0, TOKEN
+from tests.test_action_e2e import INCOMPLETE, T0, TOKEN, issue_event
 
 NOW = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"}
 
@@ -146,3 +148,48 @@ def test_required_must_be_a_list(tmp_path: Path) -> None:
         load_settings({}, tmp_path)
     settings, _ = load_settings({"INPUT_REQUIRED": "actor, Next step"}, tmp_path)
     assert settings.required == ("actor", "next_step")
+
+
+@pytest.mark.parametrize("text", ["99999999999999", "0h", "500000d"])
+def test_a_zero_or_absurd_duration_is_refused_with_a_reason(text: str) -> None:
+    with pytest.raises(ValueError, match="cannot read duration"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize("value", ["0", "99999999999999"])
+def test_the_command_line_refuses_them_too_with_exit_2(value: str, tmp_path: Path) -> None:
+    block = tmp_path / "block.md"
+    block.write_text("## AI Context\n\n- **Phase:** testing\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "ai_context", "validate", str(block), "--stale-after", value],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "cannot read duration" in done.stderr or "longer than zero" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ("digest:\n  window: -1h\n", ".github/ai-context.yml: digest.window: "),
+        ("digest:\n  targets: [carrier-pigeon]\n", ".github/ai-context.yml: digest.targets.0: "),
+        ("repositories: [not-a-repo]\n", ".github/ai-context.yml: repositories: 'not-a-repo'"),
+    ],
+)
+def test_an_issue_event_checks_the_digest_section_too_before_any_write(
+    gh: GitHubFake, tmp_path: Path, config: str, says: str
+) -> None:
+    """The digest does not run on an issue event, but a bad `digest:` section is still bad
+    configuration: exit 2 before the check job writes, not a surprise at the next schedule."""
+    folder = tmp_path / "workspace" / ".github"
+    folder.mkdir(parents=True)
+    (folder / "ai-context.yml").write_text(config, encoding="utf-8")
+    payload = issue_event(gh, 3, changes={"body": {"from": "old"}})
+    run = run_action(tmp_path, gh.url, "issues", payload, token=TOKEN, extra_env=NOW)
+    assert run.code == 2, run.stdout + run.stderr
+    assert says in error_line(run)
+    assert "Value error" not in error_line(run)
+    assert writes(gh) == []

@@ -74,3 +74,19 @@ def test_two_runs_at_once_end_with_one_comment(gh: GitHubFake, tmp_path: Path) -
     assert len(comments) == 1  # ... and one stays: the oldest
     assert "required field" in comments[0].body
     assert [c.user for c in gh.comments("o/r", 3)] == ["ana", BOT]
+
+
+def test_a_personal_token_that_is_not_bot_login_keeps_one_comment_and_says_so(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    """A personal token writes as its user, not as `bot-login`: the run still ends with one
+    comment (never a crash, never one more comment per run) and tells the user what to set."""
+    gh.add_token("pat-alice", "alice")
+    gh.add_issue("o/r", "Task", INCOMPLETE, number=3)
+    payload = issue_event(gh, 3, changes={"body": {"from": "old"}})
+    for attempt in ("1", "2", "3"):
+        result = run(gh, tmp_path / attempt, "issues", payload, token="pat-alice")
+        assert result.code == 0, result.stderr
+        alices = [c for c in gh.comments("o/r", 3) if c.user == "alice"]
+        assert len(alices) == 1, [c.body[:40] for c in alices]
+        assert "set `bot-login: alice`" in result.stdout

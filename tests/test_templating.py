@@ -24,6 +24,7 @@ from ai_context.rules.templating import (
     mermaid_label,
     render,
     slack,
+    slack_code,
     slack_link,
 )
 
@@ -158,3 +159,11 @@ def test_slack_never_leaves_an_angle_bracket_or_a_special_mention(text: str) -> 
     out = slack(text)
     assert "<" not in out and ">" not in out and "\n" not in out
     assert not re.search(r"@(here|channel|everyone)\b", out, re.IGNORECASE)
+
+
+def test_slack_code_keeps_the_spaces_around_a_code_span() -> None:
+    """Slack sees a code span only between spaces or punctuation: `in`x`now` stays text."""
+    assert slack_code("Finish tests in `booking.spec.ts` now") == (
+        "Finish tests in `booking.spec.ts` now"
+    )
+    assert slack_code("run `a <b>` & @channel") == "run `a &lt;b&gt;` &amp; @" + ZWSP + "channel"

@@ -139,10 +139,12 @@ def check_settings(ctx: RunContext) -> None:
         except ValueError as exc:
             raise ConfigError(f"setting templates ({settings.source('templates')}): {exc}") from exc
         compile_all(env)
-    if "digest" in ctx.route.jobs and ctx.route.scan_all:
-        digest_section(extras, settings)  # the slack target needs its webhook only here
-        if settings.digest_issue is not None:
-            _check_digest_issue(ctx.github, settings)
+    delivers = "digest" in ctx.route.jobs and ctx.route.scan_all
+    # Every run checks the section's values; only a run that delivers the digest needs the
+    # Slack webhook and reads the digest issue (one call).
+    digest_section(extras, settings, needs_webhook=delivers)
+    if delivers and settings.digest_issue is not None:
+        _check_digest_issue(ctx.github, settings)
 
 
 def _check_digest_issue(github: GitHub, settings: Settings) -> None:

@@ -80,6 +80,15 @@ def timestamp_arg(value: str) -> datetime:
 
 
 def duration_arg(value: str) -> timedelta:
+    """A duration flag (`--stale-after`, `--window`): longer than zero, as in the config file."""
+    duration = any_duration_arg(value)
+    if duration <= timedelta(0):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a duration longer than zero")
+    return duration
+
+
+def any_duration_arg(value: str) -> timedelta:
+    """A duration flag whose command judges its range itself (`--ttl`: from 1m to 30d)."""
     try:
         return parse_duration(value)
     except ValueError as exc:

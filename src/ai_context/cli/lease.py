@@ -19,7 +19,7 @@ from ai_context.cli.common import (
     add_format,
     add_issue,
     add_repo,
-    duration_arg,
+    any_duration_arg,
     open_github,
     resolve_actor,
     resolve_repository,
@@ -50,7 +50,7 @@ def add_lease_commands(sub: Any) -> None:
         common(p, actor=True)
         p.add_argument(
             "--ttl",
-            type=duration_arg,
+            type=any_duration_arg,
             default=None,
             help="how long the lease lasts, 1m to 30d, e.g. 90m, 2h (default: config, 2h)",
         )

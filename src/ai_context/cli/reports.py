@@ -96,6 +96,7 @@ class Source:
     extras: dict[str, Any] = field(default_factory=dict)
     github: Callable[[str], GitHub] | None = None
     offline: Any = None  # adapters.store.DirectoryStore
+    explicit: bool = False  # the repositories came from --repo
 
     @property
     def live(self) -> bool:
@@ -155,7 +156,13 @@ def open_source(args: argparse.Namespace) -> Source:
             "repositories: in the config file), or --issues-dir DIR to read files offline"
         )
     token = github_token(os.environ)  # a UsageError naming GITHUB_TOKEN / GH_TOKEN when unset
-    return Source(repos=repos, settings=settings, extras=extras, github=_connector(settings, token))
+    return Source(
+        repos=repos,
+        settings=settings,
+        extras=extras,
+        github=_connector(settings, token),
+        explicit=bool(args.repos),
+    )
 
 
 def _connector(settings: Any, token: str) -> Callable[[str], GitHub]:
@@ -235,6 +242,8 @@ def read_one(source: Source, ref: IssueRef) -> Issue:
         except StoreError as exc:
             raise UsageError(str(exc)) from exc
     assert source.github is not None
+    if repo and source.explicit and repo.lower() not in {r.lower() for r in source.repos}:
+        raise UsageError(f"the issue URL is in {repo} but --repo says {', '.join(source.repos)}")
     where = repo or source.repos[0]
     with service_errors(where):
         return source.github(where).get_issue(number)

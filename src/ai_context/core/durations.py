@@ -21,6 +21,10 @@ def parse_duration(text: str) -> timedelta:
     """`90m`, `24h`, `3d`, `1d12h`; a bare number is hours. Raises ValueError saying why."""
     raw = text.strip().lower()
     if raw.isdigit():
+        if int(raw) > MAX_HOURS:
+            raise ValueError(
+                f"cannot read duration {text!r}: a bare number is hours, at most {MAX_HOURS}"
+            )
         return timedelta(hours=int(raw))
     pos, seconds = 0, 0
     while pos < len(raw):
@@ -33,6 +37,8 @@ def parse_duration(text: str) -> timedelta:
             pos += 1
     if not raw or seconds <= 0:
         raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"cannot read duration {text!r}: longer than a thousand years")
     return timedelta(seconds=seconds)
 
 
@@ -57,6 +63,7 @@ def duration_value(value: Any) -> timedelta:
 
 
 MAX_HOURS = 24 * 366 * 10  # ten years: beyond it a number is a typo, not a duration
+MAX_SECONDS = 1000 * 366 * 86400  # far beyond any setting's own limit, far below overflow
 
 # A pydantic field type that reads a duration by the one rule above.
 Duration = Annotated[timedelta, BeforeValidator(duration_value)]

@@ -280,16 +280,18 @@ def _apply_all(
         if dry_run:
             log(f"[dry-run] would {op.describe()}")
             continue
-        made = apply(op, writer, bot_login)
+        made = apply(op, writer, bot_login, log)
         if op.kind == "create_comment" and made is not None and is_sticky(made, bot_login):
             planned.created = made.id
         log(f"{op.describe()}")
 
 
-def apply(op: Op, writer: IssueWriter, bot_login: str) -> Comment | None:
+def apply(
+    op: Op, writer: IssueWriter, bot_login: str, log: Callable[[str], None]
+) -> Comment | None:
     """Make one write; the comment a creation made, when it is known."""
     if op.kind == "create_comment":
-        return _create_once(op, writer, bot_login)
+        return _create_once(op, writer, bot_login, log)
     if op.kind == "edit_comment":
         assert op.comment_id is not None and op.body is not None
         writer.edit_comment(op.comment_id, op.body)
@@ -309,18 +311,20 @@ def read_comments(writer: IssueWriter, number: int) -> list[Comment]:
     return writer.list_comments(number)
 
 
-def _ours(comments: Sequence[Comment], bot_login: str, head: str) -> list[Comment]:
-    """Our comments whose first line is HEAD (a marker), oldest first, each once."""
+def _ours(comments: Sequence[Comment], logins: str | set[str], head: str) -> list[Comment]:
+    """Our comments (written by one of LOGINS) whose first line is HEAD (a marker), oldest
+    first, each once."""
+    names = {logins.lower()} if isinstance(logins, str) else {n.lower() for n in logins}
     found = {
-        c.id: c
-        for c in comments
-        if c.author.lower() == bot_login.lower() and c.body.split("\n", 1)[0] == head
+        c.id: c for c in comments if c.author.lower() in names and c.body.split("\n", 1)[0] == head
     }
     latest = datetime.max.replace(tzinfo=UTC)
     return sorted(found.values(), key=lambda c: (c.created_at or latest, c.id))
 
 
-def _create_once(op: Op, writer: IssueWriter, bot_login: str) -> Comment | None:
+def _create_once(
+    op: Op, writer: IssueWriter, bot_login: str, log: Callable[[str], None]
+) -> Comment | None:
     """Create a marked comment (the sticky one, a mention), then list once: a POST that failed
     may still have landed, and a run racing this one (a push and an issue event, a re-run)
     may have created its own. The oldest stays, newer ones go, so racing runs end with one
@@ -337,7 +341,18 @@ def _create_once(op: Op, writer: IssueWriter, bot_login: str) -> Comment | None:
             writer.create_comment(op.issue, op.body)
             return None
     else:
-        ours = _ours([*read_comments(writer, op.issue), created], bot_login, head)
+        # The comment this run just made is ours whoever the token is: a personal token
+        # writes as its user, not as `bot-login`; its earlier comments are ours too.
+        logins = {bot_login, created.author} if created.author else {bot_login}
+        if len({name.lower() for name in logins}) > 1:
+            log(
+                f"ai-context: warning: comments are written as {created.author}, but bot-login "
+                f"is {bot_login}; set `bot-login: {created.author}` so each run finds its "
+                "comment instead of creating and then removing a new one"
+            )
+        ours = _ours([*read_comments(writer, op.issue), created], logins, head)
+    if not ours:
+        return created
     keep = ours[0]
     for duplicate in ours[1:]:
         writer.delete_comment(duplicate.id)

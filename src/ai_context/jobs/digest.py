@@ -74,17 +74,31 @@ class DigestSection(BaseModel):
         return value
 
 
-def digest_section(extras: dict[str, Any], settings: Settings) -> DigestSection:
+def digest_section(
+    extras: dict[str, Any], settings: Settings, *, needs_webhook: bool = True
+) -> DigestSection:
+    """The `digest:` section (and the top-level `repositories:`), checked. NEEDS_WEBHOOK: a
+    run that delivers the digest needs the Slack webhook when slack is a target; other runs
+    check the section's values only (an issue-event workflow need not pass the webhook)."""
     raw = dict(extras.get("digest") or {})
-    if "repositories" in extras and "repositories" not in raw:
+    top_level = "repositories" in extras and "repositories" not in raw
+    if top_level:
         raw["repositories"] = extras["repositories"]  # the issue's top-level spelling
     try:
         section = DigestSection.model_validate(raw)
     except ValidationError as exc:
+
+        def where(loc: tuple[Any, ...]) -> str:
+            name = ".".join(str(p) for p in loc)
+            return name if top_level and name.startswith("repositories") else f"digest.{name}"
+
         problems = "; ".join(
-            f"digest.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            f"{where(e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
+            for e in exc.errors()
         )
         raise ConfigError(f"{settings.config}: {problems}") from exc
+    if not needs_webhook:
+        return section
     if section.targets and "slack" in section.targets and settings.slack_webhook_url is None:
         raise ConfigError(
             f"{settings.config}: digest.targets names slack but slack-webhook-url is empty; "

@@ -220,8 +220,7 @@ def md_link(label: object, url: object) -> str:
 
 def slack(value: object) -> str:
     """Issue text in Slack mrkdwn: `& < >` as entities, special mentions defused, one line."""
-    text = _one_line(value).translate(_SLACK_TABLE)
-    return _SLACK_SPECIAL_RE.sub("@" + ZWSP, text) if "@" in text else text
+    return _slack_inline(_one_line(value))
 
 
 def slack_url(value: object) -> str:
@@ -248,6 +247,13 @@ def md_code_cell(value: object) -> str:
     return escape_code_text(_one_line(value), cell=True)
 
 
+def _slack_inline(text: str) -> str:
+    """`slack` for a piece of one line: the spaces at its ends are kept (they separate it from
+    the code span beside it, without which Slack does not see the span)."""
+    text = text.translate(_SLACK_TABLE)
+    return _SLACK_SPECIAL_RE.sub("@" + ZWSP, text) if "@" in text else text
+
+
 def slack_code(value: object) -> str:
     """Agent text in Slack mrkdwn: `code spans` stay code (their text escaped as `slack`)."""
     text = _one_line(value)
@@ -257,9 +263,10 @@ def slack_code(value: object) -> str:
     position = 0
     for match in CODE_SPAN.finditer(text):
         code = match.group(2).replace("`", "'").strip()
-        pieces += [slack(text[position : match.start()]), f"`{slack(code)}`" if code else ""]
+        code_text = f"`{_slack_inline(code)}`" if code else ""
+        pieces += [_slack_inline(text[position : match.start()]), code_text]
         position = match.end()
-    pieces.append(slack(text[position:]))
+    pieces.append(_slack_inline(text[position:]))
     return "".join(pieces)
 
 
