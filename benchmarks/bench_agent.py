@@ -1,6 +1,9 @@
 """Agent checkpoints: wall time of `ai-context resume` and `save` as processes (cold start
 included) against the loopback GitHub, beside `python -c pass` (the reference), where the
 start-up goes (import times), and the GitHub calls each command costs (goal: resume 1, save 2-3).
+Also the Claude Code hooks (goal: the SessionStart hook makes 1 GitHub call and takes no longer
+than `resume`) and an MCP tool call once the server is up (goal: under 10% of the CLI process's
+time for the same command; needs the `mcp` extra).
 Run: `make bench` or `python benchmarks/bench_agent.py [ROUNDS]`.
 """
 
@@ -94,6 +97,97 @@ def import_times(runner: Runner, argv: list[str]) -> dict[str, float]:
     return found
 
 
+def hook_input(runner: Runner, event: str, **fields: object) -> str:
+    """The JSON Claude Code sends a hook on stdin."""
+    payload = {
+        "session_id": "bench",
+        "transcript_path": str(runner.cwd / "transcript.jsonl"),
+        "cwd": str(runner.cwd),
+        "hook_event_name": event,
+        **fields,
+    }
+    return json.dumps(payload)
+
+
+async def _mcp_calls(runner: Runner, rounds: int) -> tuple[float, list[float], int]:
+    """(seconds to start and initialize, seconds per `resume` call, GitHub calls per call)."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ai_context", "mcp"],
+        env=runner.env,
+        cwd=str(runner.cwd),
+    )
+    start = time.perf_counter()
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await session.call_tool("resume", {})  # the first call builds the GitHub client
+        up = time.perf_counter() - start
+        times: list[float] = []
+        before = runner.fake.count()
+        for _ in range(rounds):
+            begin = time.perf_counter()
+            result = await session.call_tool("resume", {})
+            times.append(time.perf_counter() - begin)
+            assert not getattr(result, "is_error", getattr(result, "isError", False)), result
+        calls = (runner.fake.count() - before) // rounds
+    return up, times, calls
+
+
+def hooks_and_mcp(runner: Runner, rounds: int) -> None:
+    cli = ["-m", "ai_context"]
+    start_input = hook_input(runner, "SessionStart", source="startup")
+    stop_input = hook_input(runner, "Stop", stop_hook_active=False)
+    commit_input = hook_input(
+        runner, "PostToolUse", tool_name="Bash", tool_input={"command": "git commit -m x"}
+    )
+    _, start_calls, out, _ = runner.run([*cli, "hook", "session-start"], start_input)
+    assert "AI Context" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    stop_calls = runner.run([*cli, "hook", "stop"], stop_input)[1]
+    times = interleaved(
+        runner,
+        {
+            "ai-context resume (cache names the task)": ([*cli, "resume"], ""),
+            "hook session-start (the same reconciliation)": (
+                [*cli, "hook", "session-start"],
+                start_input,
+            ),
+            "hook stop (cache and git, no GitHub)": ([*cli, "hook", "stop"], stop_input),
+            "hook post-tool-use (git commit)": ([*cli, "hook", "post-tool-use"], commit_input),
+        },
+        rounds,
+    )
+    medians = {name: statistics.median(runs) for name, runs in times.items()}
+    print(f"\nClaude Code hooks as processes, {rounds} rounds, interleaved (median / best):")
+    for name, runs in times.items():
+        print(f"  {name:46} {medians[name] * 1000:7.1f} ms / {min(runs) * 1000:7.1f} ms")
+    resume = medians["ai-context resume (cache names the task)"]
+    hook = medians["hook session-start (the same reconciliation)"]
+    verdict = "met" if hook <= resume * 1.05 else "NOT met"
+    print(f"  SessionStart hook / resume: {hook / resume:.2f} (goal <= 1, within noise: {verdict})")
+    print(f"  GitHub calls: SessionStart hook {start_calls} (goal 1), Stop hook {stop_calls}")
+
+    try:
+        import anyio
+    except ImportError:
+        print("\nMCP: skipped (pip install 'ai-context[mcp]')")
+        return
+    up, calls_times, calls = anyio.run(_mcp_calls, runner, rounds)
+    median = statistics.median(calls_times)
+    share = median / resume
+    print(f"\nMCP server (stdio, the SDK's own client), {rounds} `resume` calls once it is up:")
+    print(f"  server start + initialize + first call  {up * 1000:7.1f} ms")
+    best = min(calls_times)
+    print(
+        f"  one `resume` tool call (median / best)  {median * 1000:7.1f} ms / {best * 1000:.1f} ms"
+    )
+    print(f"  GitHub calls per tool call: {calls} (the client is made once per server)")
+    verdict = "met" if share < 0.10 else "NOT met"
+    print(f"  tool call / CLI `resume` process: {share:.1%} (goal < 10%: {verdict})")
+
+
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     with GitHubFake() as fake, tempfile.TemporaryDirectory() as tmp:
@@ -156,6 +250,8 @@ def main() -> None:
             print(f"  {name:46} {n}")
         _, _, out, _ = laptop.run([*cli, "resume", "--format", "json"])
         assert json.loads(out)["github_calls"] == calls["resume, task named by the cache"]
+
+        hooks_and_mcp(laptop, rounds)
 
 
 def startup(runner: Runner, fake: GitHubFake, rounds: int) -> None:

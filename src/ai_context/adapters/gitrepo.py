@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from ai_context.core.errors import UsageError
@@ -167,3 +168,16 @@ def log(
         code = process.wait()
     if code != 0:
         raise GitError(f"git log failed in {repo}: {error or f'exit status {code}'}")
+
+
+def commits_after(repo: Path, when: datetime, head: str = "HEAD") -> int:
+    """How many commits on HEAD were committed after WHEN (0 outside a checkout or history)."""
+    stamp = int(when.timestamp()) + 1  # after: a commit in the very second of WHEN is before it
+    done = _run(repo, ["rev-list", "--count", f"--since=@{stamp}", head, "--"])
+    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
+
+
+def has_changes(repo: Path) -> bool:
+    """Whether the work tree holds uncommitted changes to tracked files (untracked ignored)."""
+    done = _run(repo, ["status", "--porcelain", "--untracked-files=no"])
+    return done.returncode == 0 and bool(done.stdout.strip())

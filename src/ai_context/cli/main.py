@@ -164,6 +164,24 @@ def _lease(sub: Any) -> None:
     add_lease_commands(sub)
 
 
+def _hook(sub: Any) -> None:
+    from ai_context.cli.hook import add_hook_command  # noqa: PLC0415
+
+    add_hook_command(sub)
+
+
+def _setup(sub: Any) -> None:
+    from ai_context.cli.setup import add_setup_command  # noqa: PLC0415
+
+    add_setup_command(sub)
+
+
+def _mcp(sub: Any) -> None:
+    from ai_context.mcp import add_mcp_command  # noqa: PLC0415
+
+    add_mcp_command(sub)
+
+
 GROUPS: dict[str, Callable[[Any], None]] = {
     "git": _git,
     "session": _session,
@@ -172,6 +190,9 @@ GROUPS: dict[str, Callable[[Any], None]] = {
     "agent": _agent,
     "lease": _lease,
     "mirror": _mirror,
+    "setup": _setup,
+    "hook": _hook,
+    "mcp": _mcp,
 }
 COMMAND_GROUPS = {
     "derive": "git",
@@ -190,6 +211,9 @@ COMMAND_GROUPS = {
     "release": "lease",
     "who": "lease",
     "mirror": "mirror",
+    "hook": "hook",
+    "setup": "setup",
+    "mcp": "mcp",
 }
 
 

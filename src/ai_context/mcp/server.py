@@ -1,0 +1,218 @@
+"""The MCP server: tools.py's bodies registered with the official `mcp` SDK, served over stdio.
+
+Written for the SDK's 2.x (`mcp.server.mcpserver.MCPServer`) and also runs on 1.x (`FastMCP`,
+the same decorator API). A failure is a tool error whose text starts with the command line's
+exit code and its meaning ("exit 2 (bad input): ..."); results are structured content.
+"""
+
+# No `from __future__ import annotations` here: the SDK reads the tools' annotations at runtime.
+
+import importlib
+from typing import Any, Literal
+
+from ai_context.core.errors import UsageError
+from ai_context.mcp import queries, tools
+from ai_context.mcp.tools import BlockFields, CheckpointChanges, PlanItem, Session, ToolFailure
+
+INSTRUCTIONS = (
+    "ai-context keeps each task's state in an AI Context block at the top of its GitHub issue; "
+    "the issue's block is the authority. Call resume at the start of a session and go on from "
+    "the block's next step; save (or checkpoint) every 3 commits or 30 minutes, at a phase "
+    "change and before the context fills; handoff or done at the end. A result's exit_code is "
+    "the command line's: 0 done, 4 conflict or held by another (show the user both copies and "
+    "ask), 5 incomplete (ask the user to fill the gap). Never resolve a conflict silently."
+)
+IssueRef = int | str
+
+
+def _sdk() -> tuple[Any, type[Exception]]:
+    """The SDK's server class and tool error, whichever major version is installed."""
+    try:
+        server = importlib.import_module("mcp.server.mcpserver")
+        errors = importlib.import_module("mcp.server.mcpserver.exceptions")
+        return server.MCPServer, errors.ToolError
+    except ImportError:
+        pass
+    try:
+        server = importlib.import_module("mcp.server.fastmcp")
+        errors = importlib.import_module("mcp.server.fastmcp.exceptions")
+        return server.FastMCP, errors.ToolError
+    except ImportError:
+        raise UsageError(
+            "the MCP server needs the mcp SDK: pip install 'ai-context[mcp]'"
+        ) from None
+
+
+class ToolSet:
+    """The tools, as methods bound to one session (the SDK reads each one's signature; its
+    docstring is the tool's description)."""
+
+    NAMES = (
+        "resume", "save", "checkpoint", "handoff", "done", "claim", "renew", "release", "who",
+        "status", "summary", "validate",
+    )  # fmt: skip
+
+    def __init__(self, session: Session, tool_error: type[Exception]) -> None:
+        self._session, self._error = session, tool_error
+
+    def _call(self, work: Any) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = work()
+        except ToolFailure as exc:
+            raise self._error(str(exc)) from exc
+        return result
+
+    def resume(
+        self,
+        issue: IssueRef | None = None,
+        take: Literal["local", "remote"] | None = None,
+        assignee: str | None = None,
+    ) -> dict[str, Any]:
+        """Reconcile this machine's copy of the task's block with the issue (seeds steps 1-6)
+        and return the reconciled block. No issue: the task this machine was last on, else the
+        assignee's in-progress issue, else the open tasks to pick from."""
+        return self._call(lambda: tools.resume(self._session, issue, take, assignee))
+
+    def save(
+        self,
+        *,
+        issue: IssueRef,
+        phase: str,
+        plan: list[PlanItem],
+        files_touched: str,
+        next_step: str,
+        decisions: list[str] | None = None,
+        blockers: list[str] | None = None,
+        actor: str | None = None,
+        actor_description: str | None = None,
+        chunk: tuple[int, int] | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Write the whole AI Context block into the issue (Last updated is stamped; the rest
+        of the issue is kept byte for byte)."""
+        fields = BlockFields(
+            actor=actor,
+            actor_description=actor_description,
+            phase=phase,
+            chunk=chunk,
+            plan=plan,
+            files_touched=files_touched,
+            decisions=decisions or [],
+            blockers=blockers or [],
+            next_step=next_step,
+        )
+        session = self._session
+        return self._call(
+            lambda: tools.save(session, issue, tools.block_of(fields, session.actor), dry_run)
+        )
+
+    def checkpoint(
+        self,
+        *,
+        issue: IssueRef,
+        next_step: str | None = None,
+        done_steps: list[int] | None = None,
+        phase: str | None = None,
+        add_decisions: list[str] | None = None,
+        blockers: list[str] | None = None,
+        files_touched: str | None = None,
+        plan: list[PlanItem] | None = None,
+    ) -> dict[str, Any]:
+        """Save a checkpoint: the current block with only what moved (steps now done, a new
+        next step, a decision...)."""
+        changes = CheckpointChanges(
+            phase=phase,
+            done_steps=done_steps or [],
+            plan=plan,
+            files_touched=files_touched,
+            add_decisions=add_decisions or [],
+            blockers=blockers,
+            next_step=next_step,
+        )
+        return self._call(lambda: tools.checkpoint(self._session, issue, changes))
+
+    def handoff(
+        self,
+        issue: IssueRef,
+        to: str,
+        description: str | None = None,
+        next_step: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Hand the task to another actor; releases this actor's lease."""
+        return self._call(
+            lambda: tools.handoff(
+                self._session,
+                issue,
+                to,
+                description=description,
+                next_step=next_step,
+                dry_run=dry_run,
+            )
+        )
+
+    def done(
+        self,
+        issue: IssueRef,
+        pr: str | None = None,
+        followups: list[str] | None = None,
+        shipped: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Write the final block: what shipped, the pull request, follow-ups."""
+        return self._call(
+            lambda: tools.done(
+                self._session,
+                issue,
+                pr=pr,
+                followups=followups or [],
+                shipped=shipped,
+                dry_run=dry_run,
+            )
+        )
+
+    def claim(self, issue: IssueRef, ttl: str | None = None) -> dict[str, Any]:
+        """Take the lease on an issue (exit_code 4: another actor holds it)."""
+        return self._call(lambda: queries.lease(self._session, "claim", issue, ttl, None))
+
+    def renew(self, issue: IssueRef, ttl: str | None = None) -> dict[str, Any]:
+        """Extend the lease this actor holds."""
+        return self._call(lambda: queries.lease(self._session, "renew", issue, ttl, None))
+
+    def release(self, issue: IssueRef, lease: str | None = None) -> dict[str, Any]:
+        """Give up the lease this actor holds."""
+        return self._call(lambda: queries.lease(self._session, "release", issue, None, lease))
+
+    def who(self, issue: IssueRef) -> dict[str, Any]:
+        """Who holds the lease on an issue, and until when."""
+        return self._call(lambda: queries.lease(self._session, "who", issue, None, None))
+
+    def status(self, actor: str | None = None) -> dict[str, Any]:
+        """What is on each actor's plate (or ACTOR's), most urgent first."""
+        return self._call(lambda: queries.status(self._session, actor))
+
+    def summary(self, issue: IssueRef) -> dict[str, Any]:
+        """One task's progress summary, from its block."""
+        return self._call(lambda: queries.summary(self._session, issue))
+
+    def validate(self, body: str) -> dict[str, Any]:
+        """Check an AI Context block (or an issue body holding one)."""
+        return self._call(lambda: queries.validate(body))
+
+
+def build(session: Session) -> Any:
+    """The server with every tool registered (not yet running)."""
+    server_class, tool_error = _sdk()
+    server = server_class("ai-context", instructions=INSTRUCTIONS, log_level="WARNING")
+    toolset = ToolSet(session, tool_error)
+    for name in ToolSet.NAMES:
+        method = getattr(toolset, name)
+        description = " ".join((method.__doc__ or "").split())
+        server.add_tool(method, name=name, description=description)
+    return server
+
+
+def serve(*, repo: str | None, actor: str | None, cache: str | None) -> int:
+    server = build(Session(repo=repo, actor=actor, cache=cache))
+    server.run()
+    return 0

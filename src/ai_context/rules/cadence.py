@@ -1,0 +1,117 @@
+"""When an agent owes its issue a checkpoint: the seeds' cadence, and the hooks' decisions.
+
+The seeds (docs/seeds/000) set the state-sync cadence at "every 30 minutes or every 3 commits,
+whichever comes first". The agent hooks (cli/hook.py) read the facts (commits since the block's
+Last updated, its age, whether the work tree holds uncommitted work) and ask these functions
+what to say; nothing here reads a clock, a file or git.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+
+DEFAULT_COMMITS = 3
+DEFAULT_INTERVAL = timedelta(minutes=30)
+
+# `git commit` as a command of a shell line: also with options before the subcommand (`git -C
+# dir commit`, `git -c k=v commit`), after `&&`, `;`, `|`, a subshell or `VAR=x`; not `git
+# commit-tree`, and not the words inside quotes (`echo "git commit"`).
+_SEGMENT_SPLIT_RE = re.compile(r"&&|\|\||[;|&()\n]|\$\(|`")
+_GIT_COMMIT_RE = re.compile(
+    r"(?:\w+=\S*\s+)*(?:command\s+)?git(?:\s+(?:-[Cc]\s+\S+|--?[\w-]+(?:=\S+)?))*\s+commit(?![\w-])"
+)
+_ECHOED_RE = re.compile(r"""(['"]).*?\1""")
+
+
+@dataclass(frozen=True)
+class Cadence:
+    """How often a checkpoint is due: after COMMITS commits, or INTERVAL since the last save."""
+
+    commits: int = DEFAULT_COMMITS
+    interval: timedelta = DEFAULT_INTERVAL
+
+    def __post_init__(self) -> None:
+        if self.commits < 1:
+            raise ValueError(f"a checkpoint every {self.commits} commits: give 1 or more")
+        if self.interval <= timedelta(0):
+            raise ValueError("a checkpoint interval must be longer than zero")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the hooks observed about the active task since its block's Last updated."""
+
+    issue: int
+    commits: int  # commits on HEAD made after Last updated
+    age: timedelta | None  # now - Last updated; None when the block has no Last updated
+    dirty: bool = False  # the work tree holds uncommitted changes
+    finished: bool = False  # the block's phase says the task is over: nothing more to save
+
+
+def _minutes(age: timedelta) -> str:
+    minutes = int(age.total_seconds() // 60)
+    if minutes < 120:
+        return f"{minutes} minutes"
+    hours = minutes // 60
+    return f"{hours} hours" if hours < 48 else f"{hours // 24} days"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _save_hint(issue: int) -> str:
+    return (
+        f"save a checkpoint: update the block (state-sync skill) and run "
+        f"`ai-context save {issue}` with it on stdin"
+    )
+
+
+def is_git_commit(command: str) -> bool:
+    """Whether a shell command line runs `git commit` (quoted text, e.g. in echo, is ignored)."""
+    text = _ECHOED_RE.sub("''", command)
+    return any(_GIT_COMMIT_RE.match(part.strip()) for part in _SEGMENT_SPLIT_RE.split(text))
+
+
+def commit_nudge(progress: Progress, cadence: Cadence) -> str | None:
+    """After a `git commit`: the reason to checkpoint now, or None while none is due.
+
+    Due at the COMMITS-th commit since the last save, or at the first commit once the block is
+    older than the interval."""
+    if progress.commits <= 0 or progress.finished:
+        return None
+    old = progress.age is None or progress.age >= cadence.interval
+    if progress.commits < cadence.commits and not old:
+        return None
+    why = f"{_plural(progress.commits, 'commit')} since Last updated"
+    if old and progress.age is not None:
+        why += f", last saved {_minutes(progress.age)} ago"
+    return (
+        f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
+    )
+
+
+def stop_nudge(
+    progress: Progress | None, cadence: Cadence, *, stop_hook_active: bool
+) -> str | None:
+    """At the end of a turn: the reason to block the stop once, or None to let it go.
+
+    Never blocks twice in a row (Claude Code sets `stop_hook_active` once a Stop hook has
+    blocked), nor without an active task. Blocks when the block is behind git (a commit after
+    Last updated) or when it is older than the interval while uncommitted work waits: a block
+    that is merely old, with nothing done since, is left alone."""
+    if stop_hook_active or progress is None or progress.finished:
+        return None
+    if progress.commits > 0:
+        why = f"{_plural(progress.commits, 'commit')} since Last updated"
+    elif progress.dirty and (progress.age is None or progress.age >= cadence.interval):
+        when = "has no Last updated" if progress.age is None else f"is {_minutes(progress.age)} old"
+        why = f"the block {when} and the work tree has uncommitted changes"
+    else:
+        return None
+    return (
+        f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
+        ". Then stop."
+    )

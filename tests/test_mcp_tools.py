@@ -1,0 +1,68 @@
+"""The MCP face's pieces that need no server: SDK discovery, issue references, block fields."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+
+from ai_context.core.errors import UsageError
+from ai_context.mcp import server
+from ai_context.mcp.queries import lease
+from ai_context.mcp.tools import (
+    BlockFields,
+    PlanItem,
+    Session,
+    ToolFailure,
+    block_of,
+    issue_number,
+)
+
+
+def test_without_the_sdk_the_server_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> Any:
+        raise ImportError(name)
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    with pytest.raises(UsageError, match=r"pip install 'ai-context\[mcp\]'"):
+        server._sdk()
+
+
+def test_the_installed_sdk_is_found() -> None:
+    server_class, tool_error = server._sdk()
+    assert callable(server_class) and issubclass(tool_error, Exception)
+
+
+def test_issue_references() -> None:
+    assert issue_number(12, "acme/shop") == 12
+    assert issue_number("#12", "acme/shop") == 12
+    assert issue_number("https://github.com/Acme/Shop/issues/12", "acme/shop") == 12
+    with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\): the issue URL is in o/r"):
+        issue_number("https://github.com/o/r/issues/3", "acme/shop")
+    with pytest.raises(ToolFailure, match="is not an issue"):
+        issue_number("twelve", "acme/shop")
+
+
+def test_block_fields_are_checked_like_a_block() -> None:
+    fields = BlockFields(
+        actor="two words",
+        phase="implementing",
+        plan=[PlanItem(text="write it", status="done")],
+        files_touched="a.py",
+        next_step="ship",
+    )
+    with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\): actor: .*one word"):
+        block_of(fields, None)
+    block = block_of(fields.model_copy(update={"actor": None}), "cc-x")
+    assert block.actor == "cc-x" and block.plan[0].number == 1
+
+
+def test_lease_input_is_checked_before_any_call() -> None:
+    session = Session(repo="acme/shop", env={"AI_CONTEXT_ACTOR": "cc-x"})
+    with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\): ttl: cannot read duration"):
+        lease(session, "claim", 1, "soon", None)
+    with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\): ttl 99d is out of range"):
+        lease(session, "claim", 1, "99d", None)
+    with pytest.raises(ToolFailure, match="which actor"):
+        lease(Session(repo="acme/shop", env={}), "renew", 1, None, None)
