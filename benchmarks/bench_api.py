@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,6 +30,7 @@ BROKEN_SHARE, FIXED = 20, 10  # one issue in 20 broken; 10 of them fixed before 
 INCOMPLETE = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n"
 NOW = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z", "INPUT_JOBS": "check"}
 BOT = "github-actions[bot]"
+DAY_AGO = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
 WRITES = ("POST", "PATCH", "DELETE")
 
 
@@ -45,6 +47,8 @@ def kinds(gh: GitHubFake, carrier: int | None) -> Counter[str]:
         previous = r
         if r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues":
             out["page"] += 1
+        elif r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues/comments":
+            out["closing comment listing page"] += 1
         elif r.method == "GET" and r.template.endswith("/comments") and after_create:
             out["list after create (settles a race)"] += 1
         elif r.method == "GET" and r.template.endswith("/comments"):
@@ -87,8 +91,8 @@ def scenario(issues: int) -> None:
     with GitHubFake(now=None) as gh, tempfile.TemporaryDirectory() as tmp:
         for n in range(1, issues + 1):
             gh.add_issue("o/r", f"Task {n}", INCOMPLETE if n % BROKEN_SHARE == 0 else SEED_BLOCK)
-            if n % 3 == 0:
-                gh.add_comment("o/r", n, "A human comment.", user="ana")
+            if n % 3 == 0:  # written a day before the runs, as a repository's comments are
+                gh.add_comment("o/r", n, "A human comment.", user="ana", created_at=DAY_AGO)
         with_comments = sum(1 for n in range(BROKEN_SHARE, issues + 1, BROKEN_SHARE) if n % 3 == 0)
         print(f"{issues} open issues, {broken} with problems, a third with human comments:")
 
@@ -101,11 +105,15 @@ def scenario(issues: int) -> None:
 
         # per broken issue: create the comment, add the labels
         report("first run", gh, issues, 2 * broken, run("1"))
+        assert gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments") == with_comments
+        pages = -(-broken // 100)
         print(
             f"  {'':26} (no state yet: the {with_comments} broken issues that have comments "
             "are read, to be sure none is ours;\n"
-            f"  {'':26} each new comment is listed once after its POST, so racing runs end "
-            "with one: jobs/comments.py _create_once)"
+            f"  {'':26} the {broken} new comments are settled at the end by one listing of "
+            f"the repository's comments since the run\n  {'':26} started ({pages} page(s) of "
+            "100), so racing runs end with one: jobs/settle.py;\n"
+            f"  {'':26} the state write creates the digest issue that carries the run state)"
         )
         report("rerun, nothing changed", gh, issues, 0, run("2"))
         for n in range(BROKEN_SHARE, BROKEN_SHARE * (FIXED + 1), BROKEN_SHARE):

@@ -296,6 +296,29 @@ def test_comments_paginate_and_list_per_repository(gh: GitHubFake) -> None:
     assert call(gh, "DELETE", f"/repos/o/r/issues/comments/{comment_id}").status_code == 404
 
 
+def test_repository_comments_since_paginate_and_name_their_issue(gh: GitHubFake) -> None:
+    """As GitHub's REST docs have it: `since` keeps comments updated at or after it (an edit
+    brings an old comment back), pages follow the Link header, each item has `issue_url`."""
+    gh.add_issue("o/r", "One")
+    gh.add_issue("o/r", "Two")
+    start = gh.clock.now()
+    old = gh.add_comment("o/r", 1, "old", created_at=start - timedelta(hours=2))
+    gh.add_comment(
+        "o/r", 2, "older, edited since", created_at=start - timedelta(hours=3), updated_at=start
+    )
+    for n in range(3):
+        gh.add_comment("o/r", 1 + n % 2, f"new{n}", created_at=start)
+    since = (start - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    first = call(gh, "GET", f"/repos/o/r/issues/comments?since={since}&per_page=2")
+    assert 'rel="next"' in first.headers["link"]
+    second = call(gh, "GET", f"/repos/o/r/issues/comments?since={since}&per_page=2&page=2")
+    items = first.json() + second.json()
+    assert [c["body"] for c in items] == ["older, edited since", "new0", "new1", "new2"]
+    assert [c["issue_url"].rsplit("/", 1)[1] for c in items] == ["2", "1", "2", "1"]
+    assert old.body not in [c["body"] for c in items]
+    assert call(gh, "GET", "/repos/o/r/issues/comments?since=yesterday").status_code == 422
+
+
 def test_repository_labels(gh: GitHubFake) -> None:
     created = call(gh, "POST", "/repos/o/r/labels", json={"name": "ai-context:stale"})
     assert created.status_code == 201

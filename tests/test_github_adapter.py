@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 import requests
@@ -251,3 +252,38 @@ def test_post_refused_for_permissions_is_a_config_error_not_retried() -> None:
     with pytest.raises(GitHubConfigError, match="permissions: issues: write"):
         adapter().create_comment(1, "hello")
     assert len(responses.calls) == 1
+
+
+@responses.activate
+def test_repository_comments_since_are_listed_across_pages_in_utc_with_their_issues() -> None:
+    """The full scan's closing listing (jobs/settle.py): `since` is sent in UTC with a Z
+    whatever the zone of the time given, every page is read, and each comment names its issue
+    (from `issue_url`), so one listing can be grouped by issue. Each page is a counted call."""
+    since = datetime(2026, 5, 26, 17, 0, tzinfo=timezone(timedelta(hours=2)))  # 15:00 UTC
+    query = {"since": "2026-05-26T15:00:00Z", "per_page": "100"}
+    page2 = f"{REPO}/issues/comments?since=2026-05-26T15%3A00%3A00Z&per_page=100&page=2"
+    responses.get(
+        f"{REPO}/issues/comments",
+        json=[
+            {**comment_json(11, "a"), "issue_url": f"{REPO}/issues/4"},
+            {**comment_json(12, "b"), "issue_url": f"{REPO}/issues/7"},
+        ],
+        headers={"Link": f'<{page2}>; rel="next", <{page2}>; rel="last"'},
+        match=[matchers.query_param_matcher(query)],
+    )
+    responses.get(
+        f"{REPO}/issues/comments",
+        json=[{**comment_json(13, "c"), "issue_url": f"{REPO}/issues/4"}, comment_json(14, "d")],
+        match=[matchers.query_param_matcher({**query, "page": "2"})],
+    )
+    gh = adapter()
+    found = gh.list_repo_comments(since)
+    assert [(c.id, c.issue_number) for c in found] == [(11, 4), (12, 7), (13, 4), (14, None)]
+    assert len(responses.calls) == 2 and gh.counter.total == 2
+
+
+@responses.activate
+def test_repository_comments_listing_that_fails_is_unavailable() -> None:
+    responses.get(f"{REPO}/issues/comments", status=502)
+    with pytest.raises(GitHubUnavailable):
+        adapter(retries=1).list_repo_comments(datetime(2026, 5, 26, 15, 0, tzinfo=UTC))

@@ -648,15 +648,22 @@ class GitHubFake(FakeServer):
     # ---- comments --------------------------------------------------------------------------
     @route("GET", "/repos/{owner}/{repo}/issues/comments")
     def list_repo_comments(self, req: Request, owner: str, repo: str) -> Reply:
+        """GitHub's "List issue comments for a repository": `since` keeps the comments
+        updated at or after it; `sort` is created (the order without it, ascending) or
+        updated; `direction` is ignored without `sort`; items carry `issue_url`."""
         r = self._repo(owner, repo)
         found = [c for c in self._comments.values() if c.repo == r.full_name]
         if since := req.arg("since"):
-            found = [c for c in found if c.updated_at >= parse_iso(since)]
+            try:
+                cutoff = parse_iso(since)
+            except ValueError:
+                raise self._invalid("IssueComment", "since", "invalid") from None
+            found = [c for c in found if c.updated_at >= cutoff]
         if req.arg("sort") == "updated":
             found.sort(key=lambda c: (c.updated_at, c.id))
         else:
-            found.sort(key=lambda c: c.id)
-        if req.arg("direction") == "desc":
+            found.sort(key=lambda c: (c.created_at, c.id))
+        if req.arg("sort") and req.arg("direction") == "desc":
             found.reverse()
         return self._page(req, found, self._comment_json)
 

@@ -110,9 +110,7 @@ class GitHub:
         if sort is not None:
             filters.update(sort=sort, direction="desc")
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
-            # PyGithub writes the clock time with a literal Z: hand it the time in UTC.
-            utc = since.astimezone(UTC) if since.tzinfo else since.replace(tzinfo=UTC)
-            filters["since"] = utc
+            filters["since"] = _utc(since)
         found: list[Issue] = []
         with _translated("list issues"):
             for raw in (_raw(i) for i in self._repo.get_issues(**filters)):
@@ -130,6 +128,13 @@ class GitHub:
     def list_comments(self, number: int) -> list[Comment]:
         with _translated(f"list comments of #{number}"):
             comments = self._repo.get_issue(number).get_comments()  # get_issue is lazy: no GET
+            return [comment_from_json(_raw(c)) for c in comments]
+
+    def list_repo_comments(self, since: datetime) -> list[Comment]:
+        """Every comment of the repository updated at or after SINCE, 100 a page: one listing
+        that settles the races of a whole run's new comments (jobs/settle.py)."""
+        with _translated("list the repository's comments"):
+            comments = self._repo.get_issues_comments(since=_utc(since))
             return [comment_from_json(_raw(c)) for c in comments]
 
     @property
@@ -295,3 +300,8 @@ __all__ = [
     "issue_from_json",
     "url_problem",
 ]
+
+
+def _utc(when: datetime) -> datetime:
+    """WHEN in UTC (naive means UTC): PyGithub writes `since` with a literal Z."""
+    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)

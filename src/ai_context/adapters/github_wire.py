@@ -190,7 +190,14 @@ def comment_from_json(data: dict[str, Any]) -> Comment:
         created_at=_time(data.get("created_at")),
         updated_at=_time(data.get("updated_at")),
         html_url=str(data.get("html_url") or ""),
+        issue_number=_issue_number(data.get("issue_url")),
     )
+
+
+def _issue_number(url: Any) -> int | None:
+    """The number at the end of a comment's `issue_url` (".../issues/42"); None otherwise."""
+    tail = str(url or "").rstrip("/").rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() and tail.isascii() else None
 
 
 _REASONS = (

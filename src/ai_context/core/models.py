@@ -48,6 +48,8 @@ class Comment(BaseModel):
     created_at: datetime | None = None
     updated_at: datetime | None = None
     html_url: str = ""
+    # The issue it is on, from `issue_url`: a repository-wide listing mixes issues.
+    issue_number: int | None = None
 
 
 class IssueRef(BaseModel):

@@ -16,6 +16,7 @@ from ai_context.adapters.github import GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import Block, find, format_timestamp
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
+from ai_context.jobs.settle import Created, head, ours, settle, settle_all
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 from ai_context.rules.memory import Known, plan_known
 from ai_context.rules.stale import Verdict
@@ -39,6 +40,8 @@ class IssueWriter(Protocol):
     """The writes the check job makes; github.GitHub provides them."""
 
     def list_comments(self, number: int) -> list[Comment]: ...
+
+    def list_repo_comments(self, since: datetime) -> list[Comment]: ...
 
     def create_comment(self, number: int, body: str) -> Comment: ...
 
@@ -240,8 +243,12 @@ def run_check(
     remembered: Mapping[int, Known] | None = None,
 ) -> CheckReport:
     """Plan and apply each issue's writes. REMEMBERED is the run state (a full scan's): an
-    entry the listing agrees with saves the comment read."""
+    entry the listing agrees with saves the comment read. A full scan (not THOROUGH) settles
+    the races of its new comments at the end, from one listing (jobs/settle.py); a run about
+    one issue lists that issue's comments after creating one, at once."""
     report = CheckReport([])
+    started = datetime.now(UTC)
+    deferred: list[Created] | None = None if thorough or dry_run else []
     for issue in issues:
         known = (remembered or {}).get(issue.number)
         kwargs: dict[str, Any] = dict(
@@ -256,16 +263,34 @@ def run_check(
         usable = known if known is not None and known.usable(issue) and not thorough else None
         planned = plan_check(issue, known=usable, **kwargs)
         try:
-            _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log)
+            _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
         except GitHubNotFound:
             if planned.known is None:
                 raise
             log(f"ai-context: the comment remembered on #{issue.number} is gone; reading")
             planned = plan_check(issue, **kwargs)  # the state was wrong: read, as without it
-            _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log)
+            _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
         report.checks.append(planned)
         report.stats.update(op.kind for op in planned.ops)
+    if deferred:
+        _settle_deferred(report, writer, deferred, started, bot_login)
     return report
+
+
+def _settle_deferred(
+    report: CheckReport,
+    writer: IssueWriter,
+    deferred: Sequence[Created],
+    started: datetime,
+    bot_login: str,
+) -> None:
+    """The full scan's closing race check; a created comment that did not stay alone is not
+    remembered (the run state then reads that task next time), as after `_create_once`."""
+    kept = settle_all(writer, deferred, started, bot_login)
+    settled = {item.comment.id for item in deferred}
+    for check in report.checks:
+        if check.created in settled and check.created not in kept:
+            check.created = None
 
 
 def _apply_all(
@@ -275,23 +300,29 @@ def _apply_all(
     *,
     dry_run: bool,
     log: Callable[[str], None],
+    deferred: list[Created] | None = None,
 ) -> None:
     for op in planned.ops:
         if dry_run:
             log(f"[dry-run] would {op.describe()}")
             continue
-        made = apply(op, writer, bot_login, log)
+        made = apply(op, writer, bot_login, deferred, log)
         if op.kind == "create_comment" and made is not None and is_sticky(made, bot_login):
             planned.created = made.id
         log(f"{op.describe()}")
 
 
 def apply(
-    op: Op, writer: IssueWriter, bot_login: str, log: Callable[[str], None]
+    op: Op,
+    writer: IssueWriter,
+    bot_login: str,
+    deferred: list[Created] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Comment | None:
-    """Make one write; the comment a creation made, when it is known."""
+    """Make one write; the comment a creation made, when it is known. With DEFERRED, a
+    creation's race is settled later (settle_all), not by a listing now."""
     if op.kind == "create_comment":
-        return _create_once(op, writer, bot_login, log)
+        return _create_once(op, writer, bot_login, deferred, log)
     if op.kind == "edit_comment":
         assert op.comment_id is not None and op.body is not None
         writer.edit_comment(op.comment_id, op.body)
@@ -311,51 +342,43 @@ def read_comments(writer: IssueWriter, number: int) -> list[Comment]:
     return writer.list_comments(number)
 
 
-def _ours(comments: Sequence[Comment], logins: str | set[str], head: str) -> list[Comment]:
-    """Our comments (written by one of LOGINS) whose first line is HEAD (a marker), oldest
-    first, each once."""
-    names = {logins.lower()} if isinstance(logins, str) else {n.lower() for n in logins}
-    found = {
-        c.id: c for c in comments if c.author.lower() in names and c.body.split("\n", 1)[0] == head
-    }
-    latest = datetime.max.replace(tzinfo=UTC)
-    return sorted(found.values(), key=lambda c: (c.created_at or latest, c.id))
-
-
 def _create_once(
-    op: Op, writer: IssueWriter, bot_login: str, log: Callable[[str], None]
+    op: Op,
+    writer: IssueWriter,
+    bot_login: str,
+    deferred: list[Created] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Comment | None:
     """Create a marked comment (the sticky one, a mention), then list once: a POST that failed
     may still have landed, and a run racing this one (a push and an issue event, a re-run)
     may have created its own. The oldest stays, newer ones go, so racing runs end with one
-    comment; the survivor gets this run's text when it was another run's. Returns the comment
-    when this run's creation is the one that stays, None when a race or a retry decided."""
+    comment; the survivor gets this run's text when it was another run's (jobs/settle.py).
+    Returns the comment when this run's creation is the one that stays, None when a race or a
+    retry decided. With DEFERRED (a full scan), a creation that was answered is listed there
+    and settled at the end of the run; its caller learns then whether it stayed."""
     assert op.body is not None
-    head = op.body.split("\n", 1)[0]
+    marker = head(op.body)
     created: Comment | None = None
     try:
         created = writer.create_comment(op.issue, op.body)
     except GitHubUnavailable:
-        ours = _ours(read_comments(writer, op.issue), bot_login, head)
-        if not ours:  # it did not land: one more try
+        found = ours(read_comments(writer, op.issue), bot_login, marker)
+        if not found:  # it did not land: one more try
             writer.create_comment(op.issue, op.body)
             return None
     else:
-        # The comment this run just made is ours whoever the token is: a personal token
-        # writes as its user, not as `bot-login`; its earlier comments are ours too.
-        logins = {bot_login, created.author} if created.author else {bot_login}
-        if len({name.lower() for name in logins}) > 1:
+        if log is not None and created.author and created.author.lower() != bot_login.lower():
             log(
                 f"ai-context: warning: comments are written as {created.author}, but bot-login "
                 f"is {bot_login}; set `bot-login: {created.author}` so each run finds its "
                 "comment instead of creating and then removing a new one"
             )
-        ours = _ours([*read_comments(writer, op.issue), created], logins, head)
-    if not ours:
-        return created
-    keep = ours[0]
-    for duplicate in ours[1:]:
-        writer.delete_comment(duplicate.id)
-    if created is not None and keep.id != created.id and keep.body.strip() != op.body.strip():
-        writer.edit_comment(keep.id, op.body)
-    return created if created is not None and len(ours) == 1 else None
+        if deferred is not None:
+            deferred.append(Created(op.issue, op.body, created))
+            return created
+        # The comment this run made is ours whoever the token is (a personal token writes as
+        # its user, not as bot-login); earlier ones by that login are ours too.
+        found = ours(
+            [*read_comments(writer, op.issue), created], bot_login, marker, also=created.author
+        )
+    return created if settle(found, created, op.body, writer) else None

@@ -1,0 +1,100 @@
+"""Racing runs end with one marked comment (issue 15): the oldest stays, newer ones go, and the
+survivor gets the text of the run that settles. The rule is here once; jobs/comments.py applies
+it after each creation of a single-issue run (one listing of that issue), and a full scan
+applies it to all its creations at the end, from one repository-wide listing (issue 14): a
+scheduled run creating 50 comments then pays one page of comments instead of 50 listings.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from ai_context.core.models import Comment
+
+# How far before the run's start (and before its first new comment, by GitHub's clock) the
+# closing listing looks: it covers the listing of issues made before the comments were
+# planned, and a runner clock that differs from GitHub's.
+MARGIN = timedelta(minutes=10)
+
+
+class CommentWriter(Protocol):
+    def list_repo_comments(self, since: datetime) -> list[Comment]: ...
+
+    def edit_comment(self, comment_id: int, body: str) -> Comment: ...
+
+    def delete_comment(self, comment_id: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class Created:
+    """A comment this run created whose race is settled at the end of the run."""
+
+    issue: int
+    body: str  # what this run meant it to say
+    comment: Comment  # what GitHub answered to the POST
+
+
+def head(body: str) -> str:
+    """A marked comment's first line: the marker that names its kind."""
+    return body.split("\n", 1)[0]
+
+
+def ours(
+    comments: Iterable[Comment], bot_login: str, first_line: str, *, also: str = ""
+) -> list[Comment]:
+    """Our comments (by BOT_LOGIN, or ALSO: the login this run's token wrote as) whose first
+    line is FIRST_LINE (a marker), oldest first, each once."""
+    logins = {bot_login.lower(), also.lower()} - {""}
+    found = {c.id: c for c in comments if c.author.lower() in logins and head(c.body) == first_line}
+    latest = datetime.max.replace(tzinfo=UTC)
+    return sorted(found.values(), key=lambda c: (c.created_at or latest, c.id))
+
+
+def settle(
+    found: Sequence[Comment], created: Comment | None, body: str, writer: CommentWriter
+) -> bool:
+    """Keep the oldest of FOUND (our comments of one kind on one issue), delete the newer ones;
+    when the survivor is another run's, it gets BODY. True when CREATED (this run's) is the one
+    comment, so the run may remember it; False when a race or a retry decided."""
+    keep = found[0]
+    for duplicate in found[1:]:
+        writer.delete_comment(duplicate.id)
+    if created is not None and keep.id != created.id and keep.body.strip() != body.strip():
+        writer.edit_comment(keep.id, body)
+    return created is not None and len(found) == 1
+
+
+def since(started: datetime, created: Sequence[Created]) -> datetime:
+    """Where the closing listing starts, in UTC: the earlier of the run's start (this
+    machine's clock) and its first new comment (GitHub's clock), less MARGIN."""
+    first = [c.comment.created_at for c in created if c.comment.created_at is not None]
+    return min([started.astimezone(UTC), *(t.astimezone(UTC) for t in first)]) - MARGIN
+
+
+def settle_all(
+    writer: CommentWriter, created: Sequence[Created], started: datetime, bot_login: str
+) -> set[int]:
+    """Settle every comment in CREATED from one listing of the repository's comments updated
+    since the run started (a racing run's comment is newer than that). Returns the ids of the
+    created comments that stay as the only one of their kind."""
+    if not created:
+        return set()
+    listed: dict[int, list[Comment]] = defaultdict(list)
+    for comment in writer.list_repo_comments(since(started, created)):
+        if comment.issue_number is not None:
+            listed[comment.issue_number].append(comment)
+    kept: set[int] = set()
+    for item in created:
+        found = ours(
+            [*listed[item.issue], item.comment],
+            bot_login,
+            head(item.body),
+            also=item.comment.author,
+        )
+        if settle(found, item.comment, item.body, writer):
+            kept.add(item.comment.id)
+    return kept

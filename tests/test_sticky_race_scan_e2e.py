@@ -1,0 +1,100 @@
+"""A full scan settles its new comments' races at the end, from one listing of the repository's
+comments (issues 14 and 15): racing runs still end with one sticky comment per issue (the
+oldest kept, with this run's text), and the run state remembers only comments that stayed.
+The Action runs as a process against the loopback GitHub."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ai_context.rules.memory import decode_state
+from ai_context.rules.sticky import MARKER
+from tests.conftest import SEED_BLOCK
+from tests.fakes import GitHubFake
+from tests.fakes.github import parse_iso
+from tests.test_action_e2e import BOT, COMMENTS, INCOMPLETE, T0, TOKEN, ours, run
+
+REPO_COMMENTS = "/repos/{owner}/{repo}/issues/comments"
+DELETE = "/repos/{owner}/{repo}/issues/comments/{comment_id}"
+BROKEN = (2, 4, 6, 8)
+
+
+@pytest.fixture
+def gh() -> Iterator[GitHubFake]:
+    with GitHubFake(token=TOKEN, now=T0) as fake:
+        fake.add_repo("o/r")
+        for n in range(1, 9):
+            fake.add_issue("o/r", f"Task {n}", INCOMPLETE if n in BROKEN else SEED_BLOCK, number=n)
+        yield fake
+
+
+def scan(gh: GitHubFake, tmp: Path) -> Any:
+    result = run(gh, tmp, "schedule", {"schedule": "17 6 * * *"}, inputs={"jobs": "check"})
+    assert result.code == 0, result.stdout + result.stderr
+    return result
+
+
+def remembered(gh: GitHubFake) -> dict[int, int]:
+    """The run state's task -> sticky comment id, from the digest issue that carries it."""
+    (carrier,) = [i for i in gh.repos["o/r"].issues.values() if "ai-context:digest" in i.labels]
+    state = decode_state(carrier.body, "o/r", BOT)
+    assert state is not None
+    return {n: known.sticky_id for n, known in state.tasks.items()}
+
+
+def test_a_full_scan_lists_the_repository_comments_once_instead_of_once_per_creation(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    scan(gh, tmp_path)
+    assert [len(ours(gh, n)) for n in range(1, 9)] == [0, 1, 0, 1, 0, 1, 0, 1]
+    assert gh.count("POST", COMMENTS) == len(BROKEN)
+    assert gh.count("GET", COMMENTS) == 0  # no listing after each creation ...
+    [listing] = [r for r in gh.requests if r.template == REPO_COMMENTS]  # ... one at the end
+    since = listing.arg("since")
+    assert since is not None and since.endswith("Z")  # UTC, as PyGithub writes it
+    assert parse_iso(since) <= T0 - timedelta(minutes=10)
+    # calls: the issue page, per broken issue a comment and its labels, the one listing,
+    # the digest issue created to carry the run state. Per-creation listings would add 3.
+    assert gh.count() == 1 + 2 * len(BROKEN) + 1 + 1
+    assert remembered(gh) == {n: ours(gh, n)[0].id for n in BROKEN}
+
+
+def test_racing_runs_end_with_one_comment_per_issue_the_oldest_kept(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    other: dict[int, int] = {}
+
+    def older_on_2(_: Any) -> None:  # a racing run posted on #2 just before this one
+        other[2] = gh.add_comment("o/r", 2, f"{MARKER}\nthe other run's text", user=BOT).id
+        gh.clock.advance(seconds=1)
+
+    def newer_on_4(_: Any) -> None:  # ... and on #4 after this one, before its closing listing
+        gh.clock.advance(seconds=1)
+        other[4] = gh.add_comment("o/r", 4, f"{MARKER}\nthe other run's text", user=BOT).id
+
+    gh.before("POST", "/repos/o/r/issues/2/comments", older_on_2)
+    gh.before("GET", REPO_COMMENTS, newer_on_4)
+    scan(gh, tmp_path)
+    assert [len(ours(gh, n)) for n in BROKEN] == [1, 1, 1, 1]
+    kept = {n: ours(gh, n)[0] for n in BROKEN}
+    assert kept[2].id == other[2]  # the other run's, older: kept, and given our text
+    assert kept[4].id < other[4]  # ours, older: kept; the other run's newer one deleted
+    assert all("required field" in c.body for c in kept.values())
+    assert gh.count("POST", COMMENTS) == len(BROKEN)
+    assert gh.count("DELETE", DELETE) == 2  # ours on #2 (newer), the other run's on #4
+    assert gh.count("GET", COMMENTS) == 0 and gh.count("GET", REPO_COMMENTS) == 1
+    # Where a race decided (#2 lost, #4 won), nothing is remembered: the next run reads them,
+    # as after a single-issue run's race (jobs/comments.py `_create_once`).
+    assert remembered(gh) == {n: kept[n].id for n in (6, 8)}
+    rerun = datetime.fromisoformat("2026-05-27T15:00:00+00:00")
+    gh.clock.set(rerun)
+    gh.reset_requests()
+    scan(gh, tmp_path / "again")
+    assert [len(ours(gh, n)) for n in BROKEN] == [1, 1, 1, 1]
+    assert gh.count("GET", COMMENTS) == 2  # #2 and #4 only
+    assert [r for r in gh.requests if r.method in ("POST", "DELETE")] == []
