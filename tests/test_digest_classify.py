@@ -241,3 +241,18 @@ def test_digest_json_has_the_documented_shape() -> None:
 def test_an_update_from_the_future_counts_as_just_now() -> None:
     entry = entry_of(issue(1, "t", block(hours_ago=-2)))
     assert entry is not None and entry.age == timedelta(0)
+
+
+def test_a_bare_reference_names_its_repository_in_a_multi_repository_digest() -> None:
+    """`#411` in an agent's text would link to the digest's own repository on GitHub."""
+    waiting = issue(
+        5, "Waits", block(blockers=("waiting on #411",), next_step="see #12 and acme/x#3"), INFRA
+    )
+    other = issue(6, "Other", block(), SHOP)
+    digest = build_digest([waiting, other], NOW)
+    entries = {e.number: e for group in digest.entries.values() for e in group}
+    assert entries[5].blockers == (f"waiting on {INFRA}#411",)
+    assert entries[5].reasons[0] == f"blocker: waiting on {INFRA}#411"
+    assert entries[5].next_step == f"see {INFRA}#12 and acme/x#3"
+    [alone] = [e for group in build_digest([waiting], NOW).entries.values() for e in group]
+    assert alone.blockers == ("waiting on #411",)  # one repository: #411 is already right

@@ -27,6 +27,7 @@ line (`digest_state`), so no other store is needed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -291,6 +292,28 @@ def diff(
     return tuple(changes)
 
 
+_BARE_REF = re.compile(r"(?<![\w/#&])#(\d+)\b")
+
+
+def qualify_refs(text: str, repository: str) -> str:
+    """`#411` in agent text as `owner/repo#411`, for a digest over several repositories."""
+    return _BARE_REF.sub(lambda m: f"{repository}#{m.group(1)}", text) if "#" in text else text
+
+
+def _qualified(entry: Entry) -> Entry:
+    def fix(text: str | None) -> str | None:
+        return None if text is None else qualify_refs(text, entry.repository)
+
+    return entry.model_copy(
+        update={
+            "reasons": tuple(qualify_refs(r, entry.repository) for r in entry.reasons),
+            "blockers": tuple(qualify_refs(b, entry.repository) for b in entry.blockers),
+            "current_step": fix(entry.current_step),
+            "next_step": fix(entry.next_step),
+        }
+    )
+
+
 def digest_from_checked(
     checked: Iterable[tuple[Issue, CheckResult]],
     now: datetime,
@@ -327,6 +350,8 @@ def digest_from_checked(
             unique[entry.key] = entry
             gone.pop(key, None)
     ordered = sorted(unique.values(), key=lambda e: e.key)
+    if len(repositories) > 1:  # a bare #411 would link to the digest's own repository
+        ordered = [_qualified(entry) for entry in ordered]
     return Digest(
         generated_at=now,
         window=config.window,
