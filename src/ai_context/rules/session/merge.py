@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -16,19 +15,17 @@ from pydantic import (
 )
 
 from ai_context.rules.session.model import (
-    Category,
     ContextBlock,
-    Priority,
+    LooseCategory,
+    LoosePriority,
+    LooseStatus,
     SessionError,
     Task,
-    TaskStatus,
     UtcTime,
     normal_id,
-    normal_status,
     problems,
     task_id,
     task_number,
-    upper_or_none,
 )
 
 
@@ -39,9 +36,9 @@ class TaskInput(BaseModel):
 
     id: str | None = None
     title: str
-    status: TaskStatus
-    priority: Priority | None = None
-    category: Category | None = None
+    status: LooseStatus
+    priority: LoosePriority = None
+    category: LooseCategory = None
     created: UtcTime | None = None
     completed: UtcTime | None = None
     consolidated: bool = False
@@ -49,16 +46,6 @@ class TaskInput(BaseModel):
     context: str = ""
     files: tuple[str, ...] = ()
     area: str | None = None
-
-    @field_validator("status", mode="before")
-    @classmethod
-    def _status(cls, value: Any) -> Any:
-        return normal_status(value)
-
-    @field_validator("priority", "category", mode="before")
-    @classmethod
-    def _upper(cls, value: Any) -> Any:
-        return upper_or_none(value)
 
     @field_validator("id")
     @classmethod

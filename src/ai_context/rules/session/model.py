@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PlainSerializer,
@@ -81,6 +82,13 @@ def normal_status(value: Any) -> Any:
     return _STATUS_ALIASES.get(key, key)
 
 
+# How a task's status, priority and category are read wherever a task comes in (a session
+# file's task, an agent's input): loose spellings in, the canonical value out.
+LooseStatus = Annotated[TaskStatus, BeforeValidator(normal_status)]
+LoosePriority = Annotated[Priority | None, BeforeValidator(upper_or_none)]
+LooseCategory = Annotated[Category | None, BeforeValidator(upper_or_none)]
+
+
 class Metadata(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -103,9 +111,9 @@ class Task(BaseModel):
 
     id: str
     title: str
-    status: TaskStatus
-    priority: Priority | None = None
-    category: Category | None = None
+    status: LooseStatus
+    priority: LoosePriority = None
+    category: LooseCategory = None
     created: UtcTime
     completed: UtcTime | None = None
     consolidated: bool = False
@@ -118,16 +126,6 @@ class Task(BaseModel):
     @classmethod
     def _id(cls, value: str) -> str:
         return normal_id(value)
-
-    @field_validator("status", mode="before")
-    @classmethod
-    def _status(cls, value: Any) -> Any:
-        return normal_status(value)
-
-    @field_validator("priority", "category", mode="before")
-    @classmethod
-    def _upper(cls, value: Any) -> Any:
-        return upper_or_none(value)
 
     @field_validator("title")
     @classmethod
