@@ -69,7 +69,7 @@ def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
     assert out.endswith("github calls: 3\n")
     code, out, _ = run(["resume", "--format", "json"])
     data = json.loads(out)
-    assert code == 0 and data["exit_code"] == 0
+    assert code == 0 and data["exit_code"] == 0 and "error" not in data
     assert (data["status"], data["source"], data["issue"]) == ("ok", "cache", 1)
     assert data["decision"]["kind"] == "equal" and data["github_calls"] == 1
     assert data["state"]["actor"] == "cc-ariel-laptop"
@@ -83,6 +83,7 @@ def test_conflict_exits_4_with_both_copies_and_the_diff(fake: GitHubFake, tmp_pa
     code, out, _ = run(["save", "1", "--cache", str(tmp_path / "noa"), "--format", "json"], other)
     data = json.loads(out)
     assert code == 4 and data["status"] == "conflict"
+    assert data["exit"] == 4 and data["error"]  # the command line's error shape, too
     assert "cc-ariel-laptop" in data["conflict"]["remote"]
     assert "cc-noa-desktop" in data["conflict"]["local"]
     assert data["conflict"]["diff"].startswith("--- remote (issue #1)")

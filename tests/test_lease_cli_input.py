@@ -132,6 +132,10 @@ def test_release_with_a_wrong_lease_id_by_the_holder_says_the_id_is_wrong(
         f"released: run `ai-context release 6 --lease {sha}`, or leave out --lease"
     )
     assert gh.ref(REPO, "refs/ai-context/leases/6") == sha  # nothing deleted
+    code, out, _ = run(["release", "6", "--actor", "cc-a", "--lease", wrong, "--format", "json"])
+    data = json.loads(out)
+    assert (code, data["exit"], data["result"]) == (2, 2, "mismatch")
+    assert data["error"].startswith("#6: the lease id ffffffffffff is not your current lease")
     # Another actor with a wrong id is still told who holds it (exit 4).
     code, out, _ = run(["release", "6", "--actor", "cc-b", "--lease", wrong])
     assert code == 4 and "is held by cc-a" in out

@@ -193,3 +193,18 @@ def test_an_issue_event_checks_the_digest_section_too_before_any_write(
     assert says in error_line(run)
     assert "Value error" not in error_line(run)
     assert writes(gh) == []
+
+
+def test_a_user_template_that_fails_when_it_runs_stops_the_run_before_any_write(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    """Not only its syntax: the digest's templates are rendered once over the run's tasks
+    before the check job writes, so an undefined name is exit 2 with nothing written."""
+    folder = tmp_path / "workspace" / "tpl"
+    folder.mkdir(parents=True)
+    (folder / "digest.md.j2").write_text("{{ no_such_variable.attribute }}\n", encoding="utf-8")
+    run = scheduled(gh, tmp_path, "", templates="tpl")
+    assert run.code == 2, run.stdout + run.stderr
+    assert error_line(run).startswith("template error: ")
+    assert "Traceback" not in run.stderr
+    assert writes(gh) == []

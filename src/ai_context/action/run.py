@@ -8,7 +8,7 @@ import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pydantic import ValidationError
 
@@ -119,6 +119,10 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
     return max(ctx.exit_codes, default=0)
 
 
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+
 def check_settings(ctx: RunContext) -> None:
     """Every setting and section the run's jobs read, checked before any job runs, so a bad
     value is exit 2 with nothing written (the jobs parse them again, each for itself)."""
@@ -132,6 +136,7 @@ def check_settings(ctx: RunContext) -> None:
     parse_stale_config(extras.get("stale"), source, settings.stale_after)
     parse_lease_config(extras.get("lease"), source)
     load_mirror_config(extras, source)
+    delivers = "digest" in ctx.route.jobs and ctx.route.scan_all
     if settings.templates:
         workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
         try:
@@ -139,12 +144,27 @@ def check_settings(ctx: RunContext) -> None:
         except ValueError as exc:
             raise ConfigError(f"setting templates ({settings.source('templates')}): {exc}") from exc
         compile_all(env)
-    delivers = "digest" in ctx.route.jobs and ctx.route.scan_all
+        if delivers:
+            _rehearse_digest(ctx, env)
     # Every run checks the section's values; only a run that delivers the digest needs the
     # Slack webhook and reads the digest issue (one call).
     digest_section(extras, settings, needs_webhook=delivers)
     if delivers and settings.digest_issue is not None:
         _check_digest_issue(ctx.github, settings)
+
+
+def _rehearse_digest(ctx: RunContext, env: Environment) -> None:
+    """Render the digest's templates once over this run's tasks before any write: a user
+    template that fails only when it runs (an undefined name, a runaway loop) stops the run
+    with nothing written, not after the check job has edited comments. The listing it needs
+    is the one the jobs use (listed once per run)."""
+    from ai_context.rules.digest import build_digest  # noqa: PLC0415 - digest runs only
+    from ai_context.rules.digest_render import render_markdown  # noqa: PLC0415
+    from ai_context.rules.digest_slack import slack_messages  # noqa: PLC0415
+
+    digest = build_digest(ctx.issues(), ctx.now)
+    render_markdown(digest, env)
+    slack_messages(digest, env)
 
 
 def _check_digest_issue(github: GitHub, settings: Settings) -> None:

@@ -38,6 +38,12 @@ def outcome_json(outcome: Outcome, calls: int) -> dict[str, Any]:
         "url": outcome.html_url,
         "status": outcome.status,
         "exit_code": int(EXIT_BY_STATUS[outcome.status]),
+        # Every non-zero answer carries the command line's error shape too.
+        **(
+            {"error": outcome_text(outcome, calls).splitlines()[0], "exit": int(code)}
+            if (code := EXIT_BY_STATUS[outcome.status])
+            else {}
+        ),
         "source": outcome.source or None,
         "decision": None
         if decision is None

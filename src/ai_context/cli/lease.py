@@ -83,10 +83,19 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     holder = outcome.lease.record.actor if outcome.lease else None
     mine = bool(actor and holder and same(holder, actor))
     given = getattr(args, "lease", None)
-    out.write(render_outcome(outcome, args.format, actor, mine=mine, given=given) + "\n")
     if outcome.result == "mismatch":
-        return int(Exit.USAGE)
-    return int(Exit.OK if args.lease_op == "who" or outcome.ok else Exit.CONFLICT)
+        code = Exit.USAGE
+    else:
+        code = Exit.OK if args.lease_op == "who" or outcome.ok else Exit.CONFLICT
+    if args.format == "json" and code != Exit.OK:
+        # Every non-zero JSON answer carries the error shape too (README: the command line).
+        text = render_outcome(outcome, "text", actor, mine=mine, given=given)
+        data = {**outcome_json(outcome), "mine": mine}
+        data.update(error=text.splitlines()[0], exit=int(code))
+        out.write(json.dumps(data) + "\n")
+    else:
+        out.write(render_outcome(outcome, args.format, actor, mine=mine, given=given) + "\n")
+    return int(code)
 
 
 def run_lease_op(
