@@ -8,7 +8,6 @@ from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache
 from ai_context.core.block import Block, PlanStep, StepStatus, parse
-from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome, Tracker
 from ai_context.jobs.agent.write import (
     as_utc,
@@ -37,9 +36,11 @@ def _rewrite(
     dry_run: bool,
     required: tuple[str, ...],
     mirror: MirrorHook | None,
-) -> tuple[Outcome, Issue | None, str | None]:
-    """Reconcile (as resume does), apply CHANGE to the state, write it: 3 GitHub calls.
-    Returns the outcome, the issue as written (None when nothing was) and the writer."""
+    release_lease: LeaseHook | None,
+) -> Outcome:
+    """Reconcile (as resume does), apply CHANGE to the state, write it: 3 GitHub calls. Once
+    the block is written, the writer's lease is released through RELEASE_LEASE: a task handed
+    off or done holds no one."""
     repository = tracker.repository
     entry = cache.load(repository, number)
     issue = tracker.get_issue(number)
@@ -50,21 +51,17 @@ def _rewrite(
     )
     writer = writer or (entry.actor if entry else None)
     if decision.conflict:
-        return (
-            conflict_outcome(
-                command,
-                tracker,
-                cache,
-                number,
-                decision,
-                actor=writer,
-                now=now,
-                issue=issue,
-                notes=(f"resolve it first with `ai-context resume {number} --take local|remote`",),
-                dry_run=dry_run,
-            ),
-            None,
-            writer,
+        return conflict_outcome(
+            command,
+            tracker,
+            cache,
+            number,
+            decision,
+            actor=writer,
+            now=now,
+            issue=issue,
+            notes=(f"resolve it first with `ai-context resume {number} --take local|remote`",),
+            dry_run=dry_run,
         )
     current = decision.state or Block()
     writer = writer or current.actor
@@ -80,7 +77,7 @@ def _rewrite(
     }
     missing = missing_labels(block, required)
     if missing:
-        return Outcome(status="incomplete", missing=tuple(missing), **common), None, writer
+        return Outcome(status="incomplete", missing=tuple(missing), **common)
     written = write_block(
         tracker,
         number,
@@ -91,23 +88,19 @@ def _rewrite(
         dry_run=dry_run,
     )
     if written.decision.conflict:
-        return (
-            conflict_outcome(
-                command,
-                tracker,
-                cache,
-                number,
-                with_local(written.decision, block),
-                actor=writer,
-                now=now,
-                issue=issue,
-                dry_run=dry_run,
-            ),
-            None,
-            writer,
+        return conflict_outcome(
+            command,
+            tracker,
+            cache,
+            number,
+            with_local(written.decision, block),
+            actor=writer,
+            now=now,
+            issue=issue,
+            dry_run=dry_run,
         )
     if dry_run:
-        return Outcome(diff=written.diff, **common), None, writer
+        return Outcome(diff=written.diff, **common)
     assert written.issue is not None
     notes = settle(cache, tracker, number, block, written, writer=writer, now=now, mirror=mirror)
     outcome = Outcome(
@@ -117,7 +110,9 @@ def _rewrite(
         notes=notes,
         **common,
     )
-    return outcome, written.issue, writer
+    if release_lease is not None and writer:
+        release_lease(written.issue, writer)
+    return outcome
 
 
 def handoff(
@@ -147,7 +142,7 @@ def handoff(
     }
     if next_step is not None:
         changes["next_step"] = next_step
-    outcome, issue, handing = _rewrite(
+    return _rewrite(
         "handoff",
         tracker,
         cache,
@@ -158,10 +153,8 @@ def handoff(
         dry_run=dry_run,
         required=required,
         mirror=mirror,
+        release_lease=release_lease,
     )
-    if issue is not None and release_lease is not None and handing:
-        release_lease(issue, handing)
-    return outcome
 
 
 # What `done` makes of a step still open: the step being worked on is finished with the task;
@@ -236,7 +229,7 @@ def done(
     if pr is not None and not pr.startswith(("https://", "http://")):
         raise AgentError(f"--pr {pr!r} is not a URL; pass the pull request's https:// link")
     now = as_utc(now)
-    outcome, issue, finishing = _rewrite(
+    return _rewrite(
         "done",
         tracker,
         cache,
@@ -247,7 +240,5 @@ def done(
         dry_run=dry_run,
         required=required,
         mirror=mirror,
+        release_lease=release_lease,
     )
-    if issue is not None and release_lease is not None and finishing:
-        release_lease(issue, finishing)
-    return outcome
