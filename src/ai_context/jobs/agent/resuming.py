@@ -24,6 +24,7 @@ from ai_context.jobs.agent.write import (
     as_utc,
     conflict_outcome,
     log_conflict,
+    settle,
     store_copy,
     with_local,
     write_block,
@@ -34,7 +35,6 @@ from ai_context.rules.reconcile import (
     decide,
     missing_labels,
     resolve,
-    revision,
 )
 
 
@@ -143,19 +143,7 @@ def _push(
             issue=issue,
             notes=("the issue changed again while this machine was pushing its copy",),
         )
-    assert written.issue is not None
-    store_copy(
-        cache,
-        tracker,
-        number,
-        state,
-        base=revision(state),
-        actor=actor,
-        body=written.issue.body,
-        now=now,
-    )
-    if mirror is not None and written.changed:
-        mirror(written.issue, state)
+    settle(cache, tracker, number, state, written, writer=actor, now=now, mirror=mirror)
     return written
 
 
