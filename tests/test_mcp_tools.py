@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ai_context.core.errors import UsageError
-from ai_context.mcp import server
+from ai_context.mcp import server, tools
 from ai_context.mcp.queries import lease
 from ai_context.mcp.tools import (
     BlockFields,
@@ -18,6 +18,8 @@ from ai_context.mcp.tools import (
     block_of,
     issue_number,
 )
+from tests.conftest import SEED_BLOCK
+from tests.fakes import GitHubFake
 
 
 def test_without_the_sdk_the_server_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,3 +68,21 @@ def test_lease_input_is_checked_before_any_call() -> None:
         lease(session, "claim", 1, "99d", None)
     with pytest.raises(ToolFailure, match="which actor"):
         lease(Session(repo="acme/shop", env={}), "renew", 1, None, None)
+
+
+def test_done_releases_the_finishers_lease_as_the_cli_does(tmp_path: Any) -> None:
+    """`done` over MCP is the CLI's `done`: the block is final and the lease is gone."""
+    with GitHubFake() as fake:
+        fake.add_issue("o/r", "Task", SEED_BLOCK, number=6)
+        env = {
+            "GITHUB_TOKEN": "t",
+            "GITHUB_API_URL": fake.url,
+            "AI_CONTEXT_ACTOR": "cc-ariel-laptop",
+        }
+        session = Session(repo="o/r", env=env, cache=str(tmp_path / "cache"))
+        assert lease(session, "claim", 6, "2h", None)["result"] == "won"
+        assert fake.repos["o/r"].refs
+        tools.resume(session, 6, take=None, assignee=None)
+        done = tools.done(session, 6, pr=None, followups=[], shipped=None, dry_run=False)
+        assert done["status"] == "ok"
+        assert not [r for r in fake.repos["o/r"].refs if "leases" in r]

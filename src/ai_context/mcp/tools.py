@@ -309,6 +309,7 @@ def done(
 ) -> dict[str, Any]:
     from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
 
     number = issue_number(issue, s.repository)
     return s.outcome(
@@ -322,6 +323,7 @@ def done(
             writer=s.actor,
             now=now(),
             dry_run=dry_run,
+            release_lease=handoff_release_hook(gh),  # as the CLI's done: a done task holds no one
             mirror=agent_mirror_hook(),
         )
     )
