@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -33,7 +34,7 @@ HUMAN = "Booking history for users.\r\n\r\nAcceptance: *all* bookings listed  \r
 
 def block(actor: str = "cc-ariel-laptop", next_step: str = "Finish unit tests") -> Block:
     assert SEED is not None
-    return SEED.model_copy(update={"actor": actor, "next_step": next_step})
+    return replace(SEED, actor=actor, next_step=next_step)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def test_first_save_puts_the_block_on_top_and_keeps_the_human_text(
     assert (out.status, out.wrote_remote, out.wrote_local) == ("ok", True, True)
     text = body(fake)
     assert text.endswith("\r\n\r\n" + HUMAN)
-    assert parse(text).block == block().model_copy(update={"last_updated": T})
+    assert parse(text).block == replace(block(), last_updated=T)
     assert fake.count() == 3  # read, re-read, PATCH (no cached body yet)
     entry = cache.load(REPO, 1)
     assert entry is not None and not entry.dirty and entry.body == text
@@ -84,9 +85,7 @@ def test_save_with_a_cached_body_costs_two_calls(fake: GitHubFake, tmp_path: Pat
     out = agent.save(github(fake), cache, 1, block(next_step="Open PR"), writer=None, now=later)
     assert out.status == "ok"
     assert fake.calls == {("GET", "/repos/{owner}/{repo}/issues/{number}"): 1, **_patch(1)}
-    assert parse(body(fake)).block == block(next_step="Open PR").model_copy(
-        update={"last_updated": later}
-    )
+    assert parse(body(fake)).block == replace(block(next_step="Open PR"), last_updated=later)
 
 
 def _patch(n: int) -> dict[tuple[str, str], int]:
@@ -125,7 +124,7 @@ def test_block_changed_by_another_actor_between_read_and_write_is_a_conflict(
 ) -> None:
     cache = DirectoryCache(tmp_path)
     agent.save(github(fake), cache, 1, block(), writer=None, now=T)
-    theirs = render(block("cc-noa-desktop", "Noa's step").model_copy(update={"last_updated": T}))
+    theirs = render(replace(block("cc-noa-desktop", "Noa's step"), last_updated=T))
 
     def noa_saves(_: Request) -> None:
         fake.edit_issue(REPO, 1, body=theirs + "\n\n" + HUMAN)
@@ -149,7 +148,7 @@ def test_block_changed_by_another_actor_between_read_and_write_is_a_conflict(
 def test_a_dry_run_conflict_writes_no_log(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
     agent.save(github(fake), cache, 1, block(), writer=None, now=T)
-    theirs = render(block("cc-noa-desktop", "Noa's step").model_copy(update={"last_updated": T}))
+    theirs = render(replace(block("cc-noa-desktop", "Noa's step"), last_updated=T))
     fake.edit_issue(REPO, 1, body=theirs + "\n\n" + HUMAN)
     fake.reset_requests()
     mine = block(next_step="Mine")
@@ -227,7 +226,7 @@ def test_human_text_outside_the_block_survives_save_byte_for_byte(
     assert out.status == "ok"
     text = server.issue(REPO, 1).body or ""
     assert text.startswith(prefix) and text.endswith(suffix)
-    assert parse(text).block == block("cc-old", "new step").model_copy(update={"last_updated": T})
+    assert parse(text).block == replace(block("cc-old", "new step"), last_updated=T)
 
 
 # --- resume -------------------------------------------------------------------------------
@@ -269,7 +268,7 @@ def test_resume_picks_by_the_blocks_last_updated_not_the_bots_activity(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
     agent.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
-    newer = render(block().model_copy(update={"last_updated": T + timedelta(hours=2)}))
+    newer = render(replace(block(), last_updated=T + timedelta(hours=2)))
     fake.add_issue(REPO, "Newer work", newer, assignees=["ariel"], labels=["in-progress"])
     fake.clock.advance(hours=3)
     fake.add_comment(REPO, 1, "<!-- ai-context:findings -->\nbot", user="github-actions[bot]")
@@ -296,15 +295,11 @@ def test_resume_pushes_a_save_that_never_reached_the_issue(
     later = T + timedelta(minutes=20)
     with pytest.raises(GitHubUnavailable):
         agent.save(github(fake), cache, 1, block(next_step="lost?"), writer=None, now=later)
-    assert parse(body(fake)).block != block(next_step="lost?").model_copy(
-        update={"last_updated": later}
-    )
+    assert parse(body(fake)).block != replace(block(next_step="lost?"), last_updated=later)
     out = agent.resume(github(fake), cache, 1)
     assert out.decision is not None and out.decision.kind == "push_local"
     assert out.wrote_remote
-    assert parse(body(fake)).block == block(next_step="lost?").model_copy(
-        update={"last_updated": later}
-    )
+    assert parse(body(fake)).block == replace(block(next_step="lost?"), last_updated=later)
     entry = cache.load(REPO, 1)
     assert entry is not None and not entry.dirty
 
@@ -333,8 +328,8 @@ def test_clock_skew_is_a_conflict_not_an_overwrite(fake: GitHubFake, tmp_path: P
     out = agent.resume(github(fake), laptop, 1)
     assert out.status == "conflict"
     assert fake.count("PATCH") == 0
-    assert parse(body(fake)).block == block(next_step="phone").model_copy(
-        update={"last_updated": T + timedelta(minutes=8)}
+    assert parse(body(fake)).block == replace(
+        block(next_step="phone"), last_updated=T + timedelta(minutes=8)
     )
 
 
@@ -541,10 +536,8 @@ def test_done_closes_open_steps_and_releases_the_lease(fake: GitHubFake, tmp_pat
     cache = DirectoryCache(tmp_path)
     seed = block()
     assert SEED is not None
-    blocked = (*SEED.plan[:4], SEED.plan[4].model_copy(update={"status": "blocked"}))
-    agent.save(
-        github(fake), cache, 1, seed.model_copy(update={"plan": blocked}), writer=None, now=T
-    )
+    blocked = (*SEED.plan[:4], replace(SEED.plan[4], status="blocked"))
+    agent.save(github(fake), cache, 1, replace(seed, plan=blocked), writer=None, now=T)
     released: list[tuple[int, str]] = []
     out = agent.done(
         github(fake),

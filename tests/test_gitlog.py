@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -355,7 +356,7 @@ def test_behind_git_threshold() -> None:
 
 
 def test_behind_git_needs_last_updated() -> None:
-    block = SEED.model_copy(update={"last_updated": None})
+    block = replace(SEED, last_updated=None)
     assert behind_git(101, block, [commit("#101", at=T0 + timedelta(days=9))]) == []
 
 
@@ -411,7 +412,7 @@ def test_unreadable_checkpoints_are_findings() -> None:
 
 
 def test_push_naming_two_issues_flags_only_the_one_behind() -> None:
-    other = SEED.model_copy(update={"last_updated": T0 + timedelta(hours=10)})
+    other = replace(SEED, last_updated=T0 + timedelta(hours=10))
     commits = [
         commit("Refs #101 and #102", at=T0 + timedelta(hours=3), files=("apps/api/src/x.ts",)),
     ]

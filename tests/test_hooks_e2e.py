@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -120,13 +121,12 @@ def test_session_start_puts_the_reconciled_block_in_additional_context(
     body = fake.issue(REPO, 1).body or ""
     newer = parse(body).block
     assert newer is not None and newer.last_updated is not None
-    phone = newer.model_copy(
-        update={
-            "actor": "cc-ariel-phone",
-            "actor_description": None,
-            "last_updated": newer.last_updated + timedelta(minutes=5),
-            "next_step": "Add the integration test",
-        }
+    phone = replace(
+        newer,
+        actor="cc-ariel-phone",
+        actor_description=None,
+        last_updated=newer.last_updated + timedelta(minutes=5),
+        next_step="Add the integration test",
     )
     fake.edit_issue(REPO, 1, body=body.replace(render(newer), render(phone)))
     before = fake.count()

@@ -3,6 +3,7 @@ properties over arbitrary copies (no unpushed change is dropped, no remote chang
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -29,12 +30,8 @@ assert SEED is not None
 def copy(
     actor: str = "cc-ariel-laptop", minutes: int = 0, next_step: str = "Finish unit tests"
 ) -> Block:
-    return SEED.model_copy(
-        update={
-            "actor": actor,
-            "last_updated": T + timedelta(minutes=minutes),
-            "next_step": next_step,
-        }
+    return replace(
+        SEED, actor=actor, last_updated=T + timedelta(minutes=minutes), next_step=next_step
     )
 
 
@@ -148,7 +145,7 @@ def test_equal_timestamps_different_content_with_unpushed_local_is_a_conflict() 
 @pytest.mark.parametrize("dirty", [False, True])
 def test_a_copy_without_last_updated_is_ordered_by_revision_only(dirty: bool) -> None:
     local = copy(next_step="local")
-    remote = copy(next_step="remote").model_copy(update={"last_updated": None})
+    remote = replace(copy(next_step="remote"), last_updated=None)
     base = revision(copy()) if dirty else revision(local)
     assert decide(local, remote, base=base).kind == ("conflict" if dirty else "take_remote")
 

@@ -10,8 +10,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from pydantic import ValidationError
-
 from ai_context.action.route import route
 from ai_context.adapters.config import Settings, load_settings, mask_secrets
 from ai_context.adapters.github import (
@@ -129,9 +127,8 @@ def check_settings(ctx: RunContext) -> None:
     settings, extras, source = ctx.settings, ctx.extras, ctx.settings.config
     try:
         settings.check_config  # noqa: B018 - validates `required:` against the block's fields
-    except ValidationError as exc:
-        detail = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
-        raise ConfigError(f"setting required ({settings.source('required')}): {detail}") from None
+    except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
+        raise ConfigError(f"setting required ({settings.source('required')}): {exc}") from None
     parse_actors(extras.get("actors"), source)
     parse_stale_config(extras.get("stale"), source, settings.stale_after)
     parse_lease_config(extras.get("lease"), source)

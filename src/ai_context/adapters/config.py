@@ -25,7 +25,7 @@ from pydantic import (
     field_validator,
 )
 
-from ai_context.core.durations import Duration
+from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
 from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig
 

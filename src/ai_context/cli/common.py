@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from ai_context.core.block import Block, format_timestamp
+from ai_context.core.block import Block, format_timestamp, step_data
 from ai_context.core.durations import parse_duration
 from ai_context.core.errors import UsageError
 
@@ -284,7 +284,7 @@ def block_json(block: Block | None) -> dict[str, Any] | None:
         "phase": block.phase,
         "chunk": list(block.chunk) if block.chunk else None,
         "last_updated": format_timestamp(block.last_updated) or None,
-        "plan": [step.model_dump() for step in block.plan],
+        "plan": [step_data(step) for step in block.plan],
         "files_touched": block.files_touched,
         "paths": list(block.paths),
         "decisions": list(block.decisions),

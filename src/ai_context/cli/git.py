@@ -29,7 +29,7 @@ from ai_context.cli.common import (
     read_stream,
     resolve_repository,
 )
-from ai_context.core.block import Block, format_timestamp
+from ai_context.core.block import Block, block_data, format_timestamp
 from ai_context.core.errors import Exit, UsageError
 from ai_context.core.findings import Finding
 from ai_context.rules.gitlog import Derivation, GitRules, derive
@@ -134,7 +134,7 @@ def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict
             "first_activity": format_timestamp(d.first_activity) or None,
             "last_activity": format_timestamp(d.last_activity) or None,
         },
-        "block": d.block.model_dump(mode="json") if d.block else None,
+        "block": block_data(d.block, json=True) if d.block else None,
         "block_findings": [_finding_json(f) for f in d.block_findings],
         "findings": [_finding_json(f) for f in d.findings],
     }

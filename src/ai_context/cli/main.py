@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -286,17 +287,11 @@ def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
     settings, _ = load_settings({"AI_CONTEXT_CONFIG": str(path.resolve())})
     try:
         config = settings.check_config
-    except ValueError as exc:  # pydantic's ValidationError: `required:` names an unknown field
-        detail = "; ".join(e["msg"].removeprefix("Value error, ") for e in _errors(exc))
-        raise ConfigError(f"{path}: {detail}") from None
+    except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
+        raise ConfigError(f"{path}: {exc}") from None
     if args.stale_after is not None:
-        config = config.model_copy(update={"stale_after": args.stale_after})
+        config = replace(config, stale_after=args.stale_after)
     return config, path
-
-
-def _errors(exc: ValueError) -> list[Any]:
-    errors = getattr(exc, "errors", None)
-    return list(errors()) if callable(errors) else [{"msg": str(exc)}]
 
 
 def _plural(n: int, word: str) -> str:

@@ -2,6 +2,8 @@
 
 One rule in every source (action input, environment, YAML file, command line): a bare number
 means hours, whether YAML read it as a number (`stale-after: 48`) or as text (`"48"`).
+The pydantic field type built on it is core/duration_field.py's `Duration` (apart, so that
+`validate`, which reads durations, does not import pydantic).
 """
 
 from __future__ import annotations
@@ -9,9 +11,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import timedelta
-from typing import Annotated, Any
-
-from pydantic import BeforeValidator
+from typing import Any
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION_RE = re.compile(r"(\d{1,6})\s*([smhdw])")
@@ -64,9 +64,6 @@ def duration_value(value: Any) -> timedelta:
 
 MAX_HOURS = 24 * 366 * 10  # ten years: beyond it a number is a typo, not a duration
 MAX_SECONDS = 1000 * 366 * 86400  # far beyond any setting's own limit, far below overflow
-
-# A pydantic field type that reads a duration by the one rule above.
-Duration = Annotated[timedelta, BeforeValidator(duration_value)]
 
 
 def format_duration(delta: timedelta) -> str:

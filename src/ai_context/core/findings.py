@@ -1,13 +1,18 @@
-"""Findings: the one currency every rule, parser and job reports problems in."""
+"""Findings: the one currency every rule, parser and job reports problems in.
+
+A plain frozen dataclass, not a pydantic model: every command imports it, and pydantic's import
+alone cost `validate` most of its start-up (issue 14). Pydantic models elsewhere may still hold
+a Finding as a field (pydantic validates and serialises stdlib dataclasses).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, Literal, cast, get_args
 
 Severity = Literal["error", "warning", "info"]
+SEVERITIES: frozenset[str] = frozenset(get_args(Severity))
 
 
 class Rank(IntEnum):
@@ -16,10 +21,13 @@ class Rank(IntEnum):
     error = 2
 
 
-class Finding(BaseModel):
-    """A problem with a stable code, so users can filter on it and tools can read it."""
+class FindingError(ValueError):
+    """A Finding built from bad values (an unknown severity, a line that is not a number)."""
 
-    model_config = ConfigDict(frozen=True)
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A problem with a stable code, so users can filter on it and tools can read it."""
 
     code: str
     severity: Severity
@@ -27,9 +35,34 @@ class Finding(BaseModel):
     line: int | None = None
     hint: str = ""
 
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise FindingError(f"severity: {self.severity!r} is not one of error, warning, info")
+        for name in ("code", "message", "hint"):
+            if not isinstance(getattr(self, name), str):
+                raise FindingError(f"{name}: must be text")
+        if self.line is not None and (type(self.line) is not int):
+            raise FindingError("line: must be a whole number or None")
+
     @property
     def rank(self) -> Rank:
         return Rank[self.severity]
+
+
+def make_finding(code: str, severity: str, message: str, line: int | None, hint: str) -> Finding:
+    """A Finding whose severity is only known at run time (checked: a FindingError if unknown)."""
+    return Finding(code, cast("Severity", severity), message, line, hint)
+
+
+def finding_data(finding: Finding) -> dict[str, Any]:
+    """The Finding as a plain dict (what pydantic's model_dump gave: field order, no rank)."""
+    return {
+        "code": finding.code,
+        "severity": finding.severity,
+        "message": finding.message,
+        "line": finding.line,
+        "hint": finding.hint,
+    }
 
 
 def worst(findings: list[Finding]) -> Severity | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -162,7 +162,7 @@ def plan_check(
             issue.number, shown, listed or [], bot_login, notes=notes, state=state
         )
         ops = planned + mention + ops
-    checked = IssueCheck(issue, result.model_copy(update={"findings": shown}), ops, verdict)
+    checked = IssueCheck(issue, replace(result, findings=shown), ops, verdict)
     checked.sticky = sticky_comment(listed or [], bot_login)
     checked.known = known
     return checked

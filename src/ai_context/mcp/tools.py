@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from ai_context.core.block import Block
+from ai_context.core.block import Block, BlockError, block_from_data
 from ai_context.core.errors import AIContextError, Exit
 
 if TYPE_CHECKING:
@@ -74,11 +74,9 @@ def block_of(fields: BlockFields, default_actor: str | None) -> Block:
     data["actor"] = fields.actor or default_actor
     data["plan"] = [{"number": n, **step} for n, step in enumerate(data["plan"], start=1)]
     try:
-        return Block.model_validate(data)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"]) or "block"
-        raise ToolFailure(Exit.USAGE, f"{where}: {problem['msg']}") from exc
+        return block_from_data(data)
+    except BlockError as exc:
+        raise ToolFailure(Exit.USAGE, str(exc)) from exc
 
 
 def issue_number(value: int | str, repository: str) -> int:

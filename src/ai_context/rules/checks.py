@@ -6,9 +6,8 @@ Codes are stable (users filter on them, tools read them):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-
-from pydantic import BaseModel, ConfigDict, field_validator
 
 from ai_context.core.block import LABELS, Block, Parsed, format_timestamp, parse
 from ai_context.core.durations import format_duration
@@ -18,28 +17,28 @@ from ai_context.core.phases import FINISHED_STEPS, is_terminal, mentions_review
 REQUIRED_DEFAULT = ("actor", "phase", "last_updated", "plan", "files_touched", "next_step")
 
 
-class CheckConfig(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True)
+class CheckConfig:
+    """What the checks require and tolerate (a dataclass: `validate` imports no pydantic).
+    An unknown `required` field is a ValueError naming the known ones."""
 
     required: tuple[str, ...] = REQUIRED_DEFAULT
     stale_after: timedelta = timedelta(hours=24)
     clock_skew: timedelta = timedelta(minutes=5)
 
-    @field_validator("required")
-    @classmethod
-    def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [v for v in value if v not in LABELS]
+    def __post_init__(self) -> None:
+        required = tuple(self.required)
+        unknown = [v for v in required if v not in LABELS]
         if unknown:
             raise ValueError(
                 f"unknown required field(s) {', '.join(unknown)}; choose from " + ", ".join(LABELS)
             )
-        return value
+        object.__setattr__(self, "required", required)
 
 
-class CheckResult(BaseModel):
+@dataclass(frozen=True, slots=True)
+class CheckResult:
     """A body's block (if any) and every finding about it, sorted by line."""
-
-    model_config = ConfigDict(frozen=True)
 
     block: Block | None
     findings: tuple[Finding, ...]

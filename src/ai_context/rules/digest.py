@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -75,7 +76,7 @@ class DigestConfig(BaseModel):
 
     def checks(self) -> CheckConfig:
         """The check configuration, with this digest's `stale_after`."""
-        return self.check.model_copy(update={"stale_after": self.stale_after})
+        return replace(self.check, stale_after=self.stale_after)
 
 
 def utc(stamp: datetime) -> datetime:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ai_context.core.findings import Finding
+from ai_context.core.findings import Finding, make_finding
 
 Kind = Literal[
     "home-path",
@@ -359,15 +359,7 @@ def hit_finding(path: str, hit: Hit) -> Finding:
         code, severity = "AIC531", "warning"
         what = "a home path with a user name"
         hint = "Write paths relative to the repository or as ~/...; `ai-context scrub` does it."
-    return Finding.model_validate(
-        {
-            "code": code,
-            "severity": severity,
-            "message": f"{path}:{hit.line}:{hit.column}: {what}",
-            "line": hit.line,
-            "hint": hint,
-        }
-    )
+    return make_finding(code, severity, f"{path}:{hit.line}:{hit.column}: {what}", hit.line, hint)
 
 
 def privacy_findings(

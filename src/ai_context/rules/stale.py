@@ -24,7 +24,7 @@ event) judges from the same facts and the comment does not flap between runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -243,7 +243,7 @@ def judge(
             kept = kept.model_copy(update={"commits": race[-MAX_REMEMBERED_COMMITS:]})
         two = _two_actors(block.actor, evidence, now, config, actors)
         if two is not None:
-            findings.append(two.model_copy(update={"line": actor_line}))
+            findings.append(replace(two, line=actor_line))
             kept = kept.model_copy(
                 update={"lease": lease, "previous": evidence.previous, "leases_read": True}
             )

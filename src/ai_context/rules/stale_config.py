@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ai_context.core.durations import Duration
+from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
 
 

@@ -26,6 +26,7 @@ correct escape, so their templates escape explicitly per field.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import re
@@ -80,17 +81,26 @@ _PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/
 
 
 @functools.cache
-def _is_data_attribute(cls: type[BaseModel], attr: str) -> bool:
+def _is_data_attribute(cls: type[object], attr: str) -> bool:
+    """A pydantic model's or dataclass's field or property (never `_private` or a method)."""
     if attr.startswith("_"):
         return False
-    return attr in cls.model_fields or isinstance(inspect.getattr_static(cls, attr, None), property)
+    own = getattr(cls, "model_fields", None) or getattr(cls, "__dataclass_fields__", {})
+    return attr in own or isinstance(inspect.getattr_static(cls, attr, None), property)
+
+
+def _holds_data(obj: Any) -> bool:
+    """Checked before the class is looked up: a dataclass instance, never the class."""
+    return isinstance(obj, BaseModel) or (
+        dataclasses.is_dataclass(obj) and not isinstance(obj, type)
+    )
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
     """Jinja's immutable sandbox, bounded (see the module's docstring). The fields and
-    properties of pydantic models hold data, never code, so their verdict is cached per class
-    and name: checking each access in full was most of the time spent rendering a 1,000-task
-    digest. Everything else gets the full check."""
+    properties of pydantic models and dataclasses hold data, never code, so their verdict is
+    cached per class and name: checking each access in full was most of the time spent
+    rendering a 1,000-task digest. Everything else gets the full check."""
 
     intercepted_binops = frozenset({"*", "**", "%"})
 
@@ -111,12 +121,12 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().wrap_str_format(value)
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if isinstance(obj, BaseModel) and _is_data_attribute(type(obj), attr):
+        if _holds_data(obj) and _is_data_attribute(obj.__class__, attr):
             return True
         return super().is_safe_attribute(obj, attr, value)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        if isinstance(obj, BaseModel) and _is_data_attribute(type(obj), attribute):
+        if _holds_data(obj) and _is_data_attribute(obj.__class__, attribute):
             return getattr(obj, attribute)
         return super().getattr(obj, attribute)
 

@@ -13,10 +13,14 @@ from ai_context.core.block.locate import Line, Region, find
 from ai_context.core.block.markers import Marker, content_hash
 from ai_context.core.block.model import (
     Block,
+    BlockError,
     PlanStep,
+    block_data,
+    block_from_data,
     expand_braces,
     expand_paths,
     format_timestamp,
+    step_data,
 )
 from ai_context.core.block.parse import Parsed, parse, parse_timestamp
 from ai_context.core.block.render import render, replace_block
@@ -48,12 +52,15 @@ __all__ = [
     "LABELS",
     "STEP_STATUSES",
     "Block",
+    "BlockError",
     "Line",
     "Marker",
     "Parsed",
     "PlanStep",
     "Region",
     "StepStatus",
+    "block_data",
+    "block_from_data",
     "content_hash",
     "expand_braces",
     "expand_paths",
@@ -67,4 +74,5 @@ __all__ = [
     "replace_block",
     "split_label",
     "split_status",
+    "step_data",
 ]

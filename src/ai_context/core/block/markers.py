@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 
 from ai_context.core.block.locate import Region
-from ai_context.core.block.syntax import FORMAT_VERSION, make_finding
-from ai_context.core.findings import Finding
+from ai_context.core.block.syntax import FORMAT_VERSION
+from ai_context.core.findings import Finding, make_finding
 
 _MARKER_ATTR_RE = re.compile(r"([a-z0-9]+)=([A-Za-z0-9]+)")
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
-
-from pydantic import BaseModel, ConfigDict, computed_field, field_validator, model_validator
+from typing import Any
 
 from ai_context.core.block.syntax import (
     ALIASES,
     CHUNK_RE,
+    STEP_STATUSES,
     StepStatus,
     canon_label,
     is_placeholder,
@@ -17,46 +19,64 @@ from ai_context.core.block.syntax import (
     split_status,
 )
 
+_LIMIT = 10**9
 
-class PlanStep(BaseModel):
-    model_config = ConfigDict(frozen=True)
+
+class BlockError(ValueError):
+    """A Block or PlanStep built from values the format cannot hold. `loc` names the field as
+    pydantic did (`actor`, `plan.0.text`; `block` for a rule across fields), `msg` the problem;
+    the message is `loc: msg`."""
+
+    def __init__(self, loc: str, msg: str) -> None:
+        super().__init__(f"{loc}: {msg}")
+        self.loc, self.msg = loc, msg
+
+
+def _text(loc: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise BlockError(loc, "Input should be a valid string")
+    return value
+
+
+def _number(loc: str, value: object) -> int:
+    if type(value) is not int:
+        raise BlockError(loc, "Input should be a valid integer")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    """One plan step; a text ending in "(done)" with no status is read as that status."""
 
     number: int
     text: str
     status: StepStatus | None = None
 
-    @field_validator("text")
-    @classmethod
-    def _text(cls, value: str) -> str:
-        value = one_line(value)
-        if not value:
-            raise ValueError("a plan step needs text")
-        return value
-
-    @field_validator("number")
-    @classmethod
-    def _number(cls, value: int) -> int:
-        if not 0 <= value < 10**9:
-            raise ValueError("a plan step number is between 0 and 999999999")
-        return value
-
-    @model_validator(mode="after")
-    def _status_in_text(self) -> PlanStep:
-        # A step whose text ends in "(done)" but has no status is the same step as the one
-        # the parser would read back, so normalise it here.
-        if self.status is None:
-            text, word = split_status(self.text)
+    def __post_init__(self) -> None:
+        if not 0 <= _number("number", self.number) < _LIMIT:
+            raise BlockError("number", "a plan step number is between 0 and 999999999")
+        text = one_line(_text("text", self.text))
+        if not text:
+            raise BlockError("text", "a plan step needs text")
+        status = self.status
+        if status is None:
+            # A step whose text ends in "(done)" but has no status is the same step as the one
+            # the parser would read back, so normalise it here.
+            head, word = split_status(text)
             status = normalise_status(word) if word is not None else None
             if status is not None:
-                object.__setattr__(self, "text", text)
-                object.__setattr__(self, "status", status)
-        return self
+                text = head
+        elif status not in STEP_STATUSES:
+            raise BlockError("status", "Input should be " + ", ".join(map(repr, STEP_STATUSES)))
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "status", status)
 
 
-class Block(BaseModel):
-    """One task's working state as its agent declared it."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One task's working state as its agent declared it. Built directly, by `block_from_data`
+    (a mapping, plan steps as mappings too) or `dataclasses.replace`: each runs the same checks
+    and normalisation (`__post_init__`), so every Block is a valid, canonical one."""
 
     actor: str | None = None
     actor_description: str | None = None
@@ -68,87 +88,171 @@ class Block(BaseModel):
     decisions: tuple[str, ...] = ()
     blockers: tuple[str, ...] = ()
     next_step: str | None = None
-    extra: dict[str, str] = {}
+    extra: dict[str, str] = field(default_factory=dict)
 
-    @field_validator("actor")
-    @classmethod
-    def _actor(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = value.strip().strip("`")  # agents often write the id as code
-        if not value or any(ch.isspace() for ch in value):
-            raise ValueError("the actor id is one word, e.g. cc-ariel-laptop")
-        return value
+    def __post_init__(self) -> None:
+        # Field by field in declaration order (the first problem is the one reported), then
+        # the rules across fields.
+        put = object.__setattr__
+        put(self, "actor", _actor(self.actor))
+        for name in ("actor_description", "phase"):
+            put(self, name, _single_line(name, getattr(self, name)))
+        put(self, "chunk", _chunk(self.chunk))
+        put(self, "last_updated", _utc(self.last_updated))
+        put(self, "plan", _steps(self.plan))
+        put(self, "files_touched", _single_line("files_touched", self.files_touched))
+        for name in ("decisions", "blockers"):
+            put(self, name, _items(name, getattr(self, name)))
+        put(self, "next_step", _single_line("next_step", self.next_step))
+        put(self, "extra", _extra(self.extra))
+        _across(self)
 
-    @field_validator("actor_description", "phase", "files_touched", "next_step")
-    @classmethod
-    def _single_line(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = one_line(value)
-        return value or None
-
-    @field_validator("decisions", "blockers")
-    @classmethod
-    def _items(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        # "none" (or a dash placeholder, which Markdown would read as a rule) is no item.
-        items = (one_line(v) for v in value)
-        return tuple(item for item in items if item and not is_placeholder(item))
-
-    @field_validator("chunk")
-    @classmethod
-    def _chunk(cls, value: tuple[int, int] | None) -> tuple[int, int] | None:
-        if value is not None and not all(0 <= n < 10**9 for n in value):
-            raise ValueError("chunk numbers are between 0 and 999999999")
-        return value
-
-    @field_validator("last_updated")
-    @classmethod
-    def _utc(cls, value: datetime | None) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("Last updated must carry a timezone (UTC, written with Z)")
-        return value.astimezone(UTC).replace(microsecond=0)
-
-    @field_validator("extra")
-    @classmethod
-    def _extra(cls, value: dict[str, str]) -> dict[str, str]:
-        clean: dict[str, str] = {}
-        for label, text in value.items():
-            name = one_line(label)
-            if not name or "**" in name or name.endswith(":"):
-                raise ValueError(f"unusable field label {label!r}")
-            if canon_label(name) in ALIASES:
-                raise ValueError(f"{name!r} is a known field, not an extra one")
-            lines = [ln.rstrip() for ln in text.replace("\r", "\n").split("\n")]
-            first, rest = lines[0].strip(), [ln.strip() for ln in lines[1:] if ln.strip()]
-            if any(ln.startswith("<!-- ai-context:") for ln in rest):
-                raise ValueError(f"field {name!r} holds an ai-context marker line")
-            # Four spaces: no continuation line can then read as a heading, rule or fence.
-            rest = ["    " + ln for ln in rest]
-            clean[name] = "\n".join([first, *rest])
-        return clean
-
-    @model_validator(mode="after")
-    def _phase_chunk(self) -> Block:
-        if self.phase is not None and self.chunk is None:
-            match = CHUNK_RE.search(self.phase)
-            head = self.phase[: match.start()].rstrip() if match else ""
-            if match and head:
-                object.__setattr__(self, "phase", head)
-                object.__setattr__(self, "chunk", (int(match.group(1)), int(match.group(2))))
-        if self.chunk is not None and self.phase is None:
-            raise ValueError("a chunk needs a phase")
-        if self.actor is None and self.actor_description is not None:
-            raise ValueError("an actor description needs an actor id")
-        return self
-
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def paths(self) -> tuple[str, ...]:
         """Files touched as paths, braces expanded; prose such as "plus 4 test files" dropped."""
         return expand_paths(self.files_touched or "")
+
+
+FIELDS = tuple(f.name for f in fields(Block))
+
+
+def block_from_data(data: Mapping[str, Any]) -> Block:
+    """A Block from a mapping (pydantic's `model_validate`): unknown keys are ignored, plan
+    steps may be mappings; a bad value is a BlockError naming its field."""
+    return Block(**{name: data[name] for name in FIELDS if name in data})
+
+
+def step_data(step: PlanStep) -> dict[str, Any]:
+    """The step as a dict (pydantic's `model_dump`: JSON-ready as it is)."""
+    return {"number": step.number, "text": step.text, "status": step.status}
+
+
+def block_data(block: Block, *, json: bool = False) -> dict[str, Any]:
+    """The Block as a dict, `paths` included (pydantic's `model_dump`); JSON-ready with JSON:
+    lists for tuples, the timestamp as `2026-05-26T14:32:00Z`."""
+    plan = [step_data(step) for step in block.plan]
+    if not json:
+        return {
+            **{name: getattr(block, name) for name in FIELDS},
+            "plan": plan,
+            "paths": block.paths,
+        }
+    return {
+        "actor": block.actor,
+        "actor_description": block.actor_description,
+        "phase": block.phase,
+        "chunk": list(block.chunk) if block.chunk is not None else None,
+        "last_updated": format_timestamp(block.last_updated) or None,
+        "plan": plan,
+        "files_touched": block.files_touched,
+        "decisions": list(block.decisions),
+        "blockers": list(block.blockers),
+        "next_step": block.next_step,
+        "extra": dict(block.extra),
+        "paths": list(block.paths),
+    }
+
+
+# --- the checks, one per field ------------------------------------------------------------
+
+
+def _actor(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = _text("actor", value).strip().strip("`")  # agents often write the id as code
+    if not value or any(ch.isspace() for ch in value):
+        raise BlockError("actor", "the actor id is one word, e.g. cc-ariel-laptop")
+    return value
+
+
+def _single_line(name: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    return one_line(_text(name, value)) or None
+
+
+def _chunk(value: object) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise BlockError("chunk", "Input should be a valid tuple of two numbers")
+    first, second = _number("chunk.0", value[0]), _number("chunk.1", value[1])
+    if not (0 <= first < _LIMIT and 0 <= second < _LIMIT):
+        raise BlockError("chunk", "chunk numbers are between 0 and 999999999")
+    return first, second
+
+
+def _utc(value: object) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise BlockError("last_updated", "Input should be a valid datetime")
+    if value.tzinfo is None:
+        raise BlockError("last_updated", "Last updated must carry a timezone (UTC, written with Z)")
+    return value.astimezone(UTC).replace(microsecond=0)
+
+
+def _steps(value: object) -> tuple[PlanStep, ...]:
+    if not isinstance(value, tuple | list):
+        raise BlockError("plan", "Input should be a valid tuple")
+    return tuple(_step(i, step) for i, step in enumerate(value))
+
+
+def _step(i: int, step: object) -> PlanStep:
+    if isinstance(step, PlanStep):
+        return step
+    if not isinstance(step, Mapping):
+        raise BlockError(f"plan.{i}", "Input should be a plan step")
+    try:
+        return PlanStep(**{k: step[k] for k in ("number", "text", "status") if k in step})
+    except BlockError as exc:
+        raise BlockError(f"plan.{i}.{exc.loc}", exc.msg) from None
+    except TypeError:
+        raise BlockError(f"plan.{i}", "a plan step needs a number and text") from None
+
+
+def _items(name: str, value: object) -> tuple[str, ...]:
+    if not isinstance(value, tuple | list):
+        raise BlockError(name, "Input should be a valid tuple")
+    # "none" (or a dash placeholder, which Markdown would read as a rule) is no item.
+    items = (one_line(_text(f"{name}.{i}", v)) for i, v in enumerate(value))
+    return tuple(item for item in items if item and not is_placeholder(item))
+
+
+def _extra(value: object) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise BlockError("extra", "Input should be a valid dictionary")
+    clean: dict[str, str] = {}
+    for label, text in value.items():
+        name = one_line(_text("extra", label))
+        if not name or "**" in name or name.endswith(":"):
+            raise BlockError("extra", f"unusable field label {label!r}")
+        if canon_label(name) in ALIASES:
+            raise BlockError("extra", f"{name!r} is a known field, not an extra one")
+        lines = [
+            ln.rstrip() for ln in _text(f"extra.{label}", text).replace("\r", "\n").split("\n")
+        ]
+        first, rest = lines[0].strip(), [ln.strip() for ln in lines[1:] if ln.strip()]
+        if any(ln.startswith("<!-- ai-context:") for ln in rest):
+            raise BlockError("extra", f"field {name!r} holds an ai-context marker line")
+        # Four spaces: no continuation line can then read as a heading, rule or fence.
+        rest = ["    " + ln for ln in rest]
+        clean[name] = "\n".join([first, *rest])
+    return clean
+
+
+def _across(block: Block) -> None:
+    """The rules across fields: "implementing (chunk 3 of 5)" is a phase and its chunk."""
+    if block.phase is not None and block.chunk is None:
+        match = CHUNK_RE.search(block.phase)
+        head = block.phase[: match.start()].rstrip() if match else ""
+        if match and head:
+            object.__setattr__(block, "phase", head)
+            object.__setattr__(block, "chunk", (int(match.group(1)), int(match.group(2))))
+    if block.chunk is not None and block.phase is None:
+        raise BlockError("block", "a chunk needs a phase")
+    if block.actor is None and block.actor_description is not None:
+        raise BlockError("block", "an actor description needs an actor id")
 
 
 # --- brace expansion --------------------------------------------------------------------

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from ai_context.core.block.locate import Line, Region, find
 from ai_context.core.block.markers import Marker, check_marker
-from ai_context.core.block.model import Block, PlanStep, format_timestamp
+from ai_context.core.block.model import Block, PlanStep, block_from_data, format_timestamp
 from ai_context.core.block.syntax import (
     ALIASES,
     BULLET_RE,
@@ -21,12 +21,11 @@ from ai_context.core.block.syntax import (
     field_of,
     indent_width,
     is_placeholder,
-    make_finding,
     normalise_status,
     one_line,
     split_status,
 )
-from ai_context.core.findings import Finding
+from ai_context.core.findings import Finding, make_finding
 
 
 @dataclass
@@ -291,7 +290,7 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
                 extra[label] = "\n".join(lines)
             continue
         _set_known(raw, values, findings)
-    return Block.model_validate({**values, "extra": extra}), field_lines
+    return block_from_data({**values, "extra": extra}), field_lines
 
 
 def _actor_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ai_context.core.findings import Finding
-
 FORMAT_VERSION = 1
 HEADING_TITLE = "AI Context"
 HEADING_NOTE = "(updated by Claude — do not edit manually)"
@@ -146,9 +144,3 @@ def indent_width(text: str) -> int:
         else:
             break
     return width
-
-
-def make_finding(code: str, severity: str, message: str, line: int | None, hint: str) -> Finding:
-    return Finding.model_validate(
-        {"code": code, "severity": severity, "message": message, "line": line, "hint": hint}
-    )

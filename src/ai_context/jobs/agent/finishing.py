@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -169,10 +170,7 @@ CLOSED_STATUS: dict[StepStatus | None, StepStatus] = {
 
 def close_steps(plan: Sequence[PlanStep]) -> tuple[PlanStep, ...]:
     """The plan with no step left open, so no `(in progress)` stays under `Phase: done`."""
-    return tuple(
-        step.model_copy(update={"status": CLOSED_STATUS.get(step.status, step.status)})
-        for step in plan
-    )
+    return tuple(replace(step, status=CLOSED_STATUS.get(step.status, step.status)) for step in plan)
 
 
 def final_block(

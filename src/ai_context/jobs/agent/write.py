@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
 from ai_context.adapters.cache import Cache, CacheEntry, entry_for
-from ai_context.core.block import Block, parse, render, replace_block
+from ai_context.core.block import Block, BlockError, parse, render, replace_block
 from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import BODY_LIMIT, AgentError, MirrorHook, Outcome, Take, Tracker
 from ai_context.rules.reconcile import (
@@ -225,11 +223,7 @@ def with_local(decision: Decision, block: Block) -> Decision:
 
 def with_changes(block: Block, **changes: Any) -> Block:
     """BLOCK with CHANGES, validated like any block (an actor id is one word, ...)."""
-    data = block.model_dump(exclude={"paths"})
-    data.update(changes)
     try:
-        return Block.model_validate(data)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"]) or "block"
-        raise AgentError(f"{where}: {problem['msg'].removeprefix('Value error, ')}") from exc
+        return replace(block, **changes)
+    except BlockError as exc:
+        raise AgentError(str(exc)) from exc

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from ai_context.core.block import Block, format_timestamp, parse
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
-from ai_context.core.findings import Finding
+from ai_context.core.findings import Finding, make_finding
 from ai_context.rules.gitlog.checkpoints import (
     CHECKPOINT_TRAILER,
     CHECKPOINT_VERSION,
@@ -83,9 +83,7 @@ class GitRules(BaseModel):
 
 
 def _finding(code: str, severity: str, message: str, line: int | None, hint: str) -> Finding:
-    return Finding.model_validate(
-        {"code": code, "severity": severity, "message": message, "line": line, "hint": hint}
-    )
+    return make_finding(code, severity, message, line, hint)
 
 
 def _plural(count: int, word: str) -> str:
