@@ -205,3 +205,44 @@ def test_a_bad_config_is_exit_2(
     code, out, err = run(["validate", "-", "--config", str(path)], stdin=SEED_BLOCK)
     assert code == 2 and out == ""
     assert err.splitlines()[0].startswith(first_line.format(path=path))
+
+
+# --- issue 14: start-up -----------------------------------------------------------------------
+
+# What `validate` must not import: each is tens of milliseconds of start-up it does not use.
+NOT_FOR_VALIDATE = ("pydantic", "yaml", "jinja2", "requests", "github", "importlib.metadata")
+
+
+def imported_modules(argv: list[str], cwd: Path) -> set[str]:
+    """Every module a whole `python -X importtime -m ai_context ARGV` process imported."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ai_context", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    rows = [ln.split("|")[-1] for ln in done.stderr.splitlines() if ln.startswith("import time:")]
+    return {row.strip() for row in rows} - {"package"}  # "package" is the header's last column
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(
+        m for m in modules if any(m == h or m.startswith(h + ".") for h in NOT_FOR_VALIDATE)
+    )
+
+
+def test_validate_imports_no_pydantic_yaml_jinja_or_github_client(tmp_path: Path) -> None:
+    path = tmp_path / "issue.md"
+    path.write_text(SEED_BLOCK, encoding="utf-8")
+    modules = imported_modules(["validate", str(path), "--format", "json"], tmp_path)
+    assert "ai_context.rules.checks" in modules  # the probe sees what validate imports
+    assert heavy(modules) == []
+
+
+def test_version_alone_registers_no_command(tmp_path: Path) -> None:
+    modules = imported_modules(["--version"], tmp_path)
+    groups = {"ai_context.cli.agent", "ai_context.cli.digest", "ai_context.cli.git"}
+    assert "ai_context.cli.main" in modules and not groups & modules
+    assert heavy(modules) == []

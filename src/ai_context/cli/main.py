@@ -220,12 +220,15 @@ COMMAND_GROUPS = {
 
 # Commands defined here: they need no group, so `validate` imports nothing it does not use.
 OWN_COMMANDS = frozenset({"action", "validate"})
+# `ai-context --version` with no command: it needs no command at all (registering every group
+# cost it the imports of every command, ~200 ms).
+VERSION_ONLY = "--version"
 
 
 def _groups_for(command: str | None) -> set[str]:
-    """The groups to register: the command's own, none for ours, all for help or a typo (so the
-    parser can list every command and suggest one)."""
-    if command in OWN_COMMANDS:
+    """The groups to register: the command's own, none for ours or for `--version` alone, all
+    for help or a typo (so the parser can list every command and suggest one)."""
+    if command in OWN_COMMANDS or command == VERSION_ONLY:
         return set()
     if command in COMMAND_GROUPS:
         return {COMMAND_GROUPS[command]}
@@ -350,6 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = _wants_json(args_list)
     try:
         first = next((a for a in args_list if not a.startswith("-")), None)
+        if first is None and VERSION_ONLY in args_list and not {"-h", "--help"} & set(args_list):
+            first = VERSION_ONLY
         parser = build_parser(first)
         args = parser.parse_args(args_list)
         if not getattr(args, "handler", None):
