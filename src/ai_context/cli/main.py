@@ -10,7 +10,6 @@ Action runs only as `ai-context action`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -322,6 +321,8 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
     failed = errors > 0
     if as_json:
+        import json  # noqa: PLC0415 - start-up: only for --format json
+
         out.write(json.dumps(rows, ensure_ascii=False) + "\n")
         return Exit.FINDINGS if failed else Exit.OK
     where = f" (settings from {path})" if path else ""
@@ -344,6 +345,8 @@ def report_error(exc: AIContextError, as_json: bool, out: TextIO, err: TextIO) -
     code = int(exc.exit_code)
     err.write(f"ai-context: {exc}\n")
     if as_json:
+        import json  # noqa: PLC0415 - start-up: only for --format json
+
         out.write(json.dumps({"error": str(exc), "exit": code}, ensure_ascii=False) + "\n")
     return code
 

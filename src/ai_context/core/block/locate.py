@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ai_context.core.block.syntax import BEGIN_MARKER, END_MARKER, continues_block, indent_width
 
@@ -23,8 +24,9 @@ BOM = "\ufeff"
 # Possessive (`*+`), so no backtracking: the scan stays linear.
 _ZW = "[\u200b\u200c\u200d\u2060\ufeff]*+"
 _TITLE = _ZW + "(?i:" + _ZW.join("ai context") + ")" + _ZW + "(?![A-Za-z0-9])"
-_HEADING_RE = re.compile(r" {0,3}(#{2,4})[ \t]+" + _TITLE)
-_SETEXT_TITLE_RE = re.compile(r" {0,3}" + _TITLE)
+# The title line of a block: an ATX heading (group 1: its hashes) or a setext title (no group
+# 1). One pattern, each of them compiled once: compiling _TITLE is a millisecond of start-up.
+_TITLE_LINE_RE = re.compile(r" {0,3}(?:(#{2,4})[ \t]+)?" + _TITLE)
 _SETEXT_UNDERLINE_RE = re.compile(r" {0,3}-+[ \t]*")
 _COMMENT_OPEN = "<!--"
 _ANY_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
@@ -34,8 +36,10 @@ _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 # --- locating blocks --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
+    """One line of a body. A named tuple: immutable, and built for every line of every block
+    at about half the cost of a frozen dataclass."""
+
     number: int  # 1-based
     start: int  # offset of the first character
     text: str  # without the line terminator
@@ -85,15 +89,15 @@ def _fence_closes(text: str, fence: str) -> bool:
 
 # Only lines that open or close a fence or could start a block matter to `find`; one C-level
 # scan finds them, so the human text around a block costs almost nothing.
-_CANDIDATE = r" {0,3}(?:`{3,}|~{3,}|<!--|#{2,4}[ \t]+" + _TITLE + "|" + _TITLE + ")"
 # Anchored on the newline (a literal) rather than `^` with MULTILINE: the regex engine then
 # skips ahead to each newline instead of trying every position, about five times faster.
-_CANDIDATE_RE = re.compile(r"\n" + _CANDIDATE)
-_CANDIDATE_AT_START = re.compile(_CANDIDATE)
+_CANDIDATE_RE = re.compile(r"\n {0,3}(?:`{3,}|~{3,}|<!--|(?:#{2,4}[ \t]+)?" + _TITLE + ")")
 
 
 def _candidate_starts(body: str) -> Iterator[int]:
-    if _CANDIDATE_AT_START.match(body):
+    first = body.find("\n")
+    # The first line, behind the newline the pattern starts with (no match crosses a line).
+    if _CANDIDATE_RE.match("\n" + (body if first < 0 else body[:first])):
         yield 0
     for match in _CANDIDATE_RE.finditer(body):
         yield match.start() + 1
@@ -103,17 +107,6 @@ def _line_at(body: str, start: int, number: int) -> Line:
     end = body.find("\n", start)
     raw = body[start:] if end < 0 else body[start:end]
     return Line(number, start, raw[:-1] if raw.endswith("\r") else raw)
-
-
-def _lines_from(body: str, start: int, number: int) -> Iterator[Line]:
-    while start <= len(body):
-        line = _line_at(body, start, number)
-        yield line
-        start = body.find("\n", start)
-        if start < 0:
-            return
-        start += 1
-        number += 1
 
 
 def find(body: str) -> list[Region]:
@@ -164,10 +157,12 @@ def _comment_end(body: str, line: Line) -> int:
 
 def _block_at(body: str, line: Line) -> Region | None:
     """The block whose heading is LINE (ATX or setext), or None."""
-    heading = _HEADING_RE.match(line.text)
-    if heading:
-        return _collect(body, line, len(heading.group(1)))
-    if not _SETEXT_TITLE_RE.match(line.text) or not _starts_paragraph(body, line):
+    title = _TITLE_LINE_RE.match(line.text)
+    if title is None:
+        return None
+    if title.group(1):
+        return _collect(body, line, len(title.group(1)))
+    if not _starts_paragraph(body, line):
         return None
     end = body.find("\n", line.start)
     if end < 0:
@@ -230,10 +225,16 @@ def _collect(body: str, heading: Line, level: int, underline: Line | None = None
     after_blank = False
     resume = len(body) + 1
     title = underline or heading  # a setext heading's underline is part of it
-    for line in _lines_from(body, heading.start, heading.number):
-        if line.number <= title.number:
-            continue
-        text = line.text
+    # The lines after the title, walked here rather than through a generator: this loop
+    # runs for every line of every block, and the generator's calls were most of its cost.
+    number, cut = title.number, body.find("\n", title.start)
+    while cut >= 0:
+        start, number = cut + 1, number + 1
+        cut = body.find("\n", start)
+        text = body[start:] if cut < 0 else body[start:cut]
+        if text[-1:] == "\r":
+            text = text[:-1]
+        line = Line(number, start, text)
         stripped = text.strip()
         if not stripped:
             after_blank = True

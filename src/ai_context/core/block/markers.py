@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
@@ -25,6 +24,8 @@ def content_hash(text: str) -> str:
     Defined for any str: a lone surrogate (bytes that were not UTF-8, read with
     surrogateescape) is hashed as itself rather than raising, so parsing never fails on it."""
     lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").split("\n")]
+    import hashlib  # noqa: PLC0415 - only blocks that carry a marker need it (start-up)
+
     return hashlib.sha256("\n".join(lines).strip().encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -160,7 +160,7 @@ def _actor(value: str | None) -> str | None:
     if value is None:
         return None
     value = _text("actor", value).strip().strip("`")  # agents often write the id as code
-    if not value or any(ch.isspace() for ch in value):
+    if len(value.split()) != 1:  # empty, or more than one word
         raise BlockError("actor", "the actor id is one word, e.g. cc-ariel-laptop")
     return value
 
@@ -187,6 +187,8 @@ def _utc(value: object) -> datetime | None:
         return None
     if not isinstance(value, datetime):
         raise BlockError("last_updated", "Input should be a valid datetime")
+    if value.tzinfo is UTC and not value.microsecond:
+        return value  # what the parser reads: already normal
     if value.tzinfo is None:
         raise BlockError("last_updated", "Last updated must carry a timezone (UTC, written with Z)")
     return value.astimezone(UTC).replace(microsecond=0)
@@ -195,7 +197,10 @@ def _utc(value: object) -> datetime | None:
 def _steps(value: object) -> tuple[PlanStep, ...]:
     if not isinstance(value, tuple | list):
         raise BlockError("plan", "Input should be a valid tuple")
-    return tuple(_step(i, step) for i, step in enumerate(value))
+    for step in value:
+        if type(step) is not PlanStep:
+            return tuple(_step(i, step) for i, step in enumerate(value))
+    return tuple(value)  # every step already a PlanStep (checked when it was built)
 
 
 def _step(i: int, step: object) -> PlanStep:
@@ -222,6 +227,8 @@ def _items(name: str, value: object) -> tuple[str, ...]:
 def _extra(value: object) -> dict[str, str]:
     if not isinstance(value, Mapping):
         raise BlockError("extra", "Input should be a valid dictionary")
+    if not value:
+        return {}
     clean: dict[str, str] = {}
     for label, text in value.items():
         name = one_line(_text("extra", label))

@@ -98,11 +98,10 @@ def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
     current: _RawField | None = None
     for line in region.lines:
         text = line.text
-        if not text.strip():
-            continue
-        indent = indent_width(text)
         stripped = text.strip()
-        if indent < 2:
+        if not stripped:
+            continue
+        if indent_width(text) < 2:
             pair = field_of(stripped)
             if pair is not None:
                 label, value = pair
@@ -179,14 +178,11 @@ def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
     pending: list[tuple[int, int, str, str | None]] = []
     for line in lines:
         stripped = line.text.strip()
-        checkbox = CHECKBOX_RE.match(stripped)
-        numbered = NUMBERED_RE.match(stripped)
-        bullet = BULLET_RE.match(stripped)
-        if checkbox:
+        if checkbox := CHECKBOX_RE.match(stripped):
             start = (len(pending) + 1, stripped[checkbox.end() :], checkbox.group(1))
-        elif numbered:
+        elif numbered := NUMBERED_RE.match(stripped):
             start = (int(numbered.group(1)), stripped[numbered.end() :], None)
-        elif bullet:
+        elif bullet := BULLET_RE.match(stripped):
             start = (len(pending) + 1, stripped[bullet.end() :], None)
         elif pending:
             at, number, text, box = pending[-1]

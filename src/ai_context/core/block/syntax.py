@@ -7,6 +7,7 @@ block's own line from a person's list) and the parser.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 FORMAT_VERSION = 1
@@ -61,6 +62,8 @@ def is_placeholder(item: str) -> bool:
 
 
 def one_line(value: str) -> str:
+    if "\n" not in value and "\r" not in value:
+        return value.strip()  # the common case, without building a list
     return " ".join(value.replace("\r", "\n").split("\n")).strip()
 
 
@@ -76,11 +79,13 @@ def split_status(text: str) -> tuple[str, str | None]:
     return before, stripped[opening + 1 : -1].strip()
 
 
+@lru_cache(maxsize=256)  # a handful of words, met on every plan step of every body
 def normalise_status(word: str) -> StepStatus | None:
     canon = " ".join(word.lower().replace("-", " ").replace("_", " ").split())
     return _STATUS_BY_NAME.get(canon)
 
 
+@lru_cache(maxsize=256)  # the same few labels on every field line of every body
 def canon_label(label: str) -> str:
     return " ".join(label.lower().replace("_", " ").split())
 
@@ -135,6 +140,9 @@ def continues_block(text: str) -> bool:
 
 
 def indent_width(text: str) -> int:
+    rest = text.lstrip(" ")
+    if rest[:1] != "\t":
+        return len(text) - len(rest)  # spaces only (the common case): counted in C
     width = 0
     for ch in text:
         if ch == " ":
