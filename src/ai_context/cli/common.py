@@ -10,10 +10,10 @@ Kept light: building the parser must not import PyGithub, requests or jinja2.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from ai_context.core.block import Block, format_timestamp, step_data
@@ -21,6 +21,8 @@ from ai_context.core.durations import parse_duration
 from ai_context.core.errors import UsageError
 
 if TYPE_CHECKING:
+    from pathlib import Path  # at run time only where used: `validate` needs no pathlib
+
     from ai_context.adapters.github import GitHub
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -120,6 +122,8 @@ def add_repo(p: argparse.ArgumentParser) -> None:
 
 
 def add_checkout(p: argparse.ArgumentParser, what: str = "a local git checkout") -> None:
+    from pathlib import Path  # noqa: PLC0415 - start-up: validate builds no --checkout
+
     p.add_argument("--checkout", type=Path, default=None, metavar="PATH", help=what)
 
 
@@ -145,6 +149,8 @@ def _issue_repositories(args: argparse.Namespace) -> set[str]:
 
 def origin_repository(checkout: Path | None) -> str | None:
     """OWNER/NAME of the checkout's `origin` remote (the current directory by default)."""
+    from pathlib import Path  # noqa: PLC0415
+
     from ai_context.adapters.gitrepo import GitError, remote_repository  # noqa: PLC0415
 
     try:
@@ -258,9 +264,8 @@ def read_stream(stream: TextIO, name: str = "<stdin>") -> str:
 
 def read_file(name: str | Path) -> str:
     """A file's UTF-8 text; UsageError saying what is wrong with it otherwise."""
-    path = Path(name)
     try:
-        return path.read_bytes().decode("utf-8")
+        return _read_bytes(name).decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -269,6 +274,19 @@ def read_file(name: str | Path) -> str:
         raise _not_utf8(str(name), f"byte {exc.start}") from None
     except OSError as exc:
         raise UsageError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+def _read_bytes(name: str | Path) -> bytes:
+    """The file's bytes through the os module: half the cost of a Path or a buffered file
+    object, which `validate` over 2,000 files pays 2,000 times (issue 14)."""
+    fd = os.open(name, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 # --- output -----------------------------------------------------------------------------------

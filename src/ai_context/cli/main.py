@@ -10,12 +10,12 @@ Action runs only as `ai-context action`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from ai_context.cli.common import (
     ENVIRONMENT_HELP,
@@ -29,19 +29,49 @@ from ai_context.cli.common import (
 from ai_context.core.errors import AIContextError, ConfigError, Exit, UsageError
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 __all__ = ["UsageError", "build_parser", "main"]
-DEFAULT_CONFIG = Path(".github/ai-context.yml")
+DEFAULT_CONFIG = ".github/ai-context.yml"
 _timestamp, _duration = timestamp_arg, duration_arg
 
 
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is a `UsageError` (exit 2 through `main`, JSON with
-    `--format json`) instead of a `sys.exit` from deep inside the parser."""
+    `--format json`) instead of a `sys.exit` from deep inside the parser. Its help formatter
+    (every command's, as subparsers are Parsers too) is _Formatter."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         command = self.prog.removeprefix("ai-context").strip()
         raise UsageError(f"{command}: {message}" if command else message)
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, its width found as shutil.get_terminal_size finds it but without
+    importing shutil (and bz2, lzma): argparse builds one for every add_argument call, so
+    every command paid for that import at start-up."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2)
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -76,7 +106,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
     validate.add_argument(
         "--config",
-        type=Path,
+        type=_path,
         metavar="FILE",
         help=f"the settings (required:, stale-after:) to check with (default {DEFAULT_CONFIG} "
         "when present)",
@@ -274,14 +304,21 @@ def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
     return texts
 
 
+def _path(text: str) -> Path:
+    """A Path, pathlib imported only when a config file is named or present (start-up)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    return Path(text)
+
+
 def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
     """The check settings of the config file (--config, else .github/ai-context.yml when
     present), with --stale-after over the file's; a bad file is a ConfigError (exit 2)."""
     path: Path | None = args.config
     if path is not None and not path.is_file():
         raise UsageError(f"--config {path}: no such file")
-    if path is None and DEFAULT_CONFIG.is_file():
-        path = DEFAULT_CONFIG
+    if path is None and os.path.isfile(DEFAULT_CONFIG):
+        path = _path(DEFAULT_CONFIG)
     if path is None:
         return _config(args), None
     from ai_context.adapters.config import load_settings  # noqa: PLC0415 - yaml, only here
@@ -312,13 +349,13 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     for name, text in _read_inputs(args.paths, stdin):
         result = check_body(text, now=now, config=config)
         files += 1
-        errors += result.errors
-        warnings += sum(1 for f in result.findings if f.severity == "warning")
         if as_json:
             rows.append(result_json(name, result))
-            continue
         for f in result.findings:
-            out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
+            errors += f.severity == "error"
+            warnings += f.severity == "warning"
+            if not as_json:
+                out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
     failed = errors > 0
     if as_json:
         import json  # noqa: PLC0415 - start-up: only for --format json

@@ -38,9 +38,15 @@ class Finding:
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
             raise FindingError(f"severity: {self.severity!r} is not one of error, warning, info")
-        for name in ("code", "message", "hint"):
-            if not isinstance(getattr(self, name), str):
-                raise FindingError(f"{name}: must be text")
+        if not (
+            isinstance(self.code, str)
+            and isinstance(self.message, str)
+            and isinstance(self.hint, str)
+        ):
+            name = next(
+                n for n in ("code", "message", "hint") if not isinstance(getattr(self, n), str)
+            )
+            raise FindingError(f"{name}: must be text")
         if self.line is not None and (type(self.line) is not int):
             raise FindingError("line: must be a whole number or None")
 

@@ -45,6 +45,9 @@ class Line(NamedTuple):
     text: str  # without the line terminator
 
 
+_new_tuple = tuple.__new__
+
+
 def _is_rule(text: str) -> bool:
     stripped = text.strip()
     if not stripped or stripped[0] not in "-*_":
@@ -234,7 +237,7 @@ def _collect(body: str, heading: Line, level: int, underline: Line | None = None
         text = body[start:] if cut < 0 else body[start:cut]
         if text[-1:] == "\r":
             text = text[:-1]
-        line = Line(number, start, text)
+        line = _new_tuple(Line, (number, start, text))  # Line(...) without its Python __new__
         stripped = text.strip()
         if not stripped:
             after_blank = True
@@ -248,7 +251,8 @@ def _collect(body: str, heading: Line, level: int, underline: Line | None = None
         # Cheap first-character tests keep the common line (a bullet) to a few operations.
         if (
             (first == "#" and 0 < _heading_level(text) <= level)
-            or (first in "-*_" and _is_rule(text))
+            # a rule ends in its own character; a field's bullet line does not
+            or (first in "-*_" and stripped[-1] == first and _is_rule(text))
             or (first == "<" and stripped.startswith(BEGIN_MARKER))
             # an HTML comment spanning lines is hidden text, never the block's
             or (first == "<" and _opens_comment(stripped))

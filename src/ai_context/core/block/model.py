@@ -53,12 +53,17 @@ class PlanStep:
     status: StepStatus | None = None
 
     def __post_init__(self) -> None:
-        if not 0 <= _number("number", self.number) < _LIMIT:
+        # Built for every plan step of every body: the checks are written out, not called.
+        number, text, status = self.number, self.text, self.status
+        if type(number) is not int:
+            raise BlockError("number", "Input should be a valid integer")
+        if not 0 <= number < _LIMIT:
             raise BlockError("number", "a plan step number is between 0 and 999999999")
-        text = one_line(_text("text", self.text))
+        if type(text) is not str:
+            text = _text("text", text)
+        text = text.strip() if "\n" not in text and "\r" not in text else one_line(text)
         if not text:
             raise BlockError("text", "a plan step needs text")
-        status = self.status
         if status is None:
             # A step whose text ends in "(done)" but has no status is the same step as the one
             # the parser would read back, so normalise it here.
@@ -68,8 +73,10 @@ class PlanStep:
                 text = head
         elif status not in STEP_STATUSES:
             raise BlockError("status", "Input should be " + ", ".join(map(repr, STEP_STATUSES)))
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "status", status)
+        if text is not self.text:
+            object.__setattr__(self, "text", text)
+        if status is not self.status:
+            object.__setattr__(self, "status", status)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +102,14 @@ class Block:
         # the rules across fields.
         put = object.__setattr__
         put(self, "actor", _actor(self.actor))
-        for name in ("actor_description", "phase"):
-            put(self, name, _single_line(name, getattr(self, name)))
+        put(self, "actor_description", _single_line("actor_description", self.actor_description))
+        put(self, "phase", _single_line("phase", self.phase))
         put(self, "chunk", _chunk(self.chunk))
         put(self, "last_updated", _utc(self.last_updated))
         put(self, "plan", _steps(self.plan))
         put(self, "files_touched", _single_line("files_touched", self.files_touched))
-        for name in ("decisions", "blockers"):
-            put(self, name, _items(name, getattr(self, name)))
+        put(self, "decisions", _items("decisions", self.decisions))
+        put(self, "blockers", _items("blockers", self.blockers))
         put(self, "next_step", _single_line("next_step", self.next_step))
         put(self, "extra", _extra(self.extra))
         _across(self)
@@ -219,6 +226,8 @@ def _step(i: int, step: object) -> PlanStep:
 def _items(name: str, value: object) -> tuple[str, ...]:
     if not isinstance(value, tuple | list):
         raise BlockError(name, "Input should be a valid tuple")
+    if not value:
+        return ()
     # "none" (or a dash placeholder, which Markdown would read as a rule) is no item.
     items = (one_line(_text(f"{name}.{i}", v)) for i, v in enumerate(value))
     return tuple(item for item in items if item and not is_placeholder(item))

@@ -19,7 +19,6 @@ from ai_context.core.block.syntax import (
     STEP_STATUSES,
     canon_label,
     field_of,
-    indent_width,
     is_placeholder,
     normalise_status,
     one_line,
@@ -101,7 +100,9 @@ def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
         stripped = text.strip()
         if not stripped:
             continue
-        if indent_width(text) < 2:
+        # Top level (indent_width < 2), inline: no space or tab first, or one space then neither.
+        lead = text[0]
+        if lead not in " \t" or (lead == " " and text[1] not in " \t"):
             pair = field_of(stripped)
             if pair is not None:
                 label, value = pair
@@ -192,20 +193,16 @@ def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
             start = (1, stripped, None)
         pending.append((line.number, *start))
     steps: list[PlanStep] = []
-    for at, number, text, box in pending:
-        _add_step(steps, findings=findings, line=at, number=number, text=text, box=box)
+    for step in pending:
+        _add_step(steps, findings, step)
     return steps
 
 
 def _add_step(
-    steps: list[PlanStep],
-    *,
-    findings: list[Finding],
-    line: int,
-    number: int,
-    text: str,
-    box: str | None,
+    steps: list[PlanStep], findings: list[Finding], step: tuple[int, int, str, str | None]
 ) -> None:
+    """STEP is (line, number, text, checkbox mark or None)."""
+    line, number, text, box = step
     body, word = split_status(text)
     status = normalise_status(word) if word is not None else None
     if word is not None and status is None:
@@ -239,7 +236,7 @@ def _add_step(
                 "End the step with (done), (in progress), (pending), (blocked) or (skipped).",
             )
         )
-    steps.append(PlanStep(number=number, text=body, status=status))
+    steps.append(PlanStep(number, body, status))
 
 
 def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
@@ -285,7 +282,9 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
             if label and "**" not in label and not label.endswith(":"):
                 extra[label] = "\n".join(lines)
             continue
-        _set_known(raw, values, findings)
+        reader = _READERS.get(raw.key)  # each known field has its own reader
+        if reader is not None:
+            values.update(reader(raw, findings))
     return block_from_data({**values, "extra": extra}), field_lines
 
 
@@ -351,10 +350,3 @@ _READERS: dict[str, Callable[[_RawField, list[Finding]], dict[str, object]]] = {
     "blockers": lambda raw, findings: {"blockers": _list_items(raw)},
     "next_step": lambda raw, findings: {"next_step": _joined(raw)},
 }
-
-
-def _set_known(raw: _RawField, values: dict[str, object], findings: list[Finding]) -> None:
-    """Read one known field into the model's values; each field has its own reader."""
-    reader = _READERS.get(raw.key or "")
-    if reader is not None:
-        values.update(reader(raw, findings))
