@@ -64,12 +64,17 @@ def missing_fields(block: Block, required: tuple[str, ...] = REQUIRED_DEFAULT) -
     return [key for key in LABELS if key in required and not present[key]]
 
 
-def completeness(parsed: Parsed, required: tuple[str, ...]) -> list[Finding]:
+def completeness(
+    parsed: Parsed, required: tuple[str, ...], missing: list[str] | None = None
+) -> list[Finding]:
+    """AIC201 for each required field MISSING (missing_fields' answer, when already known)."""
     if parsed.block is None or parsed.region is None:
         return []
+    if missing is None:
+        missing = missing_fields(parsed.block, required)
     unreadable = {"last_updated"} if "last_updated" in parsed.field_lines else set()
     out = []
-    for key in missing_fields(parsed.block, required):
+    for key in missing:
         if key in unreadable:
             continue  # already an AIC301 error on its own line
         out.append(
@@ -173,15 +178,23 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
 def check_parsed(
     parsed: Parsed, *, now: datetime | None = None, config: CheckConfig | None = None
 ) -> CheckResult:
-    config = config or CheckConfig()
+    config = config or _DEFAULT_CONFIG
+    missing = missing_fields(parsed.block, config.required) if parsed.block is not None else []
     findings = [
         *parsed.findings,
-        *completeness(parsed, config.required),
+        *completeness(parsed, config.required, missing),
         *sanity(parsed, now, config),
     ]
-    findings.sort(key=lambda f: (f.line or 0, f.code))
-    complete = parsed.block is not None and not missing_fields(parsed.block, config.required)
+    findings.sort(key=_finding_order)
+    complete = parsed.block is not None and not missing
     return CheckResult(block=parsed.block, findings=tuple(findings), complete=complete)
+
+
+def _finding_order(finding: Finding) -> tuple[int, str]:
+    return finding.line or 0, finding.code
+
+
+_DEFAULT_CONFIG = CheckConfig()
 
 
 def check_body(

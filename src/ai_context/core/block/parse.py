@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from ai_context.core.block.locate import Line, Region, find
 from ai_context.core.block.markers import Marker, check_marker
-from ai_context.core.block.model import Block, PlanStep, block_from_data, format_timestamp
+from ai_context.core.block.model import Block, PlanStep, format_timestamp
 from ai_context.core.block.syntax import (
     ALIASES,
     BULLET_RE,
@@ -42,13 +43,16 @@ class Parsed:
     dropped: list[Line] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class _RawField:
+    """A field line as written, and the lines under it (made once per field of every body:
+    slots and an explicit list are the cheapest dataclass to build)."""
+
     label: str
     key: str | None
     value: str
     line: int
-    children: list[Line] = field(default_factory=list)
+    children: list[Line]
 
 
 def parse(body: str) -> Parsed:
@@ -81,6 +85,14 @@ def parse(body: str) -> Parsed:
     raw_fields = _raw_fields(region, findings)
     block, field_lines = _build(raw_fields, findings)
     marker = check_marker(region, findings)
+    dropped = _dropped(region, raw_fields, findings)
+    return Parsed(block, findings, region, field_lines, marker, len(regions), dropped)
+
+
+def _dropped(region: Region, raw_fields: list[_RawField], findings: list[Finding]) -> list[Line]:
+    """The lines the model does not hold: unreadable ones (AIC103), repeated fields (AIC104)."""
+    if not any(f.code in ("AIC103", "AIC104") for f in findings):
+        return []  # the common case: every line is in the model
     dropped_numbers = {f.line for f in findings if f.code == "AIC103"}
     seen: set[str] = set()
     for raw in raw_fields:
@@ -88,8 +100,7 @@ def parse(body: str) -> Parsed:
         if name in seen:  # the AIC104 duplicate: its line and its sub-items are not in the model
             dropped_numbers.update([raw.line, *(c.number for c in raw.children)])
         seen.add(name)
-    dropped = [line for line in region.lines if line.number in dropped_numbers]
-    return Parsed(block, findings, region, field_lines, marker, len(regions), dropped)
+    return [line for line in region.lines if line.number in dropped_numbers]
 
 
 def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
@@ -106,7 +117,8 @@ def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
             pair = field_of(stripped)
             if pair is not None:
                 label, value = pair
-                current = _RawField(label, ALIASES.get(canon_label(label)), value, line.number)
+                key = ALIASES.get(canon_label(label))
+                current = _RawField(label, key, value, line.number, [])
                 fields.append(current)
                 continue
             current = None
@@ -256,7 +268,7 @@ def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
 
 
 def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block, dict[str, int]]:
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}  # the readers give field names and values: Block checks them
     extra: dict[str, str] = {}
     field_lines: dict[str, int] = {}
     seen: dict[str, int] = {}
@@ -285,7 +297,7 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
         reader = _READERS.get(raw.key)  # each known field has its own reader
         if reader is not None:
             values.update(reader(raw, findings))
-    return block_from_data({**values, "extra": extra}), field_lines
+    return Block(**values, extra=extra), field_lines
 
 
 def _actor_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
