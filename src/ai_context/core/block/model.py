@@ -104,8 +104,10 @@ class Block:
         put(self, "actor", _actor(self.actor))
         put(self, "actor_description", _single_line("actor_description", self.actor_description))
         put(self, "phase", _single_line("phase", self.phase))
-        put(self, "chunk", _chunk(self.chunk))
-        put(self, "last_updated", _utc(self.last_updated))
+        if self.chunk is not None:
+            put(self, "chunk", _chunk(self.chunk))
+        if self.last_updated is not None:
+            put(self, "last_updated", _utc(self.last_updated))
         put(self, "plan", _steps(self.plan))
         put(self, "files_touched", _single_line("files_touched", self.files_touched))
         put(self, "decisions", _items("decisions", self.decisions))

@@ -183,27 +183,27 @@ def _joined(raw: _RawField) -> str:
 
 
 def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
-    lines = list(raw.children)
+    lines = raw.children
     if raw.value and raw.value.lower() not in EMPTY_WORDS:
-        lines.insert(0, Line(raw.line, 0, raw.value))
+        lines = [Line(raw.line, 0, raw.value), *lines]
     # (line, number, text, checkbox): a line that starts no step continues the one before it,
     # so a step wrapped over two lines keeps the status written at its end.
     pending: list[tuple[int, int, str, str | None]] = []
-    for line in lines:
-        stripped = line.text.strip()
+    for number, _, text in lines:
+        stripped = text.strip()
         if checkbox := CHECKBOX_RE.match(stripped):
-            start = (len(pending) + 1, stripped[checkbox.end() :], checkbox.group(1))
+            step = (number, len(pending) + 1, stripped[checkbox.end() :], checkbox.group(1))
         elif numbered := NUMBERED_RE.match(stripped):
-            start = (int(numbered.group(1)), stripped[numbered.end() :], None)
+            step = (number, int(numbered.group(1)), stripped[numbered.end() :], None)
         elif bullet := BULLET_RE.match(stripped):
-            start = (len(pending) + 1, stripped[bullet.end() :], None)
+            step = (number, len(pending) + 1, stripped[bullet.end() :], None)
         elif pending:
-            at, number, text, box = pending[-1]
-            pending[-1] = (at, number, f"{text} {stripped}", box)
+            at, written, before, box = pending[-1]
+            pending[-1] = (at, written, f"{before} {stripped}", box)
             continue
         else:
-            start = (1, stripped, None)
-        pending.append((line.number, *start))
+            step = (number, 1, stripped, None)
+        pending.append(step)
     steps: list[PlanStep] = []
     for step in pending:
         _add_step(steps, findings, step)
