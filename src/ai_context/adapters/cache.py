@@ -132,7 +132,7 @@ def _read_entry(path: Path) -> CacheEntry | None:
 
 
 def _dump(entry: CacheEntry) -> str:
-    data = entry.model_dump(mode="json", exclude={"block": {"paths"}})
+    data = entry.model_dump(mode="json")  # a Block dataclass: its fields, `paths` not among them
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 

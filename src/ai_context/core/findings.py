@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Literal, cast, get_args
+from typing import Literal, cast, get_args
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: frozenset[str] = frozenset(get_args(Severity))
@@ -58,17 +58,6 @@ class Finding:
 def make_finding(code: str, severity: str, message: str, line: int | None, hint: str) -> Finding:
     """A Finding whose severity is only known at run time (checked: a FindingError if unknown)."""
     return Finding(code, cast("Severity", severity), message, line, hint)
-
-
-def finding_data(finding: Finding) -> dict[str, Any]:
-    """The Finding as a plain dict (what pydantic's model_dump gave: field order, no rank)."""
-    return {
-        "code": finding.code,
-        "severity": finding.severity,
-        "message": finding.message,
-        "line": finding.line,
-        "hint": finding.hint,
-    }
 
 
 def worst(findings: list[Finding]) -> Severity | None:
