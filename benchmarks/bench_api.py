@@ -47,6 +47,8 @@ def kinds(gh: GitHubFake, carrier: int | None) -> Counter[str]:
         previous = r
         if r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues":
             out["page"] += 1
+        elif r.method == "POST" and r.template == "/graphql":  # a read, though a POST
+            out["graphql batch read"] += 1
         elif r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues/comments":
             out["closing comment listing page"] += 1
         elif r.method == "GET" and r.template.endswith("/comments") and after_create:
@@ -105,11 +107,15 @@ def scenario(issues: int) -> None:
 
         # per broken issue: create the comment, add the labels
         report("first run", gh, issues, 2 * broken, run("1"))
-        assert gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments") == with_comments
+        assert gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments") == 0
+        queries = gh.count("POST", "/graphql")
+        assert queries == -(-with_comments // 100)
         pages = -(-broken // 100)
         print(
             f"  {'':26} (no state yet: the {with_comments} broken issues that have comments "
-            "are read, to be sure none is ours;\n"
+            f"are read, to be sure none is ours,\n  {'':26} by {queries} GraphQL "
+            f"quer{'y' if queries == 1 else 'ies'} of up to 100 issues (REST: "
+            f"{with_comments} listings; adapters/github_graphql.py);\n"
             f"  {'':26} the {broken} new comments are settled at the end by one listing of "
             f"the repository's comments since the run\n  {'':26} started ({pages} page(s) of "
             "100), so racing runs end with one: jobs/settle.py;\n"

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from .base import ANY, Clock, FakeServer, HttpError, Reply, Request, route
+from .github_graphql import GraphQLEndpoint
 
 DOCS = "https://docs.github.com/rest"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
@@ -90,7 +91,7 @@ class Repo:
     refs: dict[str, str] = field(default_factory=dict)  # "refs/..." -> commit sha
 
 
-class GitHubFake(FakeServer):
+class GitHubFake(GraphQLEndpoint, FakeServer):
     """Stateful GitHub REST API on 127.0.0.1. `url` is the API base (GITHUB_API_URL)."""
 
     def __init__(

@@ -271,6 +271,25 @@ class GitHub:
         with _translated("create a tree"):
             return str(self._request("POST", "/git/trees", {"tree": entries})["sha"])
 
+    # --- GraphQL (temporary: the adapter without PyGithub brings its own, same signature) ---
+
+    def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """The `data` of one GraphQL query at api_url's GraphQL endpoint (`.../api/v3` ->
+        `.../api/graphql`, else api_url + `/graphql`); GitHubError when it has `errors`."""
+        url = self._gh.requester.graphql_url  # PyGithub derives it from api_url as above
+        payload = {"query": query, "variables": dict(variables)}
+        with _translated("query GitHub's GraphQL API"):
+            _, answer = self._gh.requester.requestJsonAndCheck("POST", url, input=payload)
+        data = answer.get("data") if isinstance(answer, dict) else None
+        errors = answer.get("errors") if isinstance(answer, dict) else None
+        if errors or not isinstance(data, dict):
+            first = errors[0] if isinstance(errors, list) and errors else {}
+            message = (
+                first.get("message") or first.get("type") if isinstance(first, dict) else first
+            )
+            raise GitHubError(f"GitHub's GraphQL API answered with errors: {message}")
+        return data
+
     # --- plumbing -------------------------------------------------------------------------
 
     def _request(self, verb: str, path: str, payload: dict[str, Any] | None = None) -> Any:
