@@ -118,3 +118,19 @@ def test_an_issue_with_more_than_a_page_of_comments_is_read_by_rest(
     assert "required field" in ours(gh, 1)[0].body
     assert len(ours(gh, 2)) == 1
     assert "GraphQL" not in result.stdout
+
+
+def test_github_enterprise_is_queried_at_api_graphql(tmp_path: Path) -> None:
+    """GHES serves REST under /api/v3 and GraphQL at /api/graphql (not /api/v3/graphql)."""
+    with GitHubFake(token=TOKEN, now=T0, prefix="/api/v3") as ghes:
+        for number in (1, 2):
+            ghes.add_issue("o/r", f"Task {number}", INCOMPLETE, number=number)
+            ghes.add_comment("o/r", number, "A human comment.", user="ana")
+        ghes.add_comment("o/r", 1, OLD, user=BOT)
+        [sticky] = ours(ghes, 1)
+        result = scan(ghes, tmp_path)
+        assert ghes.count("POST", "/api/graphql") == 1
+        assert ghes.count("GET", COMMENTS) == 0
+        assert [c.id for c in ours(ghes, 1)] == [sticky.id]
+        assert len(ours(ghes, 2)) == 1
+        assert "GraphQL" not in result.stdout

@@ -206,7 +206,11 @@ def stickies(gh: GitHubFake, number: int) -> list[str]:
 
 
 def comment_reads(gh: GitHubFake) -> int:
-    return gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments")
+    """Issues whose comments were read: REST listings, and the issues GraphQL queries named."""
+    queried = sum(
+        r.json["query"].count(": issue(number:") for r in gh.requests_to("POST", "/graphql")
+    )
+    return gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments") + queried
 
 
 def test_a_rerun_reads_no_comment_and_the_state_holds_no_token(

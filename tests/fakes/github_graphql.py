@@ -104,6 +104,14 @@ class GraphQLEndpoint:
             body["errors"] = [_github_error(error.formatted) for error in result.errors]
         return Reply(200, body)
 
+    def not_found(self, req: Request) -> Reply:
+        """GitHub Enterprise Server answers GraphQL at /api/graphql, beside (not under) the
+        REST prefix /api/v3: with that prefix, the path the route above cannot see."""
+        prefix = getattr(self, "prefix", "")
+        if req.method == "POST" and prefix and req.path == prefix.removesuffix("/v3") + "/graphql":
+            return self.graphql(req)
+        return super().not_found(req)  # type: ignore[misc, no-any-return]
+
 
 DOCS = "https://docs.github.com/graphql"
 
