@@ -14,7 +14,6 @@ from typing import Any, Protocol
 
 from ai_context.adapters import github_graphql
 from ai_context.adapters.github import GitHubNotFound, GitHubUnavailable
-from ai_context.adapters.github_graphql import GraphQLClient
 from ai_context.core.block import find
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
@@ -245,9 +244,11 @@ def run_check(
     remembered: Mapping[int, Known] | None = None,
 ) -> CheckReport:
     """Plan and apply each issue's writes. REMEMBERED is the run state (a full scan's): an
-    entry the listing agrees with saves the comment read. A full scan (not THOROUGH) settles
-    the races of its new comments at the end, from one listing (jobs/settle.py); a run about
-    one issue lists that issue's comments after creating one, at once."""
+    entry the listing agrees with saves the comment read; the comments still due a read are
+    read together before any write (read_many: one GraphQL query per 100 issues). A full
+    scan (not THOROUGH) settles the races of its new comments at the end, from one listing
+    (jobs/settle.py); a run about one issue lists that issue's comments after creating one,
+    at once."""
     report = CheckReport([])
     started = datetime.now(UTC)
     deferred: list[Created] | None = None if thorough or dry_run else []
@@ -355,7 +356,7 @@ def read_many(
     REST listing each. An issue the query could not answer whole (more than 100 comments, a
     part missing or null, a failed query) is read by REST, as without the query: one log line
     for each failure, never a guess (adapters/github_graphql.py)."""
-    if len(numbers) < 2 or not isinstance(writer, GraphQLClient):
+    if len(numbers) < 2 or not isinstance(writer, github_graphql.GraphQLClient):
         return {number: read_comments(writer, number) for number in numbers}
     got = github_graphql.read_comments(writer, numbers)
     for problem in got.problems:
