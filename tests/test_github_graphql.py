@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import responses
 from graphql import (
     GraphQLInterfaceType,
@@ -33,6 +34,7 @@ from ai_context.adapters.github_graphql import (
     parse_comments,
 )
 from ai_context.jobs.comments import read_many
+from tests.fakes import GitHubFake
 from tests.fakes.github_graphql import SDL
 
 SAMPLES = Path(__file__).parent / "samples" / "schemas"
@@ -355,3 +357,49 @@ def test_many_issues_take_one_query_per_hundred() -> None:
     got, _ = read(adapter(), numbers)
     assert sorted(got) == numbers
     assert len(responses.calls) == 3
+
+
+# ---- the loopback fake answers as GitHub does ----------------------------------------------
+
+
+def test_the_fake_pages_spells_bots_as_graphql_does_and_reports_not_found() -> None:
+    page = "comments(first: 2, after: $after) { totalCount pageInfo { hasNextPage endCursor } "
+    query = (
+        'query($after: String) { repository(owner: "o", name: "r") { '
+        f"i1: issue(number: 1) {{ {page} nodes {{ body author {{ __typename login }} }} }} }} "
+        "i9: issue(number: 9) { number } } }"
+    )
+    with GitHubFake() as gh:
+        gh.add_issue("o/r", "Task", "")
+        for n, user in enumerate(["ana", BOT, "ben"]):
+            gh.add_comment("o/r", 1, f"c{n}", user=user)
+
+        def post(body: dict[str, Any]) -> dict[str, Any]:
+            reply = requests.post(
+                f"{gh.url}/graphql", json=body, headers={"Authorization": "token t"}, timeout=5
+            )
+            assert reply.status_code == 200
+            answer: dict[str, Any] = reply.json()
+            return answer
+
+        first = post({"query": query, "variables": {}})
+        comments = first["data"]["repository"]["i1"]["comments"]
+        assert comments["totalCount"] == 3 and comments["pageInfo"]["hasNextPage"] is True
+        assert comments["nodes"][1]["author"] == {"__typename": "Bot", "login": "github-actions"}
+        assert first["data"]["repository"]["i9"] is None
+        assert first["errors"][0]["type"] == "NOT_FOUND"
+        assert first["errors"][0]["path"] == ["repository", "i9"]
+        after = comments["pageInfo"]["endCursor"]
+        second = post({"query": query, "variables": {"after": after}})["data"]["repository"]["i1"]
+        assert [n["body"] for n in second["comments"]["nodes"]] == ["c2"]
+        assert second["comments"]["pageInfo"]["hasNextPage"] is False
+        too_many = post(
+            {
+                "query": comments_query([1]).replace("first: 100", "first: 101"),
+                "variables": {"owner": "o", "name": "r"},
+            }
+        )
+        assert "exceeds the `first` limit of 100" in too_many["errors"][0]["message"]
+        unknown = post({"query": "{ viewer { login } }"})
+        assert "data" not in unknown and "viewer" in unknown["errors"][0]["message"]
+    assert gh.errors == []
