@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
 import responses
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub, GitHubError, GitHubUnavailable, graphql_url
+from ai_context.adapters.github_wire import graphql_data, rate_limit_wait
 from tests.test_github_adapter import API, TOKEN, adapter
 
 GRAPHQL = "https://ghe.example.com:443/api/graphql"
@@ -101,3 +105,44 @@ def test_an_answer_without_data_is_an_error() -> None:
     responses.post(GRAPHQL, json={})
     with pytest.raises(GitHubError, match="without data"):
         adapter().graphql(QUERY, {})
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["data", "errors", "extensions"]), JSON) | JSON)
+def test_any_answer_is_its_data_or_our_error(answer: object) -> None:
+    """Whatever a GraphQL endpoint (or a proxy in front of it) answers, the caller gets a
+    dict or a GitHubError, never a KeyError or TypeError."""
+    with contextlib.suppress(GitHubError):
+        assert isinstance(graphql_data(answer), dict)
+
+
+@given(
+    st.sampled_from([403, 429, 500, 502]),
+    st.dictionaries(
+        st.sampled_from(["retry-after", "x-ratelimit-remaining", "x-ratelimit-reset"]),
+        st.text(max_size=12) | st.integers(0, 10**10).map(str),
+    ),
+)
+def test_rate_limit_wait_reads_any_headers(status: int, headers: dict[str, str]) -> None:
+    wait = rate_limit_wait(status, headers)
+    assert wait is None or wait >= 0
+    if status >= 500:
+        assert wait is None  # no rate limit: urllib3's backoff applies
+    elif status == 429:
+        assert wait is not None  # always a rate limit
+    else:
+        assert (wait is not None) == _limited(headers)  # else a refusal (permissions)
+
+
+def _limited(headers: dict[str, str]) -> bool:
+    return headers.get("retry-after", "").strip().isdigit() or (
+        headers.get("x-ratelimit-remaining", "").strip() == "0"
+    )

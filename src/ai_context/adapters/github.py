@@ -17,7 +17,6 @@ from urllib.parse import quote
 
 import requests
 from requests.adapters import HTTPAdapter
-from requests.auth import AuthBase
 
 from ai_context.adapters.github_wire import (
     API_HEADERS,
@@ -29,10 +28,15 @@ from ai_context.adapters.github_wire import (
     GitHubRetry,
     GitHubUnavailable,
     HTTPFailure,
+    TokenAuth,
     _translated,
     comment_from_json,
+    failure_data,
     git_commit_from_json,
+    graphql_data,
+    graphql_url,
     issue_from_json,
+    response_json,
     url_problem,
 )
 from ai_context.core.models import Comment, GitCommit, Issue
@@ -43,30 +47,6 @@ if TYPE_CHECKING:
 DEFAULT_API_URL = "https://api.github.com"
 WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
-
-
-class _TokenAuth(AuthBase):
-    """`Authorization: token ...` on every request; never shown by repr."""
-
-    def __init__(self, token: str) -> None:
-        self._token = token
-
-    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        request.headers["Authorization"] = f"token {self._token}"
-        return request
-
-    def __repr__(self) -> str:
-        return "_TokenAuth(***)"
-
-
-def graphql_url(api_url: str) -> str:
-    """GitHub's GraphQL endpoint beside the REST base API_URL: Enterprise Server's
-    `https://HOST/api/v3` -> `https://HOST/api/graphql`, anything else (github.com, a
-    loopback fake) -> API_URL + `/graphql`. Never read from the environment."""
-    base = api_url.rstrip("/")
-    if base.endswith("/api/v3"):
-        return base.removesuffix("/v3") + "/graphql"
-    return base + "/graphql"
 
 
 class GitHub:
@@ -99,11 +79,11 @@ class GitHub:
         self._timeout = timeout
         self._retries = retries
         self._write_interval = write_interval
-        self._last_write = 0.0
+        self._last_write = float("-inf")  # the first write goes at once
         self._rate: tuple[int, int] | None = None
         self._session = requests.Session()
         self._session.headers.update({**API_HEADERS, "User-Agent": "ai-context"})
-        self._session.auth = _TokenAuth(token.get_secret_value())
+        self._session.auth = TokenAuth(token.get_secret_value())
 
         def policy(methods: frozenset[str]) -> GitHubRetry:
             return GitHubRetry(
@@ -173,7 +153,7 @@ class GitHub:
             if response.status_code == 304 and known is not None:
                 self.counter.add(not_modified=1)
                 return known
-            return issue_from_json(_json(response), self.repository)
+            return issue_from_json(response_json(response), self.repository)
 
     def list_comments(self, number: int) -> list[Comment]:
         with _translated(f"list comments of #{number}"):
@@ -198,7 +178,7 @@ class GitHub:
         message; a `RATE_LIMITED` one raises GitHubUnavailable."""
         payload = {"query": query, "variables": dict(variables)}
         with _translated("query GitHub's GraphQL API"):
-            answer = _json(self._send("POST", self._graphql, payload=payload))
+            answer = response_json(self._send("POST", self._graphql, payload=payload))
         return graphql_data(answer)
 
     # --- writes ---------------------------------------------------------------------------
@@ -332,7 +312,7 @@ class GitHub:
 
     def _request(self, verb: str, path: str, payload: dict[str, Any] | None = None) -> Any:
         """VERB the repository's PATH; the answer's JSON (None when it has no body)."""
-        return _json(self._send(verb, f"{self._base}{path}", payload=payload))
+        return response_json(self._send(verb, f"{self._base}{path}", payload=payload))
 
     def _pages(
         self, path: str, params: Mapping[str, Any] | None = None
@@ -343,7 +323,7 @@ class GitHub:
         query: dict[str, Any] | None = {**(params or {}), "per_page": 100}
         while url:
             response = self._send("GET", url, params=query)
-            yield from _json(response) or ()
+            yield from response_json(response) or ()
             url, query = response.links.get("next", {}).get("url"), None
 
     def _send(
@@ -358,8 +338,10 @@ class GitHub:
         """One counted request (urllib3 retries it, counting each retry); writes are spaced
         `write_interval` seconds apart, as GitHub asks of integrations. An answer of 400 or
         more raises HTTPFailure, for `_translated` to explain."""
-        if verb in WRITES and url != self._graphql and self._write_interval:
-            time.sleep(max(0.0, self._last_write + self._write_interval - time.monotonic()))
+        if verb in WRITES and url != self._graphql:
+            wait = self._last_write + self._write_interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
         self.counter.add(calls=1)
         try:
             response = self._session.request(
@@ -373,7 +355,7 @@ class GitHub:
             retryable = verb in IDEMPOTENT or url == self._graphql
             raise HTTPFailure(
                 response.status_code,
-                _json_or_text(response),
+                failure_data(response),
                 response.headers,
                 retried=bool(self._retries) and retryable,
             )
@@ -383,34 +365,6 @@ class GitHub:
         remaining, limit = headers.get("x-ratelimit-remaining"), headers.get("x-ratelimit-limit")
         if remaining and limit and remaining.isdigit() and limit.isdigit():
             self._rate = (int(remaining), int(limit))
-
-
-def _json(response: requests.Response) -> Any:
-    return response.json() if response.content else None
-
-
-def _json_or_text(response: requests.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return response.text
-
-
-def graphql_data(answer: Any) -> dict[str, Any]:
-    """The `data` of a GraphQL ANSWER; its first error, as our error, when it has `errors`."""
-    errors = answer.get("errors") if isinstance(answer, dict) else None
-    if errors:
-        first = errors[0] if isinstance(errors, list) and isinstance(errors[0], dict) else {}
-        message = str(first.get("message") or errors)
-        if first.get("type") == "RATE_LIMITED":
-            raise GitHubUnavailable(
-                f"GitHub's GraphQL API is rate limited ({message}); try again later"
-            )
-        raise GitHubError(f"GitHub's GraphQL API refused the query: {message}")
-    data = answer.get("data") if isinstance(answer, dict) else None
-    if not isinstance(data, dict):
-        raise GitHubError("GitHub's GraphQL API answered without data; try again later")
-    return data
 
 
 def _ref_path(ref: str) -> str:
@@ -430,6 +384,7 @@ __all__ = [
     "GitHubUnavailable",
     "comment_from_json",
     "git_commit_from_json",
+    "graphql_url",
     "issue_from_json",
     "url_problem",
 ]

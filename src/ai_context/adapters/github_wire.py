@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
 import requests
+from requests.auth import AuthBase
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
@@ -172,6 +173,58 @@ class HTTPFailure(Exception):
     ) -> None:
         super().__init__(status, data)
         self.status, self.data, self.headers, self.retried = status, data, headers, retried
+
+
+class TokenAuth(AuthBase):
+    """`Authorization: token ...` on every request; never shown by repr."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"token {self._token}"
+        return request
+
+    def __repr__(self) -> str:
+        return "TokenAuth(***)"
+
+
+def graphql_url(api_url: str) -> str:
+    """GitHub's GraphQL endpoint beside the REST base API_URL: Enterprise Server's
+    `https://HOST/api/v3` -> `https://HOST/api/graphql`, anything else (github.com, a
+    loopback fake) -> API_URL + `/graphql`. Never read from the environment."""
+    base = api_url.rstrip("/")
+    if base.endswith("/api/v3"):
+        return base.removesuffix("/v3") + "/graphql"
+    return base + "/graphql"
+
+
+def response_json(response: requests.Response) -> Any:
+    return response.json() if response.content else None
+
+
+def failure_data(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
+def graphql_data(answer: Any) -> dict[str, Any]:
+    """The `data` of a GraphQL ANSWER; its first error, as our error, when it has `errors`."""
+    errors = answer.get("errors") if isinstance(answer, dict) else None
+    if errors:
+        first = errors[0] if isinstance(errors, list) and isinstance(errors[0], dict) else {}
+        message = str(first.get("message") or errors)
+        if first.get("type") == "RATE_LIMITED":
+            raise GitHubUnavailable(
+                f"GitHub's GraphQL API is rate limited ({message}); try again later"
+            )
+        raise GitHubError(f"GitHub's GraphQL API refused the query: {message}")
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, dict):
+        raise GitHubError("GitHub's GraphQL API answered without data; try again later")
+    return data
 
 
 def url_problem(url: str) -> str | None:
