@@ -346,3 +346,53 @@ def test_the_rate_limit_left_is_read_from_the_last_answer() -> None:
     assert gh.rate_limit is None  # nothing asked yet: no call spent to find out
     gh.get_issue(7)
     assert gh.rate_limit == (4321, 5000)
+
+
+@responses.activate
+@pytest.mark.parametrize("verb", ["GET", "POST"])
+def test_a_secondary_limit_without_headers_waits_a_minute_once(
+    verb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub: without retry-after nor a spent quota, wait at least a minute. Only the body
+    says it is a rate limit, so urllib3 cannot: the adapter waits, once, and asks again (a
+    POST refused for a rate limit created nothing)."""
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    url, ok = (
+        (f"{REPO}/issues/7", issue_json(7))
+        if verb == "GET"
+        else (f"{REPO}/issues/7/comments", comment_json(5, "hi"))
+    )
+    refused = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes."}
+    responses.add(verb, url, status=403, json=refused)
+    responses.add(verb, url, status=200 if verb == "GET" else 201, json=ok)
+    gh = adapter()
+    result = gh.get_issue(7) if verb == "GET" else gh.create_comment(7, "hi")
+    assert result.number == 7 if verb == "GET" else result.id == 5  # type: ignore[union-attr]
+    assert 60 in slept and gh.counter.retries == 1 and len(responses.calls) == 2
+
+
+@responses.activate
+def test_a_secondary_limit_without_headers_twice_or_beyond_patience_is_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    refused = {"message": "You have exceeded a secondary rate limit."}
+    responses.get(f"{REPO}/issues/7", status=403, json=refused)
+    with pytest.raises(GitHubUnavailable, match="rate limit"):
+        adapter().get_issue(7)
+    assert len(responses.calls) == 2  # one wait, then the answer is reported
+    responses.calls.reset()
+    with pytest.raises(GitHubUnavailable, match="try again after"):
+        adapter(max_rate_limit_wait=30).get_issue(7)
+    assert len(responses.calls) == 1
+
+
+@responses.activate
+def test_a_plain_403_is_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    responses.get(f"{REPO}/issues/7", status=403, json={"message": "Must have admin rights"})
+    with pytest.raises(GitHubConfigError):
+        adapter().get_issue(7)
+    assert slept == [] and len(responses.calls) == 1

@@ -20,6 +20,7 @@ from requests.adapters import HTTPAdapter
 
 from ai_context.adapters.github_wire import (
     API_HEADERS,
+    SECONDARY_RATE_WAIT,
     CallCounter,
     GitHubConfigError,
     GitHubConflict,
@@ -37,6 +38,7 @@ from ai_context.adapters.github_wire import (
     graphql_url,
     issue_from_json,
     response_json,
+    unmarked_secondary_limit,
     url_problem,
 )
 from ai_context.core.models import Comment, GitCommit, Issue
@@ -78,6 +80,7 @@ class GitHub:
         self._graphql = graphql_url(api_url)
         self._timeout = timeout
         self._retries = retries
+        self._max_rate_limit_wait = max_rate_limit_wait
         self._write_interval = write_interval
         self._last_write = float("-inf")  # the first write goes at once
         self._rate: tuple[int, int] | None = None
@@ -338,6 +341,31 @@ class GitHub:
         """One counted request (urllib3 retries it, counting each retry); writes are spaced
         `write_interval` seconds apart, as GitHub asks of integrations. An answer of 400 or
         more raises HTTPFailure, for `_translated` to explain."""
+        response = self._attempt(verb, url, payload, params, headers)
+        if self._retries and unmarked_secondary_limit(response, self._max_rate_limit_wait):
+            # GitHub: a secondary rate limit without retry-after or a spent quota asks for at
+            # least a minute. urllib3 cannot see it (only the body says so): wait here, once.
+            time.sleep(SECONDARY_RATE_WAIT)
+            self.counter.add(retries=1)
+            response = self._attempt(verb, url, payload, params, headers)
+        if response.status_code >= 400:
+            retryable = verb in IDEMPOTENT or url == self._graphql
+            raise HTTPFailure(
+                response.status_code,
+                failure_data(response),
+                response.headers,
+                retried=bool(self._retries) and retryable,
+            )
+        return response
+
+    def _attempt(
+        self,
+        verb: str,
+        url: str,
+        payload: dict[str, Any] | None,
+        params: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+    ) -> requests.Response:
         if verb in WRITES and url != self._graphql:
             wait = self._last_write + self._write_interval - time.monotonic()
             if wait > 0:
@@ -351,14 +379,6 @@ class GitHub:
             if verb in WRITES:
                 self._last_write = time.monotonic()
         self._note_rate(response.headers)
-        if response.status_code >= 400:
-            retryable = verb in IDEMPOTENT or url == self._graphql
-            raise HTTPFailure(
-                response.status_code,
-                failure_data(response),
-                response.headers,
-                retried=bool(self._retries) and retryable,
-            )
         return response
 
     def _note_rate(self, headers: Mapping[str, str]) -> None:

@@ -107,6 +107,18 @@ def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
     return SECONDARY_RATE_WAIT if status == 429 else None
 
 
+def unmarked_secondary_limit(response: requests.Response, max_wait: float) -> bool:
+    """A 403 whose body names a secondary rate limit while its headers give no wait (GitHub
+    then asks for at least a minute), and a minute is within MAX_WAIT."""
+    if response.status_code != 403 or rate_limit_wait(403, response.headers) is not None:
+        return False
+    if max_wait < SECONDARY_RATE_WAIT:
+        return False
+    data = failure_data(response)
+    text = data.get("message", "") if isinstance(data, dict) else data
+    return "secondary rate limit" in str(text).lower()
+
+
 class GitHubRetry(Retry):
     """urllib3's Retry with GitHub's rules, counting every retry it grants:
     - 5xx and connection failures are retried for the methods in `allowed_methods` (a POST
