@@ -4,8 +4,14 @@ or label write that must happen), and the difference, call by call: a first run,
 nothing changed, a rerun after 10 blocks are fixed; then an issue event of each kind.
 
 The run state (issue 14, rules/memory.py) is a hidden line in the digest issue's body: the
-listing brings it for free; writing it costs a re-read of that issue and one PATCH (or, the
-first time, the issue's creation). Its size is printed beside the 65,536-character limit.
+listing brings it for free; writing it costs a conditional re-read of that issue (a 304 when
+nothing changed since the listing) and one PATCH (or, the first time, the issue's creation).
+Its size is printed beside the 65,536-character limit.
+
+"counted" is what GitHub counts against the primary rate limit; "round trips" adds the
+conditional re-reads answered `304 Not Modified`, which GitHub does not count (its docs on
+conditional requests). The CLI's `github_calls` and the Action's "API calls" line are round
+trips (retries and 304s included).
 Run: `make bench` or `python benchmarks/bench_api.py [ISSUES ...]` (default 1000 10000).
 """
 
@@ -32,6 +38,7 @@ NOW = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z", "INPUT_JOBS": "check"}
 BOT = "github-actions[bot]"
 DAY_AGO = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
 WRITES = ("POST", "PATCH", "DELETE")
+NOT_MODIFIED = "conditional re-read, 304: not counted against the rate limit"
 
 
 def kinds(gh: GitHubFake, carrier: int | None) -> Counter[str]:
@@ -39,14 +46,19 @@ def kinds(gh: GitHubFake, carrier: int | None) -> Counter[str]:
     out: Counter[str] = Counter()
     state_path = f"/repos/o/r/issues/{carrier}"
     previous = None
+    free = {id(r) for r in gh.not_modified}
     for r in gh.requests:
         after_create = previous is not None and (previous.method, previous.path) == (
             "POST",
             r.path,
         )
         previous = r
-        if r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues":
+        if id(r) in free:
+            out[NOT_MODIFIED] += 1
+        elif r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues":
             out["page"] += 1
+        elif r.method == "POST" and r.template == "/graphql":  # a read, though a POST
+            out["graphql batch read"] += 1
         elif r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues/comments":
             out["closing comment listing page"] += 1
         elif r.method == "GET" and r.template.endswith("/comments") and after_create:
@@ -72,17 +84,20 @@ def carrier_of(gh: GitHubFake) -> int | None:
 
 
 def report(name: str, gh: GitHubFake, tasks: int, writes: int, seconds: float) -> None:
-    """One line: calls, lower bound (task pages + necessary task writes), the difference."""
+    """One line: calls counted against the rate limit beside the round trips, the lower bound
+    (task pages + necessary task writes), the difference call by call."""
     got = kinds(gh, carrier_of(gh))
-    calls = sum(got.values())
+    trips = sum(got.values())
+    counted = trips - got[NOT_MODIFIED]
     bound = -(-tasks // 100) + writes
-    extra = {k: v for k, v in got.items() if k not in ("task write",)}
+    extra = {k: v for k, v in got.items() if k not in ("task write", NOT_MODIFIED)}
     extra["page"] -= -(-tasks // 100)
     why = ", ".join(f"+{v} {k}" for k, v in sorted(extra.items()) if v) or "none"
+    free = f"; beside them {got[NOT_MODIFIED]} {NOT_MODIFIED}" if got[NOT_MODIFIED] else ""
     assert got["task write"] == writes, (name, got)
     print(
-        f"  {name:26} calls {calls:5}  lower bound {bound:5}  ({calls - bound:+d}: {why})  "
-        f"{seconds:5.1f} s"
+        f"  {name:26} counted {counted:5} (round trips {trips:5})  lower bound {bound:5}  "
+        f"({counted - bound:+d}: {why}{free})  {seconds:5.1f} s"
     )
 
 
@@ -105,11 +120,15 @@ def scenario(issues: int) -> None:
 
         # per broken issue: create the comment, add the labels
         report("first run", gh, issues, 2 * broken, run("1"))
-        assert gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments") == with_comments
+        assert gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments") == 0
+        queries = gh.count("POST", "/graphql")
+        assert queries == -(-with_comments // 100)
         pages = -(-broken // 100)
         print(
             f"  {'':26} (no state yet: the {with_comments} broken issues that have comments "
-            "are read, to be sure none is ours;\n"
+            f"are read, to be sure none is ours,\n  {'':26} by {queries} GraphQL "
+            f"quer{'y' if queries == 1 else 'ies'} of up to 100 issues (REST: "
+            f"{with_comments} listings; adapters/github_graphql.py);\n"
             f"  {'':26} the {broken} new comments are settled at the end by one listing of "
             f"the repository's comments since the run\n  {'':26} started ({pages} page(s) of "
             "100), so racing runs end with one: jobs/settle.py;\n"
@@ -134,8 +153,9 @@ def scenario(issues: int) -> None:
 
 
 def events(gh: GitHubFake, tmp: Path, number: int) -> None:
-    """Issue events use no state: the payload carries the issue (re-read once: a payload is a
-    snapshot, jobs/check.py `_current`), one comment read the sticky comment."""
+    """Issue events use no state: the payload carries the issue (re-read once, conditionally
+    on its updated_at: a payload is a snapshot, jobs/check.py `_current`), one comment read
+    finds the sticky comment."""
     issue = gh.issue("o/r", number)
     payload = {
         "action": "edited",
@@ -153,11 +173,14 @@ def events(gh: GitHubFake, tmp: Path, number: int) -> None:
     payload["changes"] = {"body": {"from": INCOMPLETE}}
     gh.reset_requests()
     run_action(tmp / "e2", gh.url, "issues", payload, extra_env=env)
+    got = kinds(gh, None)
     writes = sum(1 for r in gh.requests if r.method in WRITES)
-    reads = gh.count() - writes
+    free = got[NOT_MODIFIED]
+    reads = gh.count() - writes - free
     print(
-        f"  issue event, block changed: {gh.count()} calls = {writes} write(s) + {reads} "
-        "read(s): the issue re-read, its comments (goal: the writes + at most 1 read)"
+        f"  issue event, block changed: {writes + reads} counted calls = {writes} write(s) + "
+        f"{reads} read(s) (its comments; goal: the writes + at most 1 read), {gh.count()} "
+        f"round trips: +{free} the issue's re-read ({NOT_MODIFIED})"
     )
 
 

@@ -1,4 +1,5 @@
-"""The GitHub fake speaks enough REST v3 for PyGithub 2.x, with GitHub's errors and limits."""
+"""The GitHub fake speaks enough REST v3 for our adapter (adapters/github.py, the client the
+end-to-end tests run), with GitHub's errors and limits."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import github
 import pytest
 import requests
+from pydantic import SecretStr
 
+from ai_context.adapters.github import GitHub, GitHubConfigError
 from tests.fakes import GitHubFake
 from tests.fakes.github import EMPTY_TREE
 
@@ -30,14 +32,8 @@ def gh() -> Iterator[GitHubFake]:
         yield fake
 
 
-def client(fake: GitHubFake, token: str = TOKEN) -> github.Github:
-    return github.Github(
-        base_url=fake.url,
-        auth=github.Auth.Token(token),
-        per_page=100,
-        seconds_between_requests=0,
-        seconds_between_writes=0,
-    )
+def client(fake: GitHubFake, token: str = TOKEN) -> GitHub:
+    return GitHub(SecretStr(token), "o/r", api_url=fake.url, write_interval=0, backoff=0)
 
 
 def call(fake: GitHubFake, method: str, path: str, token: str = TOKEN, **kw: Any) -> Any:
@@ -45,93 +41,108 @@ def call(fake: GitHubFake, method: str, path: str, token: str = TOKEN, **kw: Any
     return requests.request(method, fake.url + path, headers=headers, timeout=10, **kw)
 
 
-# ---- PyGithub against the fake -----------------------------------------------------------
-def test_pygithub_lists_issues_across_pages(gh: GitHubFake) -> None:
+# ---- the adapter against the fake ---------------------------------------------------------
+def test_the_adapter_lists_issues_across_pages(gh: GitHubFake) -> None:
     for n in range(250):
         gh.add_issue("o/r", f"Task {n}", labels=["in-progress"] if n % 2 else [])
     gh.add_pull_request("o/r", "A pull request")
     gh.add_issue("o/r", "Closed one", state="closed")
 
-    issues = list(client(gh).get_repo("o/r").get_issues(state="open"))
+    issues = client(gh).list_issues("open")
 
-    assert len(issues) == 251
-    # `raw_data` and `.pull_request` would fetch each plain issue again (PyGithub completes
-    # attributes the list left unset); html_url tells pull requests apart for free.
-    assert [i.html_url for i in issues].count("https://github.com/o/r/pull/251") == 1
-    assert issues[0].number == 251  # newest first, like GitHub
+    assert len(issues) == 250 and issues[0].number == 250
     assert gh.count("GET", ISSUES) == 3  # pages of 100 followed through the Link header
     assert {r.arg("per_page") for r in gh.requests_to("GET", ISSUES)} == {"100"}
+    # The listing carries the pull request (newest first, like GitHub); the adapter drops it
+    # from what it read, without a call per issue.
+    [first] = call(gh, "GET", "/repos/o/r/issues?per_page=1").json()
+    assert first["number"] == 251 and "pull_request" in first
 
 
-def test_pygithub_reads_one_issue(gh: GitHubFake) -> None:
+def test_the_adapter_reads_one_issue(gh: GitHubFake) -> None:
     gh.add_issue("o/r", "Task", "## AI Context\n", labels=["bug"], assignees=["ariel"])
 
-    issue = client(gh).get_repo("o/r").get_issue(1)
+    issue = client(gh).get_issue(1)
 
     assert (issue.title, issue.body, issue.state) == ("Task", "## AI Context\n", "open")
-    assert [label.name for label in issue.labels] == ["bug"]
-    assert issue.user.login == "octocat"
-    assert [a.login for a in issue.assignees] == ["ariel"]
+    assert issue.labels == ("bug",)
+    assert issue.author == "octocat"
+    assert issue.assignees == ("ariel",)
     assert issue.html_url == "https://github.com/o/r/issues/1"
-    assert issue.created_at == T0
+    assert issue.updated_at == T0
     assert issue.closed_at is None
 
 
-def test_pygithub_creates_edits_and_deletes_comments(gh: GitHubFake) -> None:
+def test_the_adapter_creates_edits_and_deletes_comments(gh: GitHubFake) -> None:
     gh.add_issue("o/r", "Task")
-    issue = client(gh).get_repo("o/r").get_issue(1)
+    api = client(gh)
     gh.clock.advance(hours=1)
 
-    comment = issue.create_comment("<!-- ai-context -->\nfindings")
-    assert comment.user.login == "github-actions[bot]"
-    assert comment.user.type == "Bot"
+    comment = api.create_comment(1, "<!-- ai-context -->\nfindings")
+    assert comment.author == "github-actions[bot]"
+    user = call(gh, "GET", f"/repos/o/r/issues/comments/{comment.id}").json()["user"]
+    assert user["type"] == "Bot"
     assert gh.issue("o/r", 1).updated_at == T0 + timedelta(hours=1)  # a comment bumps it
 
-    comment.edit("<!-- ai-context -->\nall clear")
-    assert [c.body for c in issue.get_comments()] == ["<!-- ai-context -->\nall clear"]
+    api.edit_comment(comment.id, "<!-- ai-context -->\nall clear")
+    assert [c.body for c in api.list_comments(1)] == ["<!-- ai-context -->\nall clear"]
 
-    comment.delete()
+    api.delete_comment(comment.id)
     assert gh.comments("o/r", 1) == []
-    assert list(issue.get_comments()) == []
+    assert api.list_comments(1) == []
 
 
-def test_pygithub_adds_and_removes_labels(gh: GitHubFake) -> None:
+def test_the_adapter_adds_and_removes_labels(gh: GitHubFake) -> None:
     gh.add_issue("o/r", "Task", labels=["bug"])
-    issue = client(gh).get_repo("o/r").get_issue(1)
+    api = client(gh)
 
-    issue.add_to_labels("ai-context:stale")
+    api.add_labels(1, ["ai-context:stale"])
     assert gh.issue("o/r", 1).labels == ["bug", "ai-context:stale"]
-    issue.remove_from_labels("ai-context:stale")
+    api.remove_label(1, "ai-context:stale")
     assert gh.issue("o/r", 1).labels == ["bug"]
 
-    with pytest.raises(github.GithubException) as err:
-        issue.remove_from_labels("ai-context:stale")
-    assert err.value.status == 404
-    assert err.value.data["message"] == "Label does not exist"
+    api.remove_label(1, "ai-context:stale")  # already gone: the adapter takes GitHub's 404
+    gone = call(gh, "DELETE", "/repos/o/r/issues/1/labels/ai-context:stale")
+    assert gone.status_code == 404
+    assert gone.json()["message"] == "Label does not exist"
 
 
-def test_pygithub_waits_out_a_secondary_rate_limit(gh: GitHubFake) -> None:
+def test_the_adapter_waits_out_a_secondary_rate_limit(gh: GitHubFake) -> None:
     gh.add_issue("o/r", "Task")
     gh.secondary_rate_limit_next("GET", ONE_ISSUE, retry_after=1)
-    repo = client(gh).get_repo("o/r")
+    api = client(gh)
 
     started = time.monotonic()
-    assert repo.get_issue(1).title == "Task"
+    assert api.get_issue(1).title == "Task"
 
     assert time.monotonic() - started >= 1
     assert gh.count("GET", ONE_ISSUE) == 2
 
 
-def test_pygithub_refuses_a_bad_token(gh: GitHubFake) -> None:
-    with pytest.raises(github.BadCredentialsException):
-        client(gh, token="wrong").get_repo("o/r")
+def test_the_adapter_waits_out_a_primary_rate_limit_until_its_reset(gh: GitHubFake) -> None:
+    """x-ratelimit-remaining 0: the wait is until x-ratelimit-reset (+1 s), then one retry."""
+    gh.add_issue("o/r", "Task")
+    gh.primary_rate_limit_next("GET", ONE_ISSUE, status=429, reset_in=1)
+    api = client(gh)
+
+    started = time.monotonic()
+    assert api.get_issue(1).title == "Task"
+
+    assert time.monotonic() - started >= 1
+    assert gh.count("GET", ONE_ISSUE) == 2 and api.counter.retries == 1
 
 
-def test_pygithub_works_under_an_enterprise_prefix() -> None:
+def test_the_adapter_refuses_a_bad_token(gh: GitHubFake) -> None:
+    gh.add_issue("o/r", "Task")
+    with pytest.raises(GitHubConfigError, match="refused the token"):
+        client(gh, token="wrong").get_issue(1)
+
+
+def test_the_adapter_works_under_an_enterprise_prefix() -> None:
     with GitHubFake(prefix="/api/v3") as fake:
         fake.add_issue("o/r", "Task")
         assert fake.url.endswith("/api/v3")
-        assert client(fake).get_repo("o/r").get_issue(1).title == "Task"
+        assert client(fake).get_issue(1).title == "Task"
         outside = requests.get(fake.root + "/repos/o/r", headers=AUTH, timeout=5)
         assert outside.status_code == 404
 
@@ -410,44 +421,29 @@ def _race(n: int, attempt: Any) -> list[Any]:
     return results
 
 
-def test_twenty_pygithub_claimers_one_winner(gh: GitHubFake) -> None:
-    repos = [client(gh).get_repo("o/r") for _ in range(20)]
-    tree = repos[0].create_git_tree([])
-    commits = [r.create_git_commit(f"claim {i}", tree, []) for i, r in enumerate(repos)]
+def test_twenty_claimers_one_winner(gh: GitHubFake) -> None:
+    apis = [client(gh) for _ in range(20)]
+    tree = apis[0].create_tree({})
+    commits = [api.create_commit(f"claim {i}", tree) for i, api in enumerate(apis)]
 
-    def claim(i: int) -> bool:
-        try:
-            repos[i].create_git_ref(LEASE, commits[i].sha)
-        except github.GithubException as err:
-            assert (err.status, err.data["message"]) == (422, "Reference already exists")
-            return False
-        return True
-
-    won = _race(20, claim)
+    won = _race(20, lambda i: apis[i].create_ref(LEASE, commits[i].sha))  # False: 422
     assert won.count(True) == 1
     assert gh.ref("o/r", LEASE) == commits[won.index(True)].sha
+    again = call(gh, "POST", "/repos/o/r/git/refs", json={"ref": LEASE, "sha": commits[0].sha})
+    assert (again.status_code, again.json()["message"]) == (422, "Reference already exists")
 
 
-def test_twenty_pygithub_renewers_compare_and_swap_one_winner(gh: GitHubFake) -> None:
-    repos = [client(gh).get_repo("o/r") for _ in range(20)]
+def test_twenty_renewers_compare_and_swap_one_winner(gh: GitHubFake) -> None:
+    apis = [client(gh) for _ in range(20)]
     base = gh.create_commit("o/r", "lease held by a")
     gh.set_ref("o/r", LEASE, base)
-    parent = repos[0].get_git_commit(base)
-    tree = repos[0].create_git_tree([])
-    takeovers = [r.create_git_commit(f"taken by {i}", tree, [parent]) for i, r in enumerate(repos)]
-    # Every renewer read `base`. (Not lazily: a lazy GitRef PATCHes /git/ref/..., singular,
-    # which GitHub does not document; the fake answers 404 there.)
-    refs = [r.get_git_ref("ai-context/leases/7") for r in repos]
-    assert {ref.object.sha for ref in refs} == {base}
+    tree = apis[0].create_tree({})
+    takeovers = [api.create_commit(f"taken by {i}", tree, [base]) for i, api in enumerate(apis)]
+    # Every renewer read `base`.
+    assert {api.get_ref(LEASE) for api in apis} == {base}
 
-    def take_over(i: int) -> bool:
-        try:
-            refs[i].edit(takeovers[i].sha, force=False)
-        except github.GithubException as err:
-            assert (err.status, err.data["message"]) == (422, "Update is not a fast forward")
-            return False
-        return True
-
-    won = _race(20, take_over)
+    won = _race(20, lambda i: apis[i].update_ref(LEASE, takeovers[i].sha))  # False: 422
     assert won.count(True) == 1
     assert gh.ref("o/r", LEASE) == takeovers[won.index(True)].sha
+    stale = call(gh, "PATCH", "/repos/o/r/git/refs/ai-context/leases/7", json={"sha": base})
+    assert (stale.status_code, stale.json()["message"]) == (422, "Update is not a fast forward")

@@ -287,3 +287,112 @@ def test_repository_comments_listing_that_fails_is_unavailable() -> None:
     responses.get(f"{REPO}/issues/comments", status=502)
     with pytest.raises(GitHubUnavailable):
         adapter(retries=1).list_repo_comments(datetime(2026, 5, 26, 15, 0, tzinfo=UTC))
+
+
+@responses.activate
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(time.time()) + 3600)},
+        {"retry-after": "120"},
+    ],
+    ids=["primary", "secondary"],
+)
+def test_a_rate_limit_longer_than_we_wait_is_unavailable_at_once(
+    headers: dict[str, str],
+) -> None:
+    responses.get(
+        f"{REPO}/issues/7", status=403, headers=headers, json={"message": "API rate limit exceeded"}
+    )
+    with pytest.raises(GitHubUnavailable, match="rate limit") as caught:
+        adapter(max_rate_limit_wait=60).get_issue(7)
+    assert "read issue #7" in str(caught.value) and "try again after" in str(caught.value)
+    assert len(responses.calls) == 1  # no wait, no retry: the run says when to come back
+
+
+@responses.activate
+def test_post_refused_with_429_is_retried() -> None:
+    responses.post(f"{REPO}/issues/1/comments", status=429, headers={"retry-after": "0"})
+    responses.post(f"{REPO}/issues/1/comments", status=201, json=comment_json(5, "hello"))
+    gh = adapter()
+    assert gh.create_comment(1, "hello").id == 5
+    assert len(responses.calls) == 2 and gh.counter.retries == 1
+
+
+@responses.activate
+def test_writes_are_spaced_by_write_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub asks integrations to space writes; reads go at once."""
+    import ai_context.adapters.github as module
+
+    slept: list[float] = []
+    monkeypatch.setattr(module.time, "sleep", slept.append)
+    responses.post(f"{REPO}/issues/1/comments", status=201, json=comment_json(5, "hello"))
+    responses.get(f"{REPO}/issues/1", json=issue_json(1))
+    gh = adapter(write_interval=1.0)
+    gh.create_comment(1, "hello")
+    gh.get_issue(1)
+    gh.create_comment(1, "hello")
+    assert len(slept) == 1 and 0 < slept[0] <= 1.0  # the second write only
+
+
+@responses.activate
+def test_the_rate_limit_left_is_read_from_the_last_answer() -> None:
+    responses.get(
+        f"{REPO}/issues/7",
+        json=issue_json(7),
+        headers={"x-ratelimit-remaining": "4321", "x-ratelimit-limit": "5000"},
+    )
+    gh = adapter()
+    assert gh.rate_limit is None  # nothing asked yet: no call spent to find out
+    gh.get_issue(7)
+    assert gh.rate_limit == (4321, 5000)
+
+
+@responses.activate
+@pytest.mark.parametrize("verb", ["GET", "POST"])
+def test_a_secondary_limit_without_headers_waits_a_minute_once(
+    verb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub: without retry-after nor a spent quota, wait at least a minute. Only the body
+    says it is a rate limit, so urllib3 cannot: the adapter waits, once, and asks again (a
+    POST refused for a rate limit created nothing)."""
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    url, ok = (
+        (f"{REPO}/issues/7", issue_json(7))
+        if verb == "GET"
+        else (f"{REPO}/issues/7/comments", comment_json(5, "hi"))
+    )
+    refused = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes."}
+    responses.add(verb, url, status=403, json=refused)
+    responses.add(verb, url, status=200 if verb == "GET" else 201, json=ok)
+    gh = adapter()
+    result = gh.get_issue(7) if verb == "GET" else gh.create_comment(7, "hi")
+    assert result.number == 7 if verb == "GET" else result.id == 5  # type: ignore[union-attr]
+    assert 60 in slept and gh.counter.retries == 1 and len(responses.calls) == 2
+
+
+@responses.activate
+def test_a_secondary_limit_without_headers_twice_or_beyond_patience_is_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    refused = {"message": "You have exceeded a secondary rate limit."}
+    responses.get(f"{REPO}/issues/7", status=403, json=refused)
+    with pytest.raises(GitHubUnavailable, match="rate limit"):
+        adapter().get_issue(7)
+    assert len(responses.calls) == 2  # one wait, then the answer is reported
+    responses.calls.reset()
+    with pytest.raises(GitHubUnavailable, match="try again after"):
+        adapter(max_rate_limit_wait=30).get_issue(7)
+    assert len(responses.calls) == 1
+
+
+@responses.activate
+def test_a_plain_403_is_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    responses.get(f"{REPO}/issues/7", status=403, json={"message": "Must have admin rights"})
+    with pytest.raises(GitHubConfigError):
+        adapter().get_issue(7)
+    assert slept == [] and len(responses.calls) == 1

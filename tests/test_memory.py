@@ -206,7 +206,11 @@ def stickies(gh: GitHubFake, number: int) -> list[str]:
 
 
 def comment_reads(gh: GitHubFake) -> int:
-    return gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments")
+    """Issues whose comments were read: REST listings, and the issues GraphQL queries named."""
+    queried = sum(
+        r.json["query"].count(": issue(number:") for r in gh.requests_to("POST", "/graphql")
+    )
+    return gh.count("GET", "/repos/{owner}/{repo}/issues/{number}/comments") + queried
 
 
 def test_a_rerun_reads_no_comment_and_the_state_holds_no_token(
@@ -286,7 +290,8 @@ def test_a_dry_run_writes_no_state(gh: GitHubFake, tmp_path: Path) -> None:
         extra_env=ENV,
     )
     assert result.code == 0, result.stdout + result.stderr
-    assert gh.count("POST") == gh.count("PATCH") == 0
+    posted = gh.count("POST") - gh.count("POST", "/graphql")  # a GraphQL query reads
+    assert posted == gh.count("PATCH") == 0
     assert not [i for i in gh.repos[REPO].issues.values() if "ai-context:digest" in i.labels]
 
 

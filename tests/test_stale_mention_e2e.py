@@ -13,7 +13,7 @@ import pytest
 from ai_context.core.block import parse
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment
-from ai_context.jobs.comments import MENTION_MARKER, plan_mention
+from ai_context.jobs.mention import MENTION_MARKER, plan_mention
 from ai_context.rules.stale import Verdict
 from ai_context.rules.sticky import MARKER, render_state
 from tests.conftest import SEED_BLOCK

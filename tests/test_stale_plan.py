@@ -10,7 +10,8 @@ from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub
 from ai_context.core.models import Comment, Issue
-from ai_context.jobs.comments import mention_note, plan_check
+from ai_context.jobs.comments import plan_check
+from ai_context.jobs.mention import mention_note
 from ai_context.jobs.stale import read_leases
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.checks import CheckConfig

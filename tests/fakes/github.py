@@ -23,11 +23,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from .base import ANY, Clock, FakeServer, HttpError, Reply, Request, route
+from .github_graphql import GraphQLEndpoint
 
 DOCS = "https://docs.github.com/rest"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
@@ -48,6 +50,18 @@ def iso(when: datetime | None) -> str | None:
 
 def parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _aware(when: datetime) -> datetime:
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _http_date(text: str) -> datetime | None:
+    """An HTTP-date header (`Tue, 26 May 2026 14:33:10 GMT`), or None when it is not one."""
+    try:
+        return parsedate_to_datetime(text) if text else None
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass
@@ -90,7 +104,7 @@ class Repo:
     refs: dict[str, str] = field(default_factory=dict)  # "refs/..." -> commit sha
 
 
-class GitHubFake(FakeServer):
+class GitHubFake(GraphQLEndpoint, FakeServer):
     """Stateful GitHub REST API on 127.0.0.1. `url` is the API base (GITHUB_API_URL)."""
 
     def __init__(
@@ -120,6 +134,7 @@ class GitHubFake(FakeServer):
         self.refuse_empty_tree = False  # a commit on the empty tree answers 422
         self.ref_creations_landing_then_502 = 0  # the next N ref creations land, then 502
         self.empty_repos: set[str] = set()  # git database calls answer 409 "empty"
+        self.not_modified: list[Request] = []  # the conditional reads answered 304
 
     # ---- seeding and inspection ------------------------------------------------------------
     def add_token(self, token: str, login: str) -> None:
@@ -196,7 +211,10 @@ class GitHubFake(FakeServer):
                 repo, number, next(self._ids), body, user, created, updated_at or created
             )
             self._comments[comment.id] = comment
-            issue.updated_at = max(issue.updated_at, comment.updated_at)
+            if created_at is None:  # a comment made now, as through the API
+                self._touch(issue)
+            else:  # seeded history: the issue moves up to the comment's time, not past it
+                issue.updated_at = max(issue.updated_at, comment.updated_at)
             return comment
 
     def add_label(self, repo: str, name: str, color: str = "ededed", description: str = "") -> None:
@@ -318,7 +336,8 @@ class GitHubFake(FakeServer):
 
     def finish(self, req: Request, reply: Reply) -> None:
         self._roll_rate_window()
-        if reply.status != 401 and req.template != "/rate_limit" and self.rate_remaining > 0:
+        free = reply.status in (401, 304) or req.template == "/rate_limit"  # 304: GitHub's rule
+        if not free and self.rate_remaining > 0:
             self.rate_used += 1
         reply.headers.update(
             {
@@ -518,10 +537,13 @@ class GitHubFake(FakeServer):
             issue.state, issue.closed_at, issue.state_reason = "open", None, "reopened"
         elif "state_reason" in changes:
             issue.state_reason = changes["state_reason"]
-        issue.updated_at = now
+        self._touch(issue)
 
     def _touch(self, issue: Issue) -> None:
-        issue.updated_at = self.clock.now()
+        """A change moves updated_at forward, as on GitHub: at least one second past the
+        last, even on a frozen clock, so a conditional re-read (`If-Modified-Since`, whole
+        seconds) of an older copy never answers 304."""
+        issue.updated_at = max(self.clock.now(), _aware(issue.updated_at) + timedelta(seconds=1))
 
     # ---- misc endpoints --------------------------------------------------------------------
     @route("GET", "/rate_limit")
@@ -634,7 +656,18 @@ class GitHubFake(FakeServer):
 
     @route("GET", "/repos/{owner}/{repo}/issues/{number:int}")
     def get_issue(self, req: Request, owner: str, repo: str, number: str) -> Reply:
-        return Reply(200, self._issue_json(self._issue(owner, repo, number)))
+        """A conditional read as GitHub answers one: `If-Modified-Since` at or after the
+        issue's updated_at (whole seconds) is a 304 without a body, which GitHub does not
+        count against the rate limit; a 200 carries `Last-Modified`."""
+        issue = self._issue(owner, repo, number)
+        modified = _aware(issue.updated_at).replace(microsecond=0)
+        since = _http_date(req.headers.get("if-modified-since", ""))
+        if since is not None and since >= modified:
+            self.not_modified.append(req)  # benchmarks/bench_api.py tells these apart
+            return Reply(304)
+        return Reply(
+            200, self._issue_json(issue), {"last-modified": format_datetime(modified, True)}
+        )
 
     @route("PATCH", "/repos/{owner}/{repo}/issues/{number:int}")
     def update_issue(self, req: Request, owner: str, repo: str, number: str) -> Reply:

@@ -1,42 +1,54 @@
-"""GitHub adapter (PyGithub): the only module that talks to GitHub. Hands back plain models.
+"""GitHub adapter (requests): the only module that talks to GitHub. Hands back plain models.
 
-Quota matters, so two PyGithub habits are avoided on purpose:
-- reading `issue.pull_request` (or `raw_data`) on a listed issue that is not a pull request
-  makes PyGithub fetch the whole issue again; we read the listed JSON as it came;
-- the default retry re-sends POSTs on 5xx, which can duplicate a comment; ours retries a POST
-  only when GitHub refused it for a rate limit (nothing was created then).
-Every HTTP attempt, retries included, is counted.
+Every HTTP attempt, retries included, is counted. Retries are urllib3's `Retry` with GitHub's
+rules (github_wire.GitHubRetry): reads and idempotent writes are retried on 5xx; a POST only
+when GitHub refused it for a rate limit (nothing was created then), since a re-sent POST can
+duplicate a comment. Lists are read 100 a page, following the `Link` header.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from email.utils import format_datetime
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from github import Auth, Github, GithubException
-from pydantic import SecretStr
+import requests
+from requests.adapters import HTTPAdapter
 
 from ai_context.adapters.github_wire import (
     API_HEADERS,
+    SECONDARY_RATE_WAIT,
     CallCounter,
     GitHubConfigError,
     GitHubConflict,
     GitHubError,
     GitHubNotFound,
+    GitHubRetry,
     GitHubUnavailable,
-    _CountingRetry,
-    _raw,
+    HTTPFailure,
+    TokenAuth,
     _translated,
     comment_from_json,
+    failure_data,
     git_commit_from_json,
+    graphql_data,
+    graphql_url,
     issue_from_json,
+    response_json,
+    unmarked_secondary_limit,
     url_problem,
 )
 from ai_context.core.models import Comment, GitCommit, Issue
 
+if TYPE_CHECKING:
+    from pydantic import SecretStr
+
 DEFAULT_API_URL = "https://api.github.com"
+WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
 
 
 class GitHub:
@@ -64,26 +76,34 @@ class GitHub:
             raise GitHubConfigError(f"environment variable GITHUB_API_URL: {problem}")
         self.repository = repository
         self.counter = counter or CallCounter()
-        retry = _CountingRetry(
-            total=retries,
-            backoff_factor=backoff,
-            secondary_rate_wait=60,
-            max_rate_limit_wait=max_rate_limit_wait,
-            status_forcelist=[*range(500, 600), 429],
-            allowed_methods=frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}),
-        )
-        retry.counter = self.counter
-        self._gh = Github(
-            base_url=api_url.rstrip("/"),
-            auth=Auth.Token(token.get_secret_value()),
-            per_page=100,
-            timeout=int(timeout),
-            retry=retry,
-            seconds_between_requests=None,
-            seconds_between_writes=write_interval or None,
-            lazy=True,  # never fetch an object just to build a URL from it
-        )
-        self._repo = self._gh.get_repo(repository)
+        self._base = f"{api_url.rstrip('/')}/repos/{repository}"
+        self._graphql = graphql_url(api_url)
+        self._timeout = timeout
+        self._retries = retries
+        self._max_rate_limit_wait = max_rate_limit_wait
+        self._write_interval = write_interval
+        self._last_write = float("-inf")  # the first write goes at once
+        self._rate: tuple[int, int] | None = None
+        self._session = requests.Session()
+        self._session.headers.update({**API_HEADERS, "User-Agent": "ai-context"})
+        self._session.auth = TokenAuth(token.get_secret_value())
+
+        def policy(methods: frozenset[str]) -> GitHubRetry:
+            return GitHubRetry(
+                counter=self.counter,
+                total=retries,
+                backoff_factor=backoff,
+                max_rate_limit_wait=max_rate_limit_wait,
+                status_forcelist=range(500, 600),
+                allowed_methods=methods,
+                raise_on_status=False,  # the last answer comes back, to be translated
+            )
+
+        rest = HTTPAdapter(max_retries=policy(IDEMPOTENT))
+        for scheme in ("http://", "https://"):
+            self._session.mount(scheme, rest)
+        # A GraphQL query writes nothing: its POST is retried like a read.
+        self._session.mount(self._graphql, HTTPAdapter(max_retries=policy(IDEMPOTENT | {"POST"})))
 
     def __repr__(self) -> str:
         return f"GitHub(repository={self.repository!r}, token=***)"
@@ -106,14 +126,14 @@ class GitHub:
         if assignee is not None:
             filters["assignee"] = assignee
         if labels:
-            filters["labels"] = list(labels)
+            filters["labels"] = ",".join(labels)
         if sort is not None:
             filters.update(sort=sort, direction="desc")
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
             filters["since"] = _utc(since)
         found: list[Issue] = []
         with _translated("list issues"):
-            for raw in (_raw(i) for i in self._repo.get_issues(**filters)):
+            for raw in self._pages("/issues", filters):
                 if "pull_request" in raw:
                     continue
                 found.append(issue_from_json(raw, self.repository))
@@ -121,28 +141,48 @@ class GitHub:
                     break
         return found
 
-    def get_issue(self, number: int) -> Issue:
+    def get_issue(self, number: int, *, known: Issue | None = None) -> Issue:
+        """Issue NUMBER as GitHub has it now. With KNOWN (a copy of it, from a payload or a
+        listing) whose `updated_at` is set, the read is conditional (`If-Modified-Since`): a
+        `304 Not Modified` returns KNOWN and costs nothing against GitHub's primary rate limit
+        (counted apart, in `counter.not_modified`). GitHub may or may not honour the header on
+        this endpoint; a 200 is always a fresh issue, so the answer is right either way. The
+        header has one-second resolution, as `updated_at` has."""
+        headers = {}
+        if known is not None and known.number == number and known.updated_at is not None:
+            headers["If-Modified-Since"] = _http_date(known.updated_at)
         with _translated(f"read issue #{number}"):
-            return issue_from_json(self._request("GET", f"/issues/{number}"), self.repository)
+            response = self._send("GET", f"{self._base}/issues/{number}", headers=headers)
+            if response.status_code == 304 and known is not None:
+                self.counter.add(not_modified=1)
+                return known
+            return issue_from_json(response_json(response), self.repository)
 
     def list_comments(self, number: int) -> list[Comment]:
         with _translated(f"list comments of #{number}"):
-            comments = self._repo.get_issue(number).get_comments()  # get_issue is lazy: no GET
-            return [comment_from_json(_raw(c)) for c in comments]
+            return [comment_from_json(c) for c in self._pages(f"/issues/{number}/comments")]
 
     def list_repo_comments(self, since: datetime) -> list[Comment]:
         """Every comment of the repository updated at or after SINCE, 100 a page: one listing
         that settles the races of a whole run's new comments (jobs/settle.py)."""
         with _translated("list the repository's comments"):
-            comments = self._repo.get_issues_comments(since=_utc(since))
-            return [comment_from_json(_raw(c)) for c in comments]
+            pages = self._pages("/issues/comments", {"since": _utc(since)})
+            return [comment_from_json(c) for c in pages]
 
     @property
     def rate_limit(self) -> tuple[int, int] | None:
         """(remaining, limit) from the last response's headers; costs no call."""
-        # Github.rate_limiting would spend a GET /rate_limit when nothing was asked yet.
-        remaining, limit = self._gh.requester.rate_limiting
-        return None if limit < 0 else (remaining, limit)
+        return self._rate
+
+    def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """POST QUERY with VARIABLES to GitHub's GraphQL endpoint (`graphql_url`) and return
+        the answer's `data`. Counted like any call and retried like a read (a query writes
+        nothing). An answer carrying `errors` raises GitHubError with GraphQL's first
+        message; a `RATE_LIMITED` one raises GitHubUnavailable."""
+        payload = {"query": query, "variables": dict(variables)}
+        with _translated("query GitHub's GraphQL API"):
+            answer = response_json(self._send("POST", self._graphql, payload=payload))
+        return graphql_data(answer)
 
     # --- writes ---------------------------------------------------------------------------
 
@@ -174,7 +214,7 @@ class GitHub:
         with _translated(f"delete comment {comment_id}"):
             try:
                 self._request("DELETE", f"/issues/comments/{comment_id}")
-            except GithubException as exc:
+            except HTTPFailure as exc:
                 if exc.status != 404:  # already gone is what we wanted
                     raise
 
@@ -189,7 +229,7 @@ class GitHub:
         with _translated(f"unlabel #{number}"):
             try:
                 self._request("DELETE", f"/issues/{number}/labels/{quote(label, safe='')}")
-            except GithubException as exc:
+            except HTTPFailure as exc:
                 if exc.status != 404:  # already gone is what we wanted
                     raise
 
@@ -202,7 +242,7 @@ class GitHub:
         with _translated(f"read ref {ref}"):
             try:
                 data = self._request("GET", f"/git/ref/{_ref_path(ref)}")
-            except GithubException as exc:
+            except HTTPFailure as exc:
                 if exc.status in (404, 409):  # 409: the repository is empty
                     return None
                 raise
@@ -213,7 +253,7 @@ class GitHub:
         with _translated(f"list refs {prefix}"):
             try:
                 data = self._request("GET", f"/git/matching-refs/{_ref_path(prefix)}")
-            except GithubException as exc:
+            except HTTPFailure as exc:
                 if exc.status == 409:  # the repository is empty: no refs at all
                     return {}
                 raise
@@ -224,7 +264,7 @@ class GitHub:
         with _translated(f"create ref {ref}"):
             try:
                 self._request("POST", "/git/refs", {"ref": ref, "sha": sha})
-            except GithubException as exc:
+            except HTTPFailure as exc:
                 if exc.status == 422:
                     return False
                 raise
@@ -235,7 +275,7 @@ class GitHub:
         with _translated(f"update ref {ref}"):
             try:
                 self._request("PATCH", f"/git/refs/{_ref_path(ref)}", {"sha": sha, "force": force})
-            except GithubException as exc:
+            except HTTPFailure as exc:
                 if exc.status == 422:
                     return False
                 raise
@@ -246,7 +286,7 @@ class GitHub:
         with _translated(f"delete ref {ref}"):
             try:
                 self._request("DELETE", f"/git/refs/{_ref_path(ref)}")
-            except GithubException as exc:
+            except HTTPFailure as exc:
                 if exc.status in (404, 422):
                     return False
                 raise
@@ -274,10 +314,77 @@ class GitHub:
     # --- plumbing -------------------------------------------------------------------------
 
     def _request(self, verb: str, path: str, payload: dict[str, Any] | None = None) -> Any:
-        _, data = self._gh.requester.requestJsonAndCheck(
-            verb, f"{self._repo.url}{path}", input=payload
-        )
-        return data
+        """VERB the repository's PATH; the answer's JSON (None when it has no body)."""
+        return response_json(self._send(verb, f"{self._base}{path}", payload=payload))
+
+    def _pages(
+        self, path: str, params: Mapping[str, Any] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """The items of a list, 100 a page, following the `Link: rel="next"` URL (which
+        carries the query) until there is none or the caller stops."""
+        url: str | None = f"{self._base}{path}"
+        query: dict[str, Any] | None = {**(params or {}), "per_page": 100}
+        while url:
+            response = self._send("GET", url, params=query)
+            yield from response_json(response) or ()
+            url, query = response.links.get("next", {}).get("url"), None
+
+    def _send(
+        self,
+        verb: str,
+        url: str,
+        *,
+        payload: dict[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        """One counted request (urllib3 retries it, counting each retry); writes are spaced
+        `write_interval` seconds apart, as GitHub asks of integrations. An answer of 400 or
+        more raises HTTPFailure, for `_translated` to explain."""
+        response = self._attempt(verb, url, payload, params, headers)
+        if self._retries and unmarked_secondary_limit(response, self._max_rate_limit_wait):
+            # GitHub: a secondary rate limit without retry-after or a spent quota asks for at
+            # least a minute. urllib3 cannot see it (only the body says so): wait here, once.
+            time.sleep(SECONDARY_RATE_WAIT)
+            self.counter.add(retries=1)
+            response = self._attempt(verb, url, payload, params, headers)
+        if response.status_code >= 400:
+            retryable = verb in IDEMPOTENT or url == self._graphql
+            raise HTTPFailure(
+                response.status_code,
+                failure_data(response),
+                response.headers,
+                retried=bool(self._retries) and retryable,
+            )
+        return response
+
+    def _attempt(
+        self,
+        verb: str,
+        url: str,
+        payload: dict[str, Any] | None,
+        params: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+    ) -> requests.Response:
+        if verb in WRITES and url != self._graphql:
+            wait = self._last_write + self._write_interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        self.counter.add(calls=1)
+        try:
+            response = self._session.request(
+                verb, url, json=payload, params=params, headers=headers, timeout=self._timeout
+            )
+        finally:
+            if verb in WRITES:
+                self._last_write = time.monotonic()
+        self._note_rate(response.headers)
+        return response
+
+    def _note_rate(self, headers: Mapping[str, str]) -> None:
+        remaining, limit = headers.get("x-ratelimit-remaining"), headers.get("x-ratelimit-limit")
+        if remaining and limit and remaining.isdigit() and limit.isdigit():
+            self._rate = (int(remaining), int(limit))
 
 
 def _ref_path(ref: str) -> str:
@@ -297,11 +404,19 @@ __all__ = [
     "GitHubUnavailable",
     "comment_from_json",
     "git_commit_from_json",
+    "graphql_url",
     "issue_from_json",
     "url_problem",
 ]
 
 
-def _utc(when: datetime) -> datetime:
-    """WHEN in UTC (naive means UTC): PyGithub writes `since` with a literal Z."""
-    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+def _utc(when: datetime) -> str:
+    """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
+    utc = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _http_date(when: datetime) -> str:
+    """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
+    utc = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+    return format_datetime(utc, usegmt=True)

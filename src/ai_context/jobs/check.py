@@ -80,7 +80,9 @@ def _current(ctx: RunContext) -> list[Issue]:
     """The run's tasks as GitHub has them now. An event's payload is a snapshot: a re-run,
     or a run racing a second quick edit, carries the comment count and labels of back then
     (`comments: 0` would create a second sticky comment, old labels would be added again),
-    so each issue taken from the payload is read once more."""
+    so each issue taken from the payload is read once more. The re-read is conditional on
+    the payload's updated_at: GitHub's 304 (nothing changed since) returns the payload's
+    issue and costs nothing against the rate limit."""
     from_payload = {issue.number for issue in ctx.route.issues}
     current = []
     for issue in ctx.issues():
@@ -88,7 +90,7 @@ def _current(ctx: RunContext) -> list[Issue]:
             current.append(issue)
             continue
         try:
-            current.append(ctx.github.get_issue(issue.number))
+            current.append(ctx.github.get_issue(issue.number, known=issue))
         except GitHubNotFound:
             ctx.workflow.log(f"ai-context: #{issue.number} no longer exists; skipped")
     return current

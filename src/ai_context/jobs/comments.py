@@ -12,10 +12,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from ai_context.adapters import github_graphql
 from ai_context.adapters.github import GitHubNotFound, GitHubUnavailable
-from ai_context.core.block import Block, find, format_timestamp
+from ai_context.core.block import find
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
+from ai_context.jobs.mention import plan_mention
 from ai_context.jobs.settle import Created, head, ours, settle, settle_all
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body
 from ai_context.rules.memory import Known, plan_known
@@ -128,24 +130,72 @@ def plan_check(
     only: the labels speak of the block and the task (a duplicate ClickUp field does not make
     the block invalid).
     """
+    found = assess(
+        issue,
+        now=now,
+        config=config,
+        extra_findings=extra_findings,
+        tasks=tasks,
+        thorough=thorough,
+        known=known,
+    )
+    listed = comments(issue.number) if found.read else None
+    return finish(found, listed, bot_login=bot_login, tasks=tasks)
+
+
+@dataclass
+class Assessed:
+    """plan_check's first half: an issue's findings, and whether its comments must be read
+    (READ), so a run can read the comments of all its issues at once (read_many)."""
+
+    issue: Issue
+    result: CheckResult
+    verdict: Verdict | None
+    extra: tuple[Finding, ...]
+    known: Known | None
+    read: bool
+
+
+def assess(
+    issue: Issue,
+    *,
+    now: datetime,
+    config: CheckConfig,
+    extra_findings: ExtraFindings | None = None,
+    tasks: TaskRules | None = None,
+    thorough: bool = False,
+    known: Known | None = None,
+) -> Assessed:
     result = task_findings(issue, now, config)
     verdict = tasks(issue, result, None) if tasks and result.block is not None else None
-    findings = _merge(result, verdict)
     extra: tuple[Finding, ...] = ()
     if extra_findings is not None and result.block is not None:
         extra = tuple(extra_findings(issue, result))
-    shown = _by_line([*findings, *extra])
-    listed: list[Comment] | None = None
-    memory: dict[str, Any] | None = None
+    shown = _by_line([*_merge(result, verdict), *extra])
     if known is not None and verdict is not None and (verdict.mention or verdict.state()):
         known = None  # the comment carries memory (evidence, a mention): read it
-    if known is None and needs_comments(issue, shown, thorough=thorough):
-        listed = comments(issue.number)
+    read = known is None and needs_comments(issue, shown, thorough=thorough)
+    return Assessed(issue, result, verdict, extra, known, read)
+
+
+def finish(
+    found: Assessed,
+    listed: list[Comment] | None,
+    *,
+    bot_login: str,
+    tasks: TaskRules | None = None,
+) -> IssueCheck:
+    """plan_check's second half: the writes, given the comments LISTED (None: not read)."""
+    issue, result, verdict, known = found.issue, found.result, found.verdict, found.known
+    findings = _merge(result, verdict)
+    shown = _by_line([*findings, *found.extra])
+    memory: dict[str, Any] | None = None
+    if listed is not None:
         memory = read_state(getattr(sticky_comment(listed, bot_login), "body", None))
         if tasks and result.block is not None and memory:
             verdict = tasks(issue, result, memory)
             findings = _merge(result, verdict)
-            shown = _by_line([*findings, *extra])
+            shown = _by_line([*findings, *found.extra])
     ops = plan_labels(issue, findings)
     if known is not None:
         ops = plan_known(issue.number, shown, known) + ops
@@ -179,55 +229,6 @@ def _merge(result: CheckResult, verdict: Verdict | None) -> tuple[Finding, ...]:
     return _by_line([f for f in result.findings if f.code not in drop] + list(verdict.findings))
 
 
-def mention_note(login: str) -> str:
-    """The one mention of a stale task's owner. Its text never changes while the task stays
-    stale, so the comment is not re-edited for it and GitHub does not notify again; it leaves
-    when the task is fresh, and comes back (one new notification) if it goes stale again."""
-    return f"@{login}: this task looks stale (see above). Nudge its Active actor or hand it off."
-
-
-MENTION_MARKER = "<!-- ai-context:mention "
-MENTIONED = "mentioned"  # the sticky comment's memory of the episode its owner was told of
-
-
-def plan_mention(
-    number: int,
-    *,
-    block: Block | None,
-    verdict: Verdict | None,
-    listed: Sequence[Comment],
-    memory: Mapping[str, Any] | None,
-    bot_login: str,
-) -> tuple[tuple[str, ...], dict[str, Any] | None, list[Op]]:
-    """The sticky comment's notes and memory, and the comment that tells a stale task's owner.
-
-    GitHub may not notify a mention added by editing a comment, so the owner is told in a
-    newly created comment once per staleness episode (the owner and the block's Last updated):
-    by the sticky comment itself when this run creates it, else by a short comment of its own,
-    found again by its marker. The sticky comment remembers the episode, so neither is
-    repeated while the task stays stale; a refreshed block that goes stale again is a new one.
-    """
-    state = verdict.state() if verdict else None
-    if verdict is None or not verdict.mention or block is None:
-        return (), state, []
-    login = verdict.mention
-    stamp = format_timestamp(block.last_updated) if block.last_updated else "never"
-    episode = f"{login} {stamp}"
-    state = {**(state or {}), MENTIONED: episode}
-    notes = (mention_note(login),)
-    head = f"{MENTION_MARKER}{episode} -->"
-    told = (memory or {}).get(MENTIONED) == episode or any(
-        c.author.lower() == bot_login.lower() and c.body.startswith(head) for c in listed
-    )
-    if told or sticky_comment(listed, bot_login) is None:  # a created comment notifies
-        return notes, state, []
-    body = (
-        f"{head}\n@{login}: task #{number} looks stale (no update since {stamp}); see the "
-        "ai-context comment above. Nudge its Active actor or hand it off."
-    )
-    return notes, state, [Op(kind="create_comment", issue=number, body=body)]
-
-
 def run_check(
     issues: Sequence[Issue],
     writer: IssueWriter,
@@ -243,32 +244,38 @@ def run_check(
     remembered: Mapping[int, Known] | None = None,
 ) -> CheckReport:
     """Plan and apply each issue's writes. REMEMBERED is the run state (a full scan's): an
-    entry the listing agrees with saves the comment read. A full scan (not THOROUGH) settles
-    the races of its new comments at the end, from one listing (jobs/settle.py); a run about
-    one issue lists that issue's comments after creating one, at once."""
+    entry the listing agrees with saves the comment read; the comments still due a read are
+    read together before any write (read_many: one GraphQL query per 100 issues). A full
+    scan (not THOROUGH) settles the races of its new comments at the end, from one listing
+    (jobs/settle.py); a run about one issue lists that issue's comments after creating one,
+    at once."""
     report = CheckReport([])
     started = datetime.now(UTC)
     deferred: list[Created] | None = None if thorough or dry_run else []
-    for issue in issues:
-        known = (remembered or {}).get(issue.number)
-        kwargs: dict[str, Any] = dict(
-            now=now,
-            config=config,
-            bot_login=bot_login,
-            comments=lambda number: read_comments(writer, number),
-            extra_findings=extra_findings,
-            tasks=tasks,
-            thorough=thorough,
+    kwargs: dict[str, Any] = dict(
+        now=now, config=config, extra_findings=extra_findings, tasks=tasks, thorough=thorough
+    )
+    assessed = [
+        assess(
+            issue, known=_usable((remembered or {}).get(issue.number), issue, thorough), **kwargs
         )
-        usable = known if known is not None and known.usable(issue) and not thorough else None
-        planned = plan_check(issue, known=usable, **kwargs)
+        for issue in issues
+    ]
+    listings = read_many(writer, [found.issue.number for found in assessed if found.read], log)
+    for found in assessed:
+        issue = found.issue
+        listed = listings[issue.number] if found.read else None
+        planned = finish(found, listed, bot_login=bot_login, tasks=tasks)
         try:
             _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
         except GitHubNotFound:
             if planned.known is None:
                 raise
             log(f"ai-context: the comment remembered on #{issue.number} is gone; reading")
-            planned = plan_check(issue, **kwargs)  # the state was wrong: read, as without it
+            # the state was wrong: read, as without it
+            planned = plan_check(
+                issue, bot_login=bot_login, comments=lambda n: read_comments(writer, n), **kwargs
+            )
             _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
         report.checks.append(planned)
         report.stats.update(op.kind for op in planned.ops)
@@ -334,6 +341,27 @@ def apply(
     else:
         writer.remove_label(op.issue, op.labels[0])
     return None
+
+
+def _usable(known: Known | None, issue: Issue, thorough: bool) -> Known | None:
+    """The run state's entry when the listing agrees with it (a thorough run reads anyway)."""
+    return known if known is not None and known.usable(issue) and not thorough else None
+
+
+def read_many(
+    writer: IssueWriter, numbers: Sequence[int], log: Callable[[str], None]
+) -> dict[int, list[Comment]]:
+    """The comments of issues NUMBERS: one GraphQL query per 100 issues when two or more are
+    due and the writer speaks GraphQL (one REST listing costs as much as one query), else one
+    REST listing each. An issue the query could not answer whole (more than 100 comments, a
+    part missing or null, a failed query) is read by REST, as without the query: one log line
+    for each failure, never a guess (adapters/github_graphql.py)."""
+    if len(numbers) < 2 or not isinstance(writer, github_graphql.GraphQLClient):
+        return {number: read_comments(writer, number) for number in numbers}
+    got = github_graphql.read_comments(writer, numbers)
+    for problem in got.problems:
+        log(f"ai-context: {problem}; reading those issues' comments one by one")
+    return {**got.comments, **{number: read_comments(writer, number) for number in got.unread}}
 
 
 def read_comments(writer: IssueWriter, number: int) -> list[Comment]:

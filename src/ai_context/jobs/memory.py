@@ -93,6 +93,8 @@ def save(
         open_issues.append(created)  # the digest job of this run finds it
         log(f"created the digest issue #{created.number} to hold the run state")
         return
-    fresh = github.get_issue(found.number)  # a human may have edited the text around it
+    # A human may have edited the text around it since the listing: a conditional re-read
+    # (304, free of rate limit, when nothing changed; the fresh issue when something did).
+    fresh = github.get_issue(found.number, known=found)
     github.update_issue_body(found.number, replace_line(fresh.body, line))
     log(f"run state: {len(tasks)} task(s) remembered on #{found.number}")

@@ -1,0 +1,167 @@
+"""Many issues' comments in one GitHub GraphQL query (issue 14): the query text, and the answer
+turned into the same `Comment` models the REST listing gives (github_wire.comment_from_json).
+
+Why: a full scan with no run state reads the comments of each task with findings that has
+any, to be sure none of them is our sticky comment (never a duplicate). By REST that is one
+listing an issue (17 calls at 1,000 tasks, 167 at 10,000); one query reads the first 100
+comments of up to 100 issues, and it is charged to GraphQL's own budget, not REST's.
+
+Never a guess: an issue with more comments than the first page, or whose part of the answer
+is missing, null or malformed, comes back unread, and so does every issue of a query that
+failed; the caller reads those by REST, as without this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from ai_context.adapters.github_wire import GitHubError
+from ai_context.core.models import Comment
+
+BATCH = 100  # issues a query: 100 x 100 comments stays far below GitHub's 500,000-node limit
+GHOST = "ghost"  # REST's login for a deleted account, whose comments GraphQL gives no author
+BOT_SUFFIX = "[bot]"
+
+FRAGMENT = """
+fragment IssueComments on Issue {
+  comments(first: 100) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    nodes { fullDatabaseId body createdAt updatedAt url author { __typename login } }
+  }
+}
+"""
+
+
+@runtime_checkable
+class GraphQLClient(Protocol):
+    """What the batch read needs: adapters.github.GitHub provides it."""
+
+    repository: str
+
+    def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+@dataclass
+class CommentsRead:
+    """What the queries read: COMMENTS of the issues read whole; UNREAD, the issues to read by
+    REST; PROBLEMS, one line for each query or answer that failed."""
+
+    comments: dict[int, list[Comment]] = field(default_factory=dict)
+    unread: list[int] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def comments_query(numbers: Sequence[int]) -> str:
+    """One query for the comments of issues NUMBERS, one alias each (`i42: issue(number: 42)`).
+
+    `fullDatabaseId` (BigInt, sent as a string) and not `databaseId`: comment ids passed
+    2**31 on github.com, beyond GraphQL's Int, and the REST writes need the whole id."""
+    aliases = "".join(
+        f"    i{int(n)}: issue(number: {int(n)}) {{ ...IssueComments }}\n" for n in numbers
+    )
+    return (
+        "query IssueComments($owner: String!, $name: String!) {\n"
+        "  repository(owner: $owner, name: $name) {\n"
+        f"{aliases}  }}\n}}\n{FRAGMENT}"
+    )
+
+
+def read_comments(client: GraphQLClient, numbers: Sequence[int]) -> CommentsRead:
+    """The comments of issues NUMBERS, one query per BATCH of them."""
+    owner, name = client.repository.split("/", 1)
+    out = CommentsRead()
+    for start in range(0, len(numbers), BATCH):
+        chunk = list(numbers[start : start + BATCH])
+        try:
+            data = client.graphql(comments_query(chunk), {"owner": owner, "name": name})
+        except GitHubError as exc:
+            out.unread += chunk
+            out.problems.append(f"the GraphQL read of {len(chunk)} issues' comments failed ({exc})")
+            continue
+        read, unread, broken = parse_comments(data, chunk)
+        out.comments.update(read)
+        out.unread += unread + broken
+        if broken:
+            shown = ", ".join(f"#{n}" for n in broken)
+            out.problems.append(f"the GraphQL answer lacked the comments of {shown}")
+    return out
+
+
+def parse_comments(
+    data: Any, numbers: Sequence[int]
+) -> tuple[dict[int, list[Comment]], list[int], list[int]]:
+    """A query's `data` -> (issue -> its comments, the issues with more than one page, the
+    issues whose part is missing, null or malformed)."""
+    repository = data.get("repository") if isinstance(data, dict) else None
+    read: dict[int, list[Comment]] = {}
+    paged: list[int] = []
+    broken: list[int] = []
+    for number in numbers:
+        node = repository.get(f"i{number}") if isinstance(repository, dict) else None
+        try:
+            comments = issue_comments(node, number)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            broken.append(number)
+            continue
+        if comments is None:
+            paged.append(number)
+        else:
+            read[number] = comments
+    return read, paged, broken
+
+
+def issue_comments(node: Any, number: int) -> list[Comment] | None:
+    """One issue's comments from its alias; None when they go on past the first page. Raises
+    (KeyError, TypeError, ValueError) on a part that is missing, null or not as asked."""
+    connection = node["comments"]
+    if connection["pageInfo"]["hasNextPage"] is not False:
+        return None
+    nodes = connection["nodes"]
+    if not isinstance(nodes, list) or int(connection["totalCount"]) != len(nodes):
+        raise ValueError(f"#{number}: {connection['totalCount']} comments, {len(nodes)} given")
+    return [comment_from_node(item, number) for item in nodes]
+
+
+def comment_from_node(node: Mapping[str, Any], number: int) -> Comment:
+    """One IssueComment node -> the Comment the REST listing gives for it."""
+    return Comment(
+        id=_whole_id(node["fullDatabaseId"]),
+        body=str(node["body"]),
+        author=author_login(node["author"]),
+        created_at=_time(node["createdAt"]),
+        updated_at=_time(node["updatedAt"]),
+        html_url=str(node["url"]),
+        issue_number=number,
+    )
+
+
+def author_login(author: Mapping[str, Any] | None) -> str:
+    """The login as REST spells it, so our comment is recognised by author and marker
+    (rules/sticky.py `is_sticky`, jobs/settle.py `ours`) as after a REST read.
+
+    GraphQL gives a bot's login without the `[bot]` suffix REST shows (`github-actions`,
+    `__typename` Bot, for REST's `github-actions[bot]`): the suffix is added to a Bot's login
+    that lacks it and left alone on one that has it, so matching holds whichever way GitHub
+    spells it. A deleted account has no author in GraphQL and is `ghost` in REST."""
+    if author is None:
+        return GHOST
+    login = str(author["login"])
+    if author.get("__typename") == "Bot" and not login.endswith(BOT_SUFFIX):
+        return login + BOT_SUFFIX
+    return login
+
+
+def _whole_id(value: Any) -> int:
+    """A BigInt id (a string of digits, or a number); ValueError on anything else."""
+    text = str(value)
+    if isinstance(value, bool) or not text.isdigit() or not text.isascii():
+        raise ValueError(f"not a comment id: {value!r}")
+    return int(text)
+
+
+def _time(value: Any) -> datetime:
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))

@@ -1,0 +1,62 @@
+"""The one mention of a stale task's owner (issue 9): the note in the sticky comment, and the
+short comment that tells the owner when the sticky comment already existed. Planned with the
+sticky comment (jobs/comments.py); kept apart so each module reads as one concern."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ai_context.core.block import Block, format_timestamp
+from ai_context.core.models import Comment
+from ai_context.rules.stale import Verdict
+from ai_context.rules.sticky import Op, sticky_comment
+
+
+def mention_note(login: str) -> str:
+    """The one mention of a stale task's owner. Its text never changes while the task stays
+    stale, so the comment is not re-edited for it and GitHub does not notify again; it leaves
+    when the task is fresh, and comes back (one new notification) if it goes stale again."""
+    return f"@{login}: this task looks stale (see above). Nudge its Active actor or hand it off."
+
+
+MENTION_MARKER = "<!-- ai-context:mention "
+MENTIONED = "mentioned"  # the sticky comment's memory of the episode its owner was told of
+
+
+def plan_mention(
+    number: int,
+    *,
+    block: Block | None,
+    verdict: Verdict | None,
+    listed: Sequence[Comment],
+    memory: Mapping[str, Any] | None,
+    bot_login: str,
+) -> tuple[tuple[str, ...], dict[str, Any] | None, list[Op]]:
+    """The sticky comment's notes and memory, and the comment that tells a stale task's owner.
+
+    GitHub may not notify a mention added by editing a comment, so the owner is told in a
+    newly created comment once per staleness episode (the owner and the block's Last updated):
+    by the sticky comment itself when this run creates it, else by a short comment of its own,
+    found again by its marker. The sticky comment remembers the episode, so neither is
+    repeated while the task stays stale; a refreshed block that goes stale again is a new one.
+    """
+    state = verdict.state() if verdict else None
+    if verdict is None or not verdict.mention or block is None:
+        return (), state, []
+    login = verdict.mention
+    stamp = format_timestamp(block.last_updated) if block.last_updated else "never"
+    episode = f"{login} {stamp}"
+    state = {**(state or {}), MENTIONED: episode}
+    notes = (mention_note(login),)
+    head = f"{MENTION_MARKER}{episode} -->"
+    told = (memory or {}).get(MENTIONED) == episode or any(
+        c.author.lower() == bot_login.lower() and c.body.startswith(head) for c in listed
+    )
+    if told or sticky_comment(listed, bot_login) is None:  # a created comment notifies
+        return notes, state, []
+    body = (
+        f"{head}\n@{login}: task #{number} looks stale (no update since {stamp}); see the "
+        "ai-context comment above. Nudge its Active actor or hand it off."
+    )
+    return notes, state, [Op(kind="create_comment", issue=number, body=body)]
