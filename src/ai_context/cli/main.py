@@ -337,15 +337,21 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+_OUTPUT_CHUNK = 256  # finding lines written at once (about 30 KB)
+
+
 def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     """Every input is read first (one error naming each unreadable one, before any output),
-    then checked and reported one at a time: only the counts outlive a file's check, so 2,000
-    files cost no more memory (or garbage collection) than one."""
+    then checked and reported one at a time: only the counts and up to _OUTPUT_CHUNK lines of
+    pending output outlive a file's check, so 2,000 files cost no more memory (or garbage
+    collection) than one. Output goes out in chunks: with PYTHONUNBUFFERED (set in
+    containers) each write is a system call, and a line each was a tenth of a 2,000-file run."""
     config, path = _file_config(args)
     now = args.now or datetime.now(UTC)  # stale and future checks always run
     as_json = args.format == "json"
     rows: list[dict[str, Any]] = []
     files = errors = warnings = 0
+    pending: list[str] = []
     for name, text in _read_inputs(args.paths, stdin):
         result = check_body(text, now=now, config=config)
         files += 1
@@ -355,7 +361,11 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             errors += f.severity == "error"
             warnings += f.severity == "warning"
             if not as_json:
-                out.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
+                pending.append(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
+        if len(pending) >= _OUTPUT_CHUNK:
+            out.write("".join(pending))
+            pending.clear()
+    out.write("".join(pending))
     failed = errors > 0
     if as_json:
         import json  # noqa: PLC0415 - start-up: only for --format json
@@ -388,6 +398,15 @@ def report_error(exc: AIContextError, as_json: bool, out: TextIO, err: TextIO) -
     return code
 
 
+def _freeze_imports() -> None:
+    """The command's modules are imported and live as long as the process: the garbage
+    collector need not walk them again, in each full collection nor in the one at exit (about
+    5 ms of a `validate`, a tenth of its start-up). `gc.freeze` is made for exactly this."""
+    import gc  # noqa: PLC0415
+
+    gc.freeze()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(args_list)
@@ -396,6 +415,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if first is None and VERSION_ONLY in args_list and not {"-h", "--help"} & set(args_list):
             first = VERSION_ONLY
         parser = build_parser(first)
+        if argv is None:  # a process of its own (not a test calling main)
+            _freeze_imports()
         args = parser.parse_args(args_list)
         if not getattr(args, "handler", None):
             parser.print_help(sys.stderr)  # a bare `ai-context`: help, never the Action
