@@ -14,6 +14,7 @@ from ai_context.core.durations import format_duration
 from ai_context.core.findings import Finding
 from ai_context.core.phases import FINISHED_STEPS, is_terminal, mentions_review
 
+_OPEN_STEPS = frozenset({"pending", "in progress", None})  # a step left open (None: unmarked)
 REQUIRED_DEFAULT = ("actor", "phase", "last_updated", "plan", "files_touched", "next_step")
 
 
@@ -134,10 +135,10 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
                 hint="Write '(chunk N of M)' with 1 <= N <= M.",
             )
         )
-    statuses = [step.status for step in block.plan]
+    statuses = {step.status for step in block.plan}
     if (
         block.plan
-        and all(s in FINISHED_STEPS for s in statuses)
+        and statuses <= FINISHED_STEPS
         and block.phase is not None
         and not is_terminal(block.phase)
         and not mentions_review(block.phase)  # all steps done is what review looks like
@@ -151,7 +152,7 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
                 hint="Set Phase to done (or add the remaining steps to the plan).",
             )
         )
-    if any(s in ("pending", "in progress", None) for s in statuses) and not block.next_step:
+    if not statuses.isdisjoint(_OPEN_STEPS) and not block.next_step:
         out.append(
             Finding(
                 code="AIC306",
@@ -161,8 +162,7 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
                 hint="Say what the next session should do first.",
             )
         )
-    numbers = [step.number for step in block.plan]
-    if len(set(numbers)) != len(numbers):
+    if len({step.number for step in block.plan}) != len(block.plan):
         out.append(
             Finding(
                 code="AIC308",

@@ -101,18 +101,25 @@ class Block:
         # Field by field in declaration order (the first problem is the one reported), then
         # the rules across fields.
         put = object.__setattr__
-        put(self, "actor", _actor(self.actor))
-        put(self, "actor_description", _single_line("actor_description", self.actor_description))
-        put(self, "phase", _single_line("phase", self.phase))
+        if self.actor is not None:
+            put(self, "actor", _actor(self.actor))
+        if self.actor_description is not None:
+            put(
+                self, "actor_description", _single_line("actor_description", self.actor_description)
+            )
+        if self.phase is not None:
+            put(self, "phase", _single_line("phase", self.phase))
         if self.chunk is not None:
             put(self, "chunk", _chunk(self.chunk))
         if self.last_updated is not None:
             put(self, "last_updated", _utc(self.last_updated))
         put(self, "plan", _steps(self.plan))
-        put(self, "files_touched", _single_line("files_touched", self.files_touched))
+        if self.files_touched is not None:
+            put(self, "files_touched", _single_line("files_touched", self.files_touched))
         put(self, "decisions", _items("decisions", self.decisions))
         put(self, "blockers", _items("blockers", self.blockers))
-        put(self, "next_step", _single_line("next_step", self.next_step))
+        if self.next_step is not None:
+            put(self, "next_step", _single_line("next_step", self.next_step))
         put(self, "extra", _extra(self.extra))
         _across(self)
 
