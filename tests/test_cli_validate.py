@@ -246,3 +246,15 @@ def test_version_alone_registers_no_command(tmp_path: Path) -> None:
     groups = {"ai_context.cli.agent", "ai_context.cli.digest", "ai_context.cli.git"}
     assert "ai_context.cli.main" in modules and not groups & modules
     assert heavy(modules) == []
+
+
+def test_help_is_as_wide_as_columns_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our help formatter finds the width as shutil does (without importing it)."""
+    from ai_context.cli.main import build_parser
+
+    monkeypatch.setenv("COLUMNS", "50")
+    narrow = build_parser("validate").format_help()
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = build_parser("validate").format_help()
+    assert max(len(line) for line in narrow.splitlines()) <= 48
+    assert max(len(line) for line in wide.splitlines()) > 48

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
@@ -237,6 +238,32 @@ def open_github(
     from ai_context.adapters.github import GitHub  # noqa: PLC0415
 
     return GitHub(SecretStr(token), repository, api_url=github_api_url(env), write_interval=0)
+
+
+# --- help ------------------------------------------------------------------------------------
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, its width found as shutil.get_terminal_size finds it but without
+    importing shutil (and bz2, lzma): argparse builds one for every add_argument call, so
+    every command paid for that import at start-up."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24) -> None:
+        super().__init__(prog, indent_increment, max_help_position, terminal_columns() - 2)
+
+
+def terminal_columns() -> int:
+    """shutil.get_terminal_size().columns: COLUMNS when set, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 # --- input ------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from ai_context.cli.common import (
     ENVIRONMENT_HELP,
+    HelpFormatter,
     add_format,
     block_json,
     duration_arg,
@@ -40,38 +41,16 @@ _timestamp, _duration = timestamp_arg, duration_arg
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is a `UsageError` (exit 2 through `main`, JSON with
     `--format json`) instead of a `sys.exit` from deep inside the parser. Its help formatter
-    (every command's, as subparsers are Parsers too) is _Formatter."""
+    (every command's, as subparsers are Parsers too) is common.HelpFormatter."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         command = self.prog.removeprefix("ai-context").strip()
         raise UsageError(f"{command}: {message}" if command else message)
-
-
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter, its width found as shutil.get_terminal_size finds it but without
-    importing shutil (and bz2, lzma): argparse builds one for every add_argument call, so
-    every command paid for that import at start-up."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24) -> None:
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2)
-
-
-def _columns() -> int:
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
