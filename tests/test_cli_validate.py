@@ -258,3 +258,26 @@ def test_help_is_as_wide_as_columns_says(monkeypatch: pytest.MonkeyPatch) -> Non
     wide = build_parser("validate").format_help()
     assert max(len(line) for line in narrow.splitlines()) <= 48
     assert max(len(line) for line in wide.splitlines()) > 48
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`ai-context validate ... | head -1`: the pipe closes under a long output; the process
+    ends quietly with SIGPIPE's status instead of a BrokenPipeError traceback."""
+    body = "## AI Context\n- **Active actor:** cc-x\n- **Phase:** planning\n"
+    paths = []
+    for i in range(1500):  # about 400 KB of findings: far more than a pipe holds
+        path = tmp_path / f"{i}.md"
+        path.write_text(body, encoding="utf-8")
+        paths.append(str(path))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ai_context", "validate", *paths],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()
+    error = process.stderr.read()
+    assert process.wait(timeout=60) == 141
+    assert b"AIC201" in first
+    assert b"Traceback" not in error and b"BrokenPipe" not in error

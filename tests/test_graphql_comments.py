@@ -180,7 +180,7 @@ def test_an_answer_splits_into_read_paged_and_broken() -> None:
 
 
 def at(address: str) -> re.Pattern[str]:
-    """ADDRESS, with or without the default port (PyGithub writes `:443` into its URLs)."""
+    """ADDRESS, with or without the default port (some clients write `:443` into their URLs)."""
     scheme, rest = address.split("://", 1)
     host, _, path = rest.partition("/")
     return re.compile(rf"{scheme}://{re.escape(host)}(:443)?/{re.escape(path)}(\?.*)?$")

@@ -56,7 +56,7 @@ def test_a_full_scan_lists_the_repository_comments_once_instead_of_once_per_crea
     assert gh.count("GET", COMMENTS) == 0  # no listing after each creation ...
     [listing] = [r for r in gh.requests if r.template == REPO_COMMENTS]  # ... one at the end
     since = listing.arg("since")
-    assert since is not None and since.endswith("Z")  # UTC, as PyGithub writes it
+    assert since is not None and since.endswith("Z")  # UTC, written with a Z
     assert parse_iso(since) <= T0 - timedelta(minutes=10)
     # calls: the issue page, per broken issue a comment and its labels, the one listing,
     # the digest issue created to carry the run state. Per-creation listings would add 3.

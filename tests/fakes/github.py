@@ -1,6 +1,6 @@
 """Loopback stand-in for the parts of the GitHub REST API v3 that ai-context uses.
 
-Shapes follow the real payloads (see tests/samples/github/) closely enough for PyGithub
+Shapes follow the real payloads (see tests/samples/github/) closely enough for a GitHub client
 2.x to parse them: issues and pull requests (PRs appear in the issue list with a
 `pull_request` key), comments, labels, the rate limit, and the git database (blobs, trees,
 commits, refs) that leases are built on. Error bodies are GitHub's

@@ -4,7 +4,7 @@ resolvers that turn those flags (and their environment fallbacks) into values.
 Every command registers `--repo`, ISSUE, `--actor` and `--format` through these functions, so
 they read and fail the same way everywhere (twine's `Settings` style). Errors are the kinds of
 core/errors.py; cli/main.py maps them to a message and an exit code, in one place.
-Kept light: building the parser must not import PyGithub, requests or jinja2.
+Kept light: building the parser must not import requests, pydantic or jinja2.
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def github_token(env: Mapping[str, str], names: Sequence[str] = TOKEN_ENVS) -> s
 def open_github(
     repository: str, env: Mapping[str, str], *, token_names: Sequence[str] = TOKEN_ENVS
 ) -> GitHub:
-    """The GitHub client for a command (PyGithub is imported only here, when a command runs)."""
+    """The GitHub client for a command (requests is imported only here, when a command runs)."""
     token = github_token(env, token_names)
     from pydantic import SecretStr  # noqa: PLC0415
 

@@ -65,7 +65,7 @@ def add_lease_commands(sub: Any) -> None:
 
 
 def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    # PyGithub takes a quarter of a second to import: only the lease commands pay for it.
+    # The lease commands import the GitHub client and the git plumbing only when they run.
     from ai_context.jobs.lease import check_ttl, issue_check, lease_settings  # noqa: PLC0415
 
     del stdin

@@ -1,5 +1,5 @@
-"""The `ai-context` command: the parser, lazy command groups (`report` is cli/report.py),
-`validate`, and the one place that maps errors to exit codes and messages (`main`).
+"""The `ai-context` command: the parser, lazy command groups (`validate` is cli/validate.py,
+`report` cli/report.py), and the one place that maps errors to exit codes and messages (`main`).
 
 Exit codes are core/errors.py's `Exit`: 0 done; 1 findings at or above the fail threshold (for
 `validate`: errors); 2 bad configuration or usage; 3 an outside service failed; 4 conflict or
@@ -13,29 +13,13 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
-from ai_context.cli.common import (
-    ENVIRONMENT_HELP,
-    HelpFormatter,
-    add_format,
-    block_json,
-    duration_arg,
-    read_file,
-    read_stream,
-    timestamp_arg,
-)
-from ai_context.core.errors import AIContextError, ConfigError, Exit, UsageError
-from ai_context.rules.checks import CheckConfig, CheckResult, check_body
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from ai_context.cli import validate as validate_command
+from ai_context.cli.common import ENVIRONMENT_HELP, HelpFormatter, duration_arg, timestamp_arg
+from ai_context.core.errors import AIContextError, Exit, UsageError
 
 __all__ = ["UsageError", "build_parser", "main"]
-DEFAULT_CONFIG = ".github/ai-context.yml"
-_timestamp, _duration = timestamp_arg, duration_arg
 
 
 class Parser(argparse.ArgumentParser):
@@ -70,28 +54,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     action.set_defaults(handler=cmd_action)
 
-    def checking(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--now", type=_timestamp, help="fix the clock (ISO 8601; default: the real one)"
-        )
-        p.add_argument(
-            "--stale-after", type=_duration, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
-        )
-        add_format(p)
-
-    validate = sub.add_parser(
-        "validate", help="check the AI Context block of Markdown files or stdin"
-    )
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
-    validate.add_argument(
-        "--config",
-        type=_path,
-        metavar="FILE",
-        help=f"the settings (required:, stale-after:) to check with (default {DEFAULT_CONFIG} "
-        "when present)",
-    )
-    checking(validate)
-    validate.set_defaults(handler=cmd_validate)
+    validate_command.register(sub)
 
     wanted = _groups_for(command)
     for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
@@ -243,122 +206,6 @@ def _groups_for(command: str | None) -> set[str]:
     return set(GROUPS)
 
 
-def _config(args: argparse.Namespace) -> CheckConfig:
-    if args.stale_after is None:
-        return CheckConfig()
-    return CheckConfig(stale_after=args.stale_after)
-
-
-def result_json(path: str, result: CheckResult) -> dict[str, Any]:
-    return {
-        "path": path,
-        "complete": result.complete,
-        "block": block_json(result.block),
-        "findings": [
-            {
-                "code": f.code,
-                "severity": f.severity,
-                "line": f.line,
-                "message": f.message,
-                "hint": f.hint,
-            }
-            for f in result.findings
-        ],
-    }
-
-
-def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
-    """Every input's text, or one UsageError naming each input that cannot be read."""
-    problems: list[str] = []
-    texts: list[tuple[str, str]] = []
-    for name in paths:
-        try:
-            texts.append(
-                ("<stdin>", read_stream(stdin)) if name == "-" else (name, read_file(name))
-            )
-        except UsageError as exc:
-            problems.append(str(exc))
-    if problems:
-        raise UsageError("\n".join(problems))
-    return texts
-
-
-def _path(text: str) -> Path:
-    """A Path, pathlib imported only when a config file is named or present (start-up)."""
-    from pathlib import Path  # noqa: PLC0415
-
-    return Path(text)
-
-
-def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
-    """The check settings of the config file (--config, else .github/ai-context.yml when
-    present), with --stale-after over the file's; a bad file is a ConfigError (exit 2)."""
-    path: Path | None = args.config
-    if path is not None and not path.is_file():
-        raise UsageError(f"--config {path}: no such file")
-    if path is None and os.path.isfile(DEFAULT_CONFIG):
-        path = _path(DEFAULT_CONFIG)
-    if path is None:
-        return _config(args), None
-    from ai_context.adapters.config import load_settings  # noqa: PLC0415 - yaml, only here
-
-    settings, _ = load_settings({"AI_CONTEXT_CONFIG": str(path.resolve())})
-    try:
-        config = settings.check_config
-    except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
-        raise ConfigError(f"{path}: {exc}") from None
-    if args.stale_after is not None:
-        config = replace(config, stale_after=args.stale_after)
-    return config, path
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-_OUTPUT_CHUNK = 256  # finding lines written at once (about 30 KB)
-
-
-def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    """Every input is read first (one error naming each unreadable one, before any output),
-    then checked and reported one at a time: only the counts and up to _OUTPUT_CHUNK lines of
-    pending output outlive a file's check, so 2,000 files cost no more memory (or garbage
-    collection) than one. Output goes out in chunks: with PYTHONUNBUFFERED (set in
-    containers) each write is a system call, and a line each was a tenth of a 2,000-file run."""
-    config, path = _file_config(args)
-    now = args.now or datetime.now(UTC)  # stale and future checks always run
-    as_json = args.format == "json"
-    rows: list[dict[str, Any]] = []
-    files = errors = warnings = 0
-    pending: list[str] = []
-    for name, text in _read_inputs(args.paths, stdin):
-        result = check_body(text, now=now, config=config)
-        files += 1
-        if as_json:
-            rows.append(result_json(name, result))
-        for f in result.findings:
-            errors += f.severity == "error"
-            warnings += f.severity == "warning"
-            if not as_json:
-                pending.append(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
-        if len(pending) >= _OUTPUT_CHUNK:
-            out.write("".join(pending))
-            pending.clear()
-    out.write("".join(pending))
-    failed = errors > 0
-    if as_json:
-        import json  # noqa: PLC0415 - start-up: only for --format json
-
-        out.write(json.dumps(rows, ensure_ascii=False) + "\n")
-        return Exit.FINDINGS if failed else Exit.OK
-    where = f" (settings from {path})" if path else ""
-    out.write(
-        f"{'FAILED' if failed else 'ok'}: {_plural(files, 'file')}, "
-        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}{where}\n"
-    )
-    return Exit.FINDINGS if failed else Exit.OK
-
-
 def _wants_json(argv: Sequence[str]) -> bool:
     """`--format json` anywhere in ARGV (read before parsing, for errors the parser raises)."""
     pairs = zip(argv, [*argv[1:], ""], strict=False)
@@ -404,4 +251,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args, sys.stdout, sys.stdin)
     except AIContextError as exc:
         return report_error(exc, as_json, sys.stdout, sys.stderr)
+    except BrokenPipeError:
+        return _reader_left()
     return int(code)
+
+
+def _reader_left() -> int:
+    """The reader closed the pipe (`validate ... | head`): no traceback, and nothing more is
+    written; the status a Unix tool killed by SIGPIPE has (128 + 13)."""
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes at exit
+    return 141

@@ -50,7 +50,7 @@ def add_mirror_command(sub: Any) -> None:
 
 def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     # Imported here: `ai-context --help` and the agent commands must not load requests,
-    # PyGithub or Jinja just to build the parser.
+    # pydantic or Jinja just to build the parser.
     from ai_context.adapters.clickup import ClickUp  # noqa: PLC0415
     from ai_context.adapters.config import load_settings  # noqa: PLC0415
     from ai_context.adapters.github import GitHub, GitHubNotFound  # noqa: PLC0415

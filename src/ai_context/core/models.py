@@ -1,4 +1,4 @@
-"""Plain models the adapters hand back, so the pure core never sees a PyGithub object.
+"""Plain models the adapters hand back, so the pure core never sees an HTTP answer.
 
 Their validators are built on first use (`defer_build`): `validate` needs none of them, an
 agent's `resume` one or two, and each costs start-up time when built at import (issue 14).

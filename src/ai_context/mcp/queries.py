@@ -72,7 +72,7 @@ def summary(s: Session, issue: int | str) -> dict[str, Any]:
 
 def validate(body: str) -> dict[str, Any]:
     """Check a block (or an issue body holding one) as `ai-context validate` does."""
-    from ai_context.cli.main import result_json  # noqa: PLC0415
+    from ai_context.cli.validate import result_json  # noqa: PLC0415
     from ai_context.rules.checks import check_body  # noqa: PLC0415
 
     result = check_body(body, now=now())
