@@ -1,7 +1,7 @@
 """Loopback stand-in for the parts of the GitHub REST API v3 that ai-context uses.
 
-Shapes follow the real payloads (see tests/samples/github/) closely enough for our adapter and
-GitHub's OpenAPI description: issues and pull requests (PRs appear in the issue list with a
+Shapes follow the real payloads (see tests/samples/github/) closely enough for our adapter to
+read them as it reads GitHub's: issues and pull requests (PRs appear in the issue list with a
 `pull_request` key), comments, labels, the rate limit, and the git database (blobs, trees,
 commits, refs) that leases are built on. Error bodies are GitHub's
 `{"message", "documentation_url", "status"}`; every reply carries the `x-ratelimit-*` headers.
