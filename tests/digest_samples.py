@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from ai_context.core.models import Issue
+from ai_context.core.models import Issue, issue_from_data
 from ai_context.rules.digest_model import DigestState, StateRead, TaskState
 
 NOW = datetime(2026, 5, 27, 9, 0, tzinfo=UTC)
@@ -58,7 +58,7 @@ def issue(number: int, title: str, body: str, repo: str = SHOP, **fields: object
         "html_url": f"https://github.com/{repo}/issues/{number}",
     }
     data.update(fields)
-    return Issue.model_validate(data)
+    return issue_from_data(data)
 
 
 def sample_issues() -> list[Issue]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -86,8 +87,7 @@ class Thread:
         elif op.kind == "edit_comment":
             assert op.body is not None
             self.comments = [
-                c.model_copy(update={"body": op.body}) if c.id == op.comment_id else c
-                for c in self.comments
+                replace(c, body=op.body) if c.id == op.comment_id else c for c in self.comments
             ]
         elif op.kind == "add_labels":
             self.labels.update(op.labels)

@@ -14,75 +14,41 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from ai_context.core.block import Block, format_timestamp
+from ai_context.adapters.cache_entry import (
+    CacheEntry,
+    EntryError,
+    entry_data,
+    entry_for,
+    entry_from_json,
+)
 from ai_context.core.errors import UsageError
 
 DEFAULT_CACHE = Path(".ai-context/cache")
 SEED_CACHE_FILE = Path(".claude/session/active-context.json")
 CACHE_ENV = "AI_CONTEXT_CACHE"
 CONFLICT_LOG = "conflicts.jsonl"
-ENTRY_VERSION = 1
+__all__ = [  # the entry itself lives in cache_entry.py
+    "CACHE_ENV",
+    "DEFAULT_CACHE",
+    "SEED_CACHE_FILE",
+    "Cache",
+    "CacheEntry",
+    "CacheError",
+    "DirectoryCache",
+    "SingleFileCache",
+    "append_line",
+    "atomic_write",
+    "entry_for",
+    "open_cache",
+]
 
 
 class CacheError(UsageError):
     """A cache file cannot be read or written: exit 2 with what to do."""
-
-
-class CacheEntry(BaseModel):
-    """One task's local copy. `base_revision` is the revision of the issue's block this copy
-    was last made from or pushed as; the copy has unpushed changes when its own revision
-    differs from it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    version: int = ENTRY_VERSION
-    repository: str
-    issue: int = Field(gt=0)
-    actor: str | None = None  # the actor that wrote this entry on this machine
-    block: Block
-    text: str = ""  # the block's canonical text, for people reading the file
-    last_updated: str | None = None
-    revision: str  # content hash of `text`
-    base_revision: str | None = None
-    body: str | None = None  # the issue body as last read or written
-    saved_at: datetime
-
-    @property
-    def dirty(self) -> bool:
-        """The local copy holds changes the issue has never had."""
-        return self.revision != self.base_revision
-
-
-def entry_for(
-    *,
-    repository: str,
-    issue: int,
-    block: Block,
-    text: str,
-    revision: str,
-    base_revision: str | None,
-    actor: str | None,
-    body: str | None,
-    now: datetime,
-) -> CacheEntry:
-    return CacheEntry(
-        repository=repository,
-        issue=issue,
-        actor=actor,
-        block=block,
-        text=text,
-        last_updated=format_timestamp(block.last_updated) or None,
-        revision=revision,
-        base_revision=base_revision,
-        body=body,
-        saved_at=now.astimezone(UTC).replace(microsecond=0),
-    )
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -121,19 +87,16 @@ def _read_entry(path: Path) -> CacheEntry | None:
     except OSError as exc:
         raise CacheError(f"cannot read cache file {path}: {exc.strerror}") from exc
     try:
-        return CacheEntry.model_validate_json(raw)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"]) or "the file"
+        return entry_from_json(raw)
+    except EntryError as exc:
         raise CacheError(
-            f"cache file {path} is not a valid cache entry ({where}: {problem['msg']}); "
+            f"cache file {path} is not a valid cache entry ({exc.loc or 'the file'}: {exc.msg}); "
             "move it away and run `ai-context resume ISSUE` to rebuild it from the issue"
         ) from exc
 
 
 def _dump(entry: CacheEntry) -> str:
-    data = entry.model_dump(mode="json")  # a Block dataclass: its fields, `paths` not among them
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(entry_data(entry), ensure_ascii=False, indent=2) + "\n"
 
 
 def _same_repo(a: str, b: str) -> bool:

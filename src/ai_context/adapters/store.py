@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
-from pydantic import ValidationError
 
 from ai_context.core.errors import UsageError
-from ai_context.core.models import Issue
+from ai_context.core.models import Issue, IssueDataError, issue_from_data
 
 
 class IssueSource(Protocol):
@@ -62,12 +61,9 @@ def issue_from_file(path: Path, repository: str = "") -> Issue:
     if "number" not in header:
         raise StoreError(f"{path}: the front matter needs 'number: N'")
     try:
-        return Issue.model_validate({**header, "body": body})
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise StoreError(f"{path}: bad front matter: {problems}") from exc
+        return issue_from_data({**header, "body": body})
+    except IssueDataError as exc:
+        raise StoreError(f"{path}: bad front matter: {exc}") from exc
 
 
 class DirectoryStore:

@@ -9,7 +9,7 @@ from ai_context.core.block import render
 from ai_context.core.errors import Exit
 
 if TYPE_CHECKING:
-    from ai_context.jobs.agent import Outcome
+    from ai_context.jobs.agent import Candidate, Outcome
     from ai_context.rules.reconcile import Decision
 
 EXIT_BY_STATUS = {
@@ -18,6 +18,21 @@ EXIT_BY_STATUS = {
     "incomplete": Exit.INCOMPLETE,
     "pick": Exit.USAGE,
 }
+
+
+def candidate_json(candidate: Candidate) -> dict[str, Any]:
+    """One task to pick from, JSON-ready (the shape pydantic's `model_dump` gave: lists, and
+    the time as `2026-05-26T14:32:00Z`)."""
+    when = candidate.updated_at.isoformat() if candidate.updated_at is not None else None
+    return {
+        "number": candidate.number,
+        "title": candidate.title,
+        "actor": candidate.actor,
+        "phase": candidate.phase,
+        "assignees": list(candidate.assignees),
+        "labels": list(candidate.labels),
+        "updated_at": when[:-6] + "Z" if when and when.endswith("+00:00") else when,
+    }
 
 
 def outcome_json(outcome: Outcome, calls: int) -> dict[str, Any]:
@@ -64,7 +79,7 @@ def outcome_json(outcome: Outcome, calls: int) -> dict[str, Any]:
         "diff": outcome.diff if outcome.status != "conflict" else "",
         "conflict": conflict,
         "conflict_log": outcome.conflict_log,
-        "candidates": [c.model_dump(mode="json") for c in outcome.candidates],
+        "candidates": [candidate_json(c) for c in outcome.candidates],
         "notes": list(outcome.notes),
         "github_calls": calls,
     }

@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
 
 from ai_context.core.block import Block, format_timestamp, step_data
 from ai_context.core.durations import parse_duration
@@ -23,6 +23,8 @@ from ai_context.core.errors import UsageError
 
 if TYPE_CHECKING:
     from pathlib import Path  # at run time only where used: `validate` needs no pathlib
+
+    from pydantic import SecretStr
 
     from ai_context.adapters.github import GitHub
 
@@ -228,16 +230,34 @@ def github_token(env: Mapping[str, str], names: Sequence[str] = TOKEN_ENVS) -> s
     return token
 
 
+class _Token:
+    """A token as the GitHub adapter reads it (`get_secret_value`, never shown by repr): what
+    pydantic's SecretStr gives it, without pydantic's import at every agent command."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "SecretStr('**********')"
+
+
+def secret(token: str) -> SecretStr:
+    return cast("SecretStr", _Token(token))
+
+
 def open_github(
     repository: str, env: Mapping[str, str], *, token_names: Sequence[str] = TOKEN_ENVS
 ) -> GitHub:
     """The GitHub client for a command (requests is imported only here, when a command runs)."""
     token = github_token(env, token_names)
-    from pydantic import SecretStr  # noqa: PLC0415
-
     from ai_context.adapters.github import GitHub  # noqa: PLC0415
 
-    return GitHub(SecretStr(token), repository, api_url=github_api_url(env), write_interval=0)
+    return GitHub(secret(token), repository, api_url=github_api_url(env), write_interval=0)
 
 
 # --- help ------------------------------------------------------------------------------------

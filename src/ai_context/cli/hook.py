@@ -32,6 +32,7 @@ from ai_context.cli.common import (
     github_token,
     resolve_actor,
     resolve_repository,
+    secret,
     timestamp_arg,
 )
 from ai_context.core.errors import AIContextError
@@ -152,12 +153,10 @@ def _github(repository: str, env: Mapping[str, str]) -> GitHub:
         token = github_token(env)
     except AIContextError as exc:
         raise HookNote(f"{exc}. The AI Context block was not reconciled; run /continue") from exc
-    from pydantic import SecretStr  # noqa: PLC0415
-
     from ai_context.adapters.github import GitHub  # noqa: PLC0415
 
     return GitHub(
-        SecretStr(token),
+        secret(token),
         repository,
         api_url=github_api_url(env),
         timeout=5,

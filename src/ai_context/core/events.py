@@ -192,7 +192,7 @@ def issue_from_payload(data: Any, repository: str, where: str = "issue") -> Issu
         number=number,
         title=_text(issue.get("title"), f"{where}.title"),
         body=_text(issue.get("body"), f"{where}.body"),
-        state=state,  # checked above
+        state="closed" if state == "closed" else "open",  # checked above
         state_reason=_text(issue.get("state_reason"), f"{where}.state_reason") or None,
         labels=_names(issue.get("labels"), f"{where}.labels", "name"),
         assignees=_names(issue.get("assignees"), f"{where}.assignees", "login"),

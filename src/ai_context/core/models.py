@@ -1,21 +1,26 @@
 """Plain models the adapters hand back, so the pure core never sees an HTTP answer.
 
-Their validators are built on first use (`defer_build`): `validate` needs none of them, an
-agent's `resume` one or two, and each costs start-up time when built at import (issue 14).
+Frozen, slotted dataclasses built by keyword (the adapters check what they read before building
+one; adapters/store.py checks a file's front matter with `issue_from_data`): importing them
+costs nothing, and an agent's `resume` or a hook never loads pydantic for them (issue 14).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from datetime import UTC, date, datetime
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+def _utc(value: datetime | None) -> datetime | None:
+    # Front matter written by hand may carry no offset: times here are UTC.
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
 
-class Issue(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Issue:
     """An issue as every job sees it, whether it came from GitHub or from a directory."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     number: int
     title: str
@@ -32,16 +37,98 @@ class Issue(BaseModel):
     repository: str = ""
     is_pull_request: bool = False
 
-    @field_validator("updated_at", "closed_at")
-    @classmethod
-    def _utc(cls, value: datetime | None) -> datetime | None:
-        # Front matter written by hand may carry no offset: times here are UTC.
-        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        if type(self.labels) is not tuple:
+            put(self, "labels", tuple(self.labels))
+        if type(self.assignees) is not tuple:
+            put(self, "assignees", tuple(self.assignees))
+        put(self, "updated_at", _utc(self.updated_at))
+        put(self, "closed_at", _utc(self.closed_at))
 
 
-class Comment(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
+ISSUE_FIELDS = {f.name: f for f in fields(Issue)}
 
+
+class IssueDataError(ValueError):
+    """A mapping that cannot be an Issue; `loc` names the field, `msg` the problem."""
+
+    def __init__(self, loc: str, msg: str) -> None:
+        super().__init__(f"{loc}: {msg}")
+        self.loc, self.msg = loc, msg
+
+
+def _int(loc: str, value: object) -> int:
+    # YAML reads `number: 7` as an int; `number: "7"` is accepted too, as it always was.
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
+        return int(value)
+    raise IssueDataError(loc, "Input should be a valid integer")
+
+
+def _check_text(loc: str, value: object, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise IssueDataError(loc, "Input should be a valid string")
+
+
+def _names(loc: str, value: object) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise IssueDataError(loc, "Input should be a valid list")
+    for i, item in enumerate(value):
+        _check_text(f"{loc}.{i}", item)
+    return tuple(value)
+
+
+def _when(loc: str, value: object) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, date):  # YAML reads `2026-05-26` as a date: its midnight, UTC
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+    raise IssueDataError(loc, "Input should be a valid datetime")
+
+
+def issue_from_data(data: Mapping[str, Any]) -> Issue:
+    """An Issue from a mapping written by a person (a file's front matter): unknown keys are
+    ignored; a value of the wrong kind is an IssueDataError naming its field."""
+    values = {name: data[name] for name in ISSUE_FIELDS if name in data}
+    for name in ("number", "title"):
+        if name not in values:
+            raise IssueDataError(name, "Field required")
+    values["number"] = _int("number", values["number"])
+    if values.get("comments") is not None:
+        values["comments"] = _int("comments", values["comments"])
+    _check_texts(values)
+    for name in ("labels", "assignees"):
+        if name in values:
+            values[name] = _names(name, values[name])
+    for name in ("updated_at", "closed_at"):
+        if name in values:
+            values[name] = _when(name, values[name])
+    return Issue(**values)
+
+
+def _check_texts(values: Mapping[str, Any]) -> None:
+    for name in ("title", "body", "html_url", "repository"):
+        if name in values:
+            _check_text(name, values[name])
+    for name in ("state_reason", "author"):
+        _check_text(name, values.get(name), optional=True)
+    if values.get("state", "open") not in ("open", "closed"):
+        raise IssueDataError("state", "Input should be 'open' or 'closed'")
+    if type(values.get("is_pull_request", False)) is not bool:
+        raise IssueDataError("is_pull_request", "Input should be a valid boolean")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comment:
     id: int
     body: str
     author: str
@@ -52,22 +139,28 @@ class Comment(BaseModel):
     issue_number: int | None = None
 
 
-class IssueRef(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IssueRef:
     """Which issue, in which repository: enough to address it without fetching it."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
     repository: str
-    number: int = Field(gt=0)
+    number: int
+
+    def __post_init__(self) -> None:
+        if type(self.number) is not int or self.number <= 0:
+            raise ValueError("number: an issue number is a positive integer")
 
 
-class GitCommit(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitCommit:
     """A git commit object as the git database API returns it (leases are built on these)."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     sha: str
     message: str
     tree: str = ""
     parents: tuple[str, ...] = ()
     author_date: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.parents) is not tuple:
+            object.__setattr__(self, "parents", tuple(self.parents))

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from ai_context.core.block import LABELS, Block, content_hash, format_timestamp, render
 from ai_context.rules.checks import REQUIRED_DEFAULT, missing_fields
@@ -35,10 +34,10 @@ def is_empty(block: Block | None) -> bool:
     return block is None or block == Block()
 
 
-class Decision(BaseModel):
-    """What to do with the two copies, and why. `state` is the copy to proceed with."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    """What to do with the two copies, and why. `state` is the copy to proceed with. A plain
+    dataclass (built from values `decide` checked): resume and the hooks load no pydantic."""
 
     kind: DecisionKind
     reasons: tuple[str, ...]
@@ -71,7 +70,7 @@ def decide(local: Block | None, remote: Block | None, *, base: str | None) -> De
     remote = None if is_empty(remote) else remote
     local_rev = revision(local) if local is not None else None
     remote_rev = revision(remote) if remote is not None else None
-    common = {
+    common: dict[str, Any] = {
         "local": local,
         "remote": remote,
         "local_revision": local_rev,
@@ -79,8 +78,8 @@ def decide(local: Block | None, remote: Block | None, *, base: str | None) -> De
         "base_revision": base,
     }
 
-    def make(kind: DecisionKind, *reasons: str, **fields: object) -> Decision:
-        return Decision.model_validate({"kind": kind, "reasons": reasons, **common, **fields})
+    def make(kind: DecisionKind, *reasons: str, **fields: Any) -> Decision:
+        return Decision(kind=kind, reasons=reasons, **common, **fields)
 
     if remote is None:
         if local is None:
@@ -219,7 +218,11 @@ def decide_write(remote: Block | None, *, base: str | None, writer: str | None) 
     issue), only WRITER's own block may be replaced: there is no older copy to be stale."""
     remote = None if is_empty(remote) else remote
     remote_rev = revision(remote) if remote is not None else None
-    common = {"remote": remote, "remote_revision": remote_rev, "base_revision": base}
+    common: dict[str, Any] = {
+        "remote": remote,
+        "remote_revision": remote_rev,
+        "base_revision": base,
+    }
     if remote is None:
         return Decision(kind="init", reasons=("the issue has no block yet",), **common)
     if base is not None and remote_rev == base:
@@ -282,19 +285,17 @@ def resolve(decision: Decision, take: Literal["local", "remote"]) -> Decision:
     if not decision.conflict:
         raise ValueError("only a conflict needs resolving")
     if take == "remote":
-        return decision.model_copy(
-            update={
-                "kind": "take_remote",
-                "reasons": (*decision.reasons, "resolved: the issue's copy was taken"),
-                "state": decision.remote,
-                "write_local": True,
-            }
+        return replace(
+            decision,
+            kind="take_remote",
+            reasons=(*decision.reasons, "resolved: the issue's copy was taken"),
+            state=decision.remote,
+            write_local=True,
         )
-    return decision.model_copy(
-        update={
-            "kind": "push_local",
-            "reasons": (*decision.reasons, "resolved: the local copy was taken"),
-            "state": decision.local,
-            "write_remote": True,
-        }
+    return replace(
+        decision,
+        kind="push_local",
+        reasons=(*decision.reasons, "resolved: the local copy was taken"),
+        state=decision.local,
+        write_remote=True,
     )

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal, Protocol
-
-from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.block import Block
 from ai_context.core.errors import UsageError
@@ -53,10 +52,9 @@ class AgentError(UsageError):
     """Input the command cannot work with: exit 2 with what to do."""
 
 
-class Candidate(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
     """An open task to pick from when resume cannot tell which one is active."""
-
-    model_config = ConfigDict(frozen=True)
 
     number: int
     title: str
@@ -67,10 +65,10 @@ class Candidate(BaseModel):
     updated_at: datetime | None = None
 
 
-class Outcome(BaseModel):
-    """What a command did: cli_agent renders it and maps `status` to the exit code."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """What a command did: cli_agent renders it and maps `status` to the exit code. Plain
+    dataclasses (the jobs build them from checked values): no pydantic on the agent's path."""
 
     command: Literal["save", "resume", "handoff", "done"]
     repository: str

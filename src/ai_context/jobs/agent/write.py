@@ -86,8 +86,8 @@ def _may_write(
     check = decide_write(parse(body).block, base=base, writer=writer)
     if not (check.conflict and force):
         return check, None
-    forced = check.model_copy(
-        update={"kind": "push_local", "reasons": (*check.reasons, "pushed anyway: --take local")}
+    forced = replace(
+        check, kind="push_local", reasons=(*check.reasons, "pushed anyway: --take local")
     )
     return forced, check
 
@@ -218,7 +218,7 @@ def conflict_outcome(
 
 
 def with_local(decision: Decision, block: Block) -> Decision:
-    return decision.model_copy(update={"local": block, "local_revision": revision(block)})
+    return replace(decision, local=block, local_revision=revision(block))
 
 
 def with_changes(block: Block, **changes: Any) -> Block:

@@ -1,0 +1,200 @@
+"""One cache entry and its file's JSON (adapters/cache.py stores and finds the files).
+
+A plain dataclass, checked field by field when a file is read back: resume and the hooks read
+an entry at every checkpoint, and pydantic cost them its start-up (issue 14). The messages are
+the ones pydantic gave (`issue: Input should be greater than 0`), so a damaged file reads the
+same as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ai_context.core.block import Block, BlockError, block_data, block_from_data, format_timestamp
+
+ENTRY_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheEntry:
+    """One task's local copy. `base_revision` is the revision of the issue's block this copy
+    was last made from or pushed as; the copy has unpushed changes when its own revision
+    differs from it."""
+
+    version: int = ENTRY_VERSION
+    repository: str
+    issue: int
+    actor: str | None = None  # the actor that wrote this entry on this machine
+    block: Block
+    text: str = ""  # the block's canonical text, for people reading the file
+    last_updated: str | None = None
+    revision: str  # content hash of `text`
+    base_revision: str | None = None
+    body: str | None = None  # the issue body as last read or written
+    saved_at: datetime
+
+    @property
+    def dirty(self) -> bool:
+        """The local copy holds changes the issue has never had."""
+        return self.revision != self.base_revision
+
+
+def entry_for(
+    *,
+    repository: str,
+    issue: int,
+    block: Block,
+    text: str,
+    revision: str,
+    base_revision: str | None,
+    actor: str | None,
+    body: str | None,
+    now: datetime,
+) -> CacheEntry:
+    return CacheEntry(
+        repository=repository,
+        issue=issue,
+        actor=actor,
+        block=block,
+        text=text,
+        last_updated=format_timestamp(block.last_updated) or None,
+        revision=revision,
+        base_revision=base_revision,
+        body=body,
+        saved_at=now.astimezone(UTC).replace(microsecond=0),
+    )
+
+
+class EntryError(ValueError):
+    """A file's JSON that is no entry: `loc` names the field ("" for the whole file), `msg`
+    the problem."""
+
+    def __init__(self, loc: str, msg: str) -> None:
+        super().__init__(f"{loc}: {msg}")
+        self.loc, self.msg = loc, msg
+
+
+def _stamp(when: datetime) -> str:
+    text = when.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def entry_data(entry: CacheEntry) -> dict[str, Any]:
+    """The entry as its file holds it: the fields in order, the block's too (`paths`, derived
+    from Files touched, left out), times as `2026-05-26T15:00:00Z`."""
+    block = block_data(entry.block, json=True)
+    del block["paths"]
+    return {
+        "version": entry.version,
+        "repository": entry.repository,
+        "issue": entry.issue,
+        "actor": entry.actor,
+        "block": block,
+        "text": entry.text,
+        "last_updated": entry.last_updated,
+        "revision": entry.revision,
+        "base_revision": entry.base_revision,
+        "body": entry.body,
+        "saved_at": _stamp(entry.saved_at),
+    }
+
+
+# --- reading a file back: one check per kind of field --------------------------------------
+
+
+def _int(loc: str, value: object) -> int:
+    # What pydantic's lax mode took from a file edited by hand: 12, 12.0 and "12".
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        if value.strip().isdigit() and value.strip().isascii():
+            return int(value)
+        raise EntryError(
+            loc, "Input should be a valid integer, unable to parse string as an integer"
+        )
+    raise EntryError(loc, "Input should be a valid integer")
+
+
+def _issue(loc: str, value: object) -> int:
+    number = _int(loc, value)
+    if number <= 0:
+        raise EntryError(loc, "Input should be greater than 0")
+    return number
+
+
+def _text(loc: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise EntryError(loc, "Input should be a valid string")
+    return value
+
+
+def _maybe_text(loc: str, value: object) -> str | None:
+    return None if value is None else _text(loc, value)
+
+
+def _time(loc: str, value: object) -> datetime:
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:  # a file edited by hand may carry no offset: times here are UTC
+            return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    raise EntryError(loc, "Input should be a valid datetime or date")
+
+
+def _block(loc: str, value: object) -> Block:
+    if not isinstance(value, dict):
+        raise EntryError(loc, "Input should be an object")
+    data = dict(value)
+    if data.get("last_updated") is not None:
+        data["last_updated"] = _time(f"{loc}.last_updated", data["last_updated"])
+    try:
+        return block_from_data(data)
+    except BlockError as exc:
+        raise EntryError(loc if exc.loc == "block" else f"{loc}.{exc.loc}", exc.msg) from exc
+
+
+# The fields in declaration order (the first problem is the one reported, as pydantic did):
+# (name, check, required).
+_FIELDS: tuple[tuple[str, Callable[[str, Any], Any], bool], ...] = (
+    ("version", _int, False),
+    ("repository", _text, True),
+    ("issue", _issue, True),
+    ("actor", _maybe_text, False),
+    ("block", _block, True),
+    ("text", _text, False),
+    ("last_updated", _maybe_text, False),
+    ("revision", _text, True),
+    ("base_revision", _maybe_text, False),
+    ("body", _maybe_text, False),
+    ("saved_at", _time, True),
+)
+
+
+def entry_from_json(raw: bytes | str) -> CacheEntry:
+    """A file's text back into its entry, or an EntryError saying where it is wrong. Keys it
+    does not know are ignored (what a later version may add)."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise EntryError(
+            "", f"Invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise EntryError("", f"Invalid JSON: not UTF-8 text ({exc.reason})") from exc
+    if not isinstance(data, dict):
+        raise EntryError("", "Input should be an object")
+    values: dict[str, Any] = {}
+    for name, check, required in _FIELDS:
+        if name in data:
+            values[name] = check(name, data[name])
+        elif required:
+            raise EntryError(name, "Field required")
+    return CacheEntry(**values)
