@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -108,6 +109,19 @@ def test_resume_without_a_task_lists_open_issues_and_exits_2(fake: GitHubFake) -
     assert code == 2
     assert "#1     Booking history" in out
     assert "no GitHub login known" in out
+    code, out, _ = run(["resume", "--format", "json"])
+    (candidate,) = json.loads(out)["candidates"]  # the shape pydantic's model_dump gave
+    assert code == 2 and set(candidate) == {
+        "number",
+        "title",
+        "actor",
+        "phase",
+        "assignees",
+        "labels",
+        "updated_at",
+    }
+    assert (candidate["number"], candidate["assignees"], candidate["labels"]) == (1, ["ariel"], [])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", candidate["updated_at"])
 
 
 def test_resume_finds_the_task_through_the_actors_config(fake: GitHubFake, tmp_path: Path) -> None:

@@ -153,3 +153,87 @@ def test_conflict_log_appends_one_json_line_per_record(tmp_path: Path) -> None:
     log = cache.log_conflict({"choice": "local", "issue": 1})
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [r["choice"] for r in records] == [None, "local"]
+
+
+# --- the entry's JSON without pydantic (issue 14): the same file, the same messages ------------
+
+DROP = object()  # a key taken out of the file
+
+
+def test_the_file_keeps_the_fields_in_the_order_pydantic_wrote_them(tmp_path: Path) -> None:
+    path = DirectoryCache(tmp_path).store(entry())
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert list(data) == [
+        "version",
+        "repository",
+        "issue",
+        "actor",
+        "block",
+        "text",
+        "last_updated",
+        "revision",
+        "base_revision",
+        "body",
+        "saved_at",
+    ]
+    assert list(data["block"]) == [
+        "actor",
+        "actor_description",
+        "phase",
+        "chunk",
+        "last_updated",
+        "plan",
+        "files_touched",
+        "decisions",
+        "blockers",
+        "next_step",
+        "extra",
+    ]
+    assert data["saved_at"] == "2026-05-26T15:00:00Z" and data["block"]["chunk"] == [3, 5]
+    assert path.read_text(encoding="utf-8").endswith("}\n")
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ("[1, 2]", "the file: Input should be an object"),
+        ("{not json", "the file: Invalid JSON: "),
+        ({"issue": DROP}, "issue: Field required"),
+        ({"issue": 0}, "issue: Input should be greater than 0"),
+        ({"issue": "x"}, "issue: Input should be a valid integer, unable to parse string"),
+        ({"repository": 5}, "repository: Input should be a valid string"),
+        ({"block": [1]}, "block: Input should be an object"),
+        ({"block": {"actor": "two words"}}, "block.actor: the actor id is one word"),
+        ({"block": {"plan": [{"number": "x", "text": "a"}]}}, "block.plan.0.number: Input"),
+        ({"saved_at": "nope"}, "saved_at: Input should be a valid datetime"),
+        ({"revision": None}, "revision: Input should be a valid string"),
+    ],
+)
+def test_a_damaged_field_is_named_with_the_words_pydantic_used(
+    tmp_path: Path, change: str | dict[str, object], problem: str
+) -> None:
+    cache = DirectoryCache(tmp_path)
+    path = cache.store(entry())
+    if isinstance(change, str):
+        path.write_text(change, encoding="utf-8")
+    else:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data.update(change)
+        data = {k: v for k, v in data.items() if v is not DROP}
+        path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CacheError) as info:
+        cache.load("acme/shop", 12)
+    message = str(info.value)
+    assert message.startswith(f"cache file {path} is not a valid cache entry ({problem}")
+    assert message.endswith("run `ai-context resume ISSUE` to rebuild it from the issue")
+    assert info.value.exit_code == 2
+
+
+def test_what_pydantic_let_through_still_reads(tmp_path: Path) -> None:
+    """A file edited by hand: a number as text, a time without offset (UTC), unknown keys."""
+    cache = DirectoryCache(tmp_path)
+    path = cache.store(entry())
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.update(issue="12", version=1.0, saved_at="2026-05-26T15:00:00", later="ignored")
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert cache.load("acme/shop", 12) == entry()

@@ -49,3 +49,37 @@ def test_front_matter_errors(tmp_path: Path) -> None:
 def test_body_kept_verbatim(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_bytes(b"---\r\nnumber: 3\r\n---\r\nline one\r\n\r\nline two")
     assert DirectoryStore(tmp_path).get_issue(3).body == "line one\r\n\r\nline two"
+
+
+@pytest.mark.parametrize(
+    ("header", "problem"),
+    [
+        ("number: 1\nlabels: bug", "labels: Input should be a valid list"),
+        ("number: 1\nlabels: [bug, 3]", "labels.1: Input should be a valid string"),
+        ("number: 1\nstate: gone", "state: Input should be 'open' or 'closed'"),
+        ("number: 1\nupdated_at: yesterday", "updated_at: Input should be a valid datetime"),
+        ("number: 1\ntitle: [a]", "title: Input should be a valid string"),
+        ("number: true", "number: Input should be a valid integer"),
+        ("number: 1\ncomments: many", "comments: Input should be a valid integer"),
+    ],
+)
+def test_bad_front_matter_is_exit_2_naming_the_field(
+    tmp_path: Path, header: str, problem: str
+) -> None:
+    """Checked by hand now that Issue is a plain dataclass (issue 14): same message shape."""
+    path = tmp_path / "a.md"
+    path.write_text(f"---\n{header}\n---\nbody", encoding="utf-8")
+    with pytest.raises(StoreError) as info:
+        DirectoryStore(tmp_path)
+    assert str(info.value) == f"{path}: bad front matter: {problem}"
+    assert info.value.exit_code == 2
+
+
+def test_front_matter_as_people_write_it(tmp_path: Path) -> None:
+    """A quoted number, a day without a time (midnight UTC), a time without an offset (UTC)."""
+    text = '---\nnumber: "7"\nupdated_at: 2026-05-26\nclosed_at: 2026-05-27 10:00:00\n---\nb'
+    (tmp_path / "a.md").write_text(text, encoding="utf-8")
+    issue = DirectoryStore(tmp_path).get_issue(7)
+    assert (issue.number, issue.title, issue.body) == (7, "a", "b")
+    assert issue.updated_at == datetime(2026, 5, 26, tzinfo=UTC)
+    assert issue.closed_at == datetime(2026, 5, 27, 10, tzinfo=UTC)

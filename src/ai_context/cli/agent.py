@@ -274,9 +274,15 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 def _release_hook(gh: GitHub) -> Callable[[Issue, str], None]:
-    from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
+    """Releases the actor's lease once the block has landed. The lease job (the settings file,
+    the lease models) is imported only then: a dry run or a refused write never loads it."""
 
-    return handoff_release_hook(gh)
+    def release(issue: Issue, actor: str) -> None:
+        from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
+
+        handoff_release_hook(gh)(issue, actor)
+
+    return release
 
 
 def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
