@@ -374,7 +374,15 @@ class GitHubFake(GraphQLEndpoint, FakeServer):
             "gravatar_id": "",
             "url": api,
             "html_url": f"{self.html_base}/{login}",
+            "followers_url": f"{api}/followers",
+            "following_url": f"{api}/following{{/other_user}}",
+            "gists_url": f"{api}/gists{{/gist_id}}",
+            "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+            "subscriptions_url": f"{api}/subscriptions",
+            "organizations_url": f"{api}/orgs",
             "repos_url": f"{api}/repos",
+            "events_url": f"{api}/events{{/privacy}}",
+            "received_events_url": f"{api}/received_events",
             "type": "Bot" if login.endswith("[bot]") else "User",
             "site_admin": False,
         }
@@ -566,7 +574,21 @@ class GitHubFake(GraphQLEndpoint, FakeServer):
             body = self._error_body(403, "Resource not accessible by integration")
             body["documentation_url"] = f"{DOCS}/users/users#get-the-authenticated-user"
             return Reply(403, body)
-        return Reply(200, self._user(login))
+        return Reply(200, {**self._user(login), **self._private_profile()})
+
+    def _private_profile(self) -> dict[str, Any]:
+        """What `GET /user` adds to a user for its owner (GitHub's "private-user")."""
+        joined = iso(self.clock.now())
+        counts = ("followers", "following", "public_repos", "public_gists", "private_gists")
+        counts += ("total_private_repos", "owned_private_repos", "disk_usage", "collaborators")
+        return {
+            **dict.fromkeys(("name", "company", "blog", "location", "email", "bio"), None),
+            "hireable": None,
+            **dict.fromkeys(counts, 0),
+            "created_at": joined,
+            "updated_at": joined,
+            "two_factor_authentication": True,
+        }
 
     @route("GET", "/repos/{owner}/{repo}")
     def get_repo(self, req: Request, owner: str, repo: str) -> Reply:
@@ -590,17 +612,66 @@ class GitHubFake(GraphQLEndpoint, FakeServer):
                 "issues_url": f"{api}/issues{{/number}}",
                 "labels_url": f"{api}/labels{{/name}}",
                 "git_refs_url": f"{api}/git/refs{{/sha}}",
+                **self._repo_links(r.full_name),
                 "created_at": created,
                 "updated_at": created,
                 "pushed_at": created,
+                "homepage": None,
+                "language": None,
+                "license": None,
+                "mirror_url": None,
+                **dict.fromkeys(("size", "forks", "forks_count", "network_count"), 0),
+                **dict.fromkeys(("watchers", "watchers_count", "stargazers_count"), 0),
+                "subscribers_count": 0,
                 "has_issues": True,
+                **dict.fromkeys(("has_projects", "has_wiki", "has_pages"), False),
+                "has_discussions": False,
                 "archived": False,
                 "disabled": False,
+                "open_issues": sum(i.state == "open" for i in r.issues.values()),
                 "open_issues_count": sum(i.state == "open" for i in r.issues.values()),
                 "default_branch": r.default_branch,
                 "permissions": {"admin": False, "push": True, "pull": True},
             },
         )
+
+    def _repo_links(self, full_name: str) -> dict[str, str]:
+        """The URL templates GitHub's repository object carries (full-repository requires
+        them all); none of them is served here."""
+        api, web = self._api(full_name), f"{self.html_base}/{full_name}"
+        host = web.split("://", 1)[-1].split("/", 1)[0]
+        plain = "contributors deployments downloads events forks hooks languages merges"
+        plain += " stargazers subscribers subscription tags teams"
+        templated = {
+            "archive": "/{archive_format}{/ref}",
+            "assignees": "/assignees{/user}",
+            "blobs": "/git/blobs{/sha}",
+            "branches": "/branches{/branch}",
+            "collaborators": "/collaborators{/collaborator}",
+            "comments": "/comments{/number}",
+            "commits": "/commits{/sha}",
+            "compare": "/compare/{base}...{head}",
+            "contents": "/contents/{+path}",
+            "git_commits": "/git/commits{/sha}",
+            "git_tags": "/git/tags{/sha}",
+            "issue_comment": "/issues/comments{/number}",
+            "issue_events": "/issues/events{/number}",
+            "keys": "/keys{/key_id}",
+            "milestones": "/milestones{/number}",
+            "notifications": "/notifications{?since,all,participating}",
+            "pulls": "/pulls{/number}",
+            "releases": "/releases{/id}",
+            "statuses": "/statuses/{sha}",
+            "trees": "/git/trees{/sha}",
+        }
+        return {
+            **{f"{name}_url": f"{api}/{name}" for name in plain.split()},
+            **{f"{name}_url": api + tail for name, tail in templated.items()},
+            "clone_url": f"{web}.git",
+            "git_url": f"git://{host}/{full_name}.git",
+            "ssh_url": f"git@{host}:{full_name}.git",
+            "svn_url": web,
+        }
 
     # ---- issues ----------------------------------------------------------------------------
     @route("GET", "/repos/{owner}/{repo}/issues")
@@ -848,7 +919,13 @@ class GitHubFake(GraphQLEndpoint, FakeServer):
                 }
                 for p in c["parents"]
             ],
-            "verification": {"verified": False, "reason": "unsigned", "signature": None},
+            "verification": {
+                "verified": False,
+                "reason": "unsigned",
+                "signature": None,
+                "payload": None,
+                "verified_at": None,
+            },
         }
 
     def _is_commit(self, repo: Repo, sha: Any) -> bool:
