@@ -5,6 +5,9 @@ read them as it reads GitHub's: issues and pull requests (PRs appear in the issu
 `pull_request` key), comments, labels, the rate limit, and the git database (blobs, trees,
 commits, refs) that leases are built on. Error bodies are GitHub's
 `{"message", "documentation_url", "status"}`; every reply carries the `x-ratelimit-*` headers.
+tests/test_fakes_openapi.py holds every answer to GitHub's OpenAPI description. The state is
+in github_model.py, the git database in github_git.py, the account and repository answers in
+github_repo.py and GraphQL in github_graphql.py: mixins of the one GitHubFake.
 
     with GitHubFake() as gh:                 # token "t", acting as github-actions[bot]
         gh.add_issue("o/r", title="Task", body="...", labels=["in-progress"])
