@@ -5,6 +5,9 @@ read them as it reads GitHub's: issues and pull requests (PRs appear in the issu
 `pull_request` key), comments, labels, the rate limit, and the git database (blobs, trees,
 commits, refs) that leases are built on. Error bodies are GitHub's
 `{"message", "documentation_url", "status"}`; every reply carries the `x-ratelimit-*` headers.
+tests/test_fakes_openapi.py holds every answer to GitHub's OpenAPI description. The state is
+in github_model.py, the git database in github_git.py, the account and repository answers in
+github_repo.py and GraphQL in github_graphql.py: mixins of the one GitHubFake.
 
     with GitHubFake() as gh:                 # token "t", acting as github-actions[bot]
         gh.add_issue("o/r", title="Task", body="...", labels=["in-progress"])
@@ -14,97 +17,37 @@ commits, refs) that leases are built on. Error bodies are GitHub's
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import itertools
-import json
 import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime, parsedate_to_datetime
+from datetime import datetime, timedelta
+from email.utils import format_datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from .base import ANY, Clock, FakeServer, HttpError, Reply, Request, route
+from .github_git import GitDatabase
 from .github_graphql import GraphQLEndpoint
-
-DOCS = "https://docs.github.com/rest"
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
-BODY_LIMIT = 65536
-SECONDARY_LIMIT_MESSAGE = (
-    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
-    "If you reach out to GitHub Support for help, please include the request ID {}."
+from .github_model import (
+    BODY_LIMIT,
+    DOCS,
+    EMPTY_TREE,
+    SECONDARY_LIMIT_MESSAGE,
+    Comment,
+    Issue,
+    Repo,
+    _aware,
+    _http_date,
+    _same,
+    iso,
+    parse_iso,
 )
+from .github_repo import RepositoryRoutes
 
 
-def _same(item: Any) -> Any:
-    return item
-
-
-def iso(when: datetime | None) -> str | None:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else None
-
-
-def parse_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def _aware(when: datetime) -> datetime:
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def _http_date(text: str) -> datetime | None:
-    """An HTTP-date header (`Tue, 26 May 2026 14:33:10 GMT`), or None when it is not one."""
-    try:
-        return parsedate_to_datetime(text) if text else None
-    except (TypeError, ValueError):
-        return None
-
-
-@dataclass
-class Issue:
-    repo: str
-    number: int
-    id: int
-    title: str
-    body: str | None
-    user: str
-    created_at: datetime
-    updated_at: datetime
-    state: str = "open"
-    state_reason: str | None = None
-    closed_at: datetime | None = None
-    labels: list[str] = field(default_factory=list)
-    assignees: list[str] = field(default_factory=list)
-    pull_request: bool = False
-
-
-@dataclass
-class Comment:
-    repo: str
-    issue_number: int
-    id: int
-    body: str
-    user: str
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass
-class Repo:
-    full_name: str
-    id: int
-    default_branch: str = "main"
-    issues: dict[int, Issue] = field(default_factory=dict)
-    labels: dict[str, dict[str, Any]] = field(default_factory=dict)  # lower-case name -> label
-    objects: dict[str, dict[str, Any]] = field(default_factory=dict)  # sha -> git object
-    refs: dict[str, str] = field(default_factory=dict)  # "refs/..." -> commit sha
-
-
-class GitHubFake(GraphQLEndpoint, FakeServer):
+class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
     """Stateful GitHub REST API on 127.0.0.1. `url` is the API base (GITHUB_API_URL)."""
 
     def __init__(
@@ -553,126 +496,6 @@ class GitHubFake(GraphQLEndpoint, FakeServer):
         seconds) of an older copy never answers 304."""
         issue.updated_at = max(self.clock.now(), _aware(issue.updated_at) + timedelta(seconds=1))
 
-    # ---- misc endpoints --------------------------------------------------------------------
-    @route("GET", "/rate_limit")
-    def get_rate_limit(self, req: Request) -> Reply:
-        core = {
-            "limit": self.rate_limit,
-            "used": self.rate_used,
-            "remaining": self.rate_remaining,
-            "reset": self.rate_reset,
-        }
-        search = {"limit": 30, "used": 0, "remaining": 30, "reset": int(time.time()) + 60}
-        graphql = {**core, "used": 0, "remaining": self.rate_limit}
-        resources = {"core": core, "search": search, "graphql": graphql}
-        return Reply(200, {"resources": resources, "rate": core})
-
-    @route("GET", "/user")
-    def get_user(self, req: Request) -> Reply:
-        login = self._login(req)
-        if login.endswith("[bot]"):  # an installation token, like the Actions GITHUB_TOKEN
-            body = self._error_body(403, "Resource not accessible by integration")
-            body["documentation_url"] = f"{DOCS}/users/users#get-the-authenticated-user"
-            return Reply(403, body)
-        return Reply(200, {**self._user(login), **self._private_profile()})
-
-    def _private_profile(self) -> dict[str, Any]:
-        """What `GET /user` adds to a user for its owner (GitHub's "private-user")."""
-        joined = iso(self.clock.now())
-        counts = ("followers", "following", "public_repos", "public_gists", "private_gists")
-        counts += ("total_private_repos", "owned_private_repos", "disk_usage", "collaborators")
-        return {
-            **dict.fromkeys(("name", "company", "blog", "location", "email", "bio"), None),
-            "hireable": None,
-            **dict.fromkeys(counts, 0),
-            "created_at": joined,
-            "updated_at": joined,
-            "two_factor_authentication": True,
-        }
-
-    @route("GET", "/repos/{owner}/{repo}")
-    def get_repo(self, req: Request, owner: str, repo: str) -> Reply:
-        r = self._repo(owner, repo)
-        api = self._api(r.full_name)
-        created = iso(self.clock.now())
-        return Reply(
-            200,
-            {
-                "id": r.id,
-                "node_id": f"R_fake{r.id}",
-                "name": repo,
-                "full_name": r.full_name,
-                "owner": {**self._user(owner), "type": "Organization"},
-                "private": True,
-                "visibility": "private",
-                "html_url": f"{self.html_base}/{r.full_name}",
-                "description": None,
-                "fork": False,
-                "url": api,
-                "issues_url": f"{api}/issues{{/number}}",
-                "labels_url": f"{api}/labels{{/name}}",
-                "git_refs_url": f"{api}/git/refs{{/sha}}",
-                **self._repo_links(r.full_name),
-                "created_at": created,
-                "updated_at": created,
-                "pushed_at": created,
-                "homepage": None,
-                "language": None,
-                "license": None,
-                "mirror_url": None,
-                **dict.fromkeys(("size", "forks", "forks_count", "network_count"), 0),
-                **dict.fromkeys(("watchers", "watchers_count", "stargazers_count"), 0),
-                "subscribers_count": 0,
-                "has_issues": True,
-                **dict.fromkeys(("has_projects", "has_wiki", "has_pages"), False),
-                "has_discussions": False,
-                "archived": False,
-                "disabled": False,
-                "open_issues": sum(i.state == "open" for i in r.issues.values()),
-                "open_issues_count": sum(i.state == "open" for i in r.issues.values()),
-                "default_branch": r.default_branch,
-                "permissions": {"admin": False, "push": True, "pull": True},
-            },
-        )
-
-    def _repo_links(self, full_name: str) -> dict[str, str]:
-        """The URL templates GitHub's repository object carries (full-repository requires
-        them all); none of them is served here."""
-        api, web = self._api(full_name), f"{self.html_base}/{full_name}"
-        host = web.split("://", 1)[-1].split("/", 1)[0]
-        plain = "contributors deployments downloads events forks hooks languages merges"
-        plain += " stargazers subscribers subscription tags teams"
-        templated = {
-            "archive": "/{archive_format}{/ref}",
-            "assignees": "/assignees{/user}",
-            "blobs": "/git/blobs{/sha}",
-            "branches": "/branches{/branch}",
-            "collaborators": "/collaborators{/collaborator}",
-            "comments": "/comments{/number}",
-            "commits": "/commits{/sha}",
-            "compare": "/compare/{base}...{head}",
-            "contents": "/contents/{+path}",
-            "git_commits": "/git/commits{/sha}",
-            "git_tags": "/git/tags{/sha}",
-            "issue_comment": "/issues/comments{/number}",
-            "issue_events": "/issues/events{/number}",
-            "keys": "/keys{/key_id}",
-            "milestones": "/milestones{/number}",
-            "notifications": "/notifications{?since,all,participating}",
-            "pulls": "/pulls{/number}",
-            "releases": "/releases{/id}",
-            "statuses": "/statuses/{sha}",
-            "trees": "/git/trees{/sha}",
-        }
-        return {
-            **{f"{name}_url": f"{api}/{name}" for name in plain.split()},
-            **{f"{name}_url": api + tail for name, tail in templated.items()},
-            "clone_url": f"{web}.git",
-            "git_url": f"git://{host}/{full_name}.git",
-            "ssh_url": f"git@{host}:{full_name}.git",
-            "svn_url": web,
-        }
-
     # ---- issues ----------------------------------------------------------------------------
     @route("GET", "/repos/{owner}/{repo}/issues")
     def list_issues(self, req: Request, owner: str, repo: str) -> Reply:
@@ -877,178 +700,3 @@ class GitHubFake(GraphQLEndpoint, FakeServer):
         if name.lower() not in r.labels:
             raise self._fail(404, "Not Found")
         return Reply(200, self._label_json(r.full_name, r.labels[name.lower()]))
-
-    # ---- git database ----------------------------------------------------------------------
-    def _store(self, repo: Repo, kind: str, payload: bytes, obj: dict[str, Any]) -> str:
-        sha = hashlib.sha1(f"{kind} {len(payload)}\0".encode() + payload).hexdigest()  # noqa: S324
-        repo.objects.setdefault(sha, {"type": kind, "sha": sha, **obj})
-        return sha
-
-    def _signature(self, login: str, given: Any = None) -> dict[str, str]:
-        given = given if isinstance(given, dict) else {}
-        return {
-            "name": given.get("name", login),
-            "email": given.get("email", f"{login}@users.noreply.github.com"),
-            "date": given.get("date", iso(self.clock.now())),
-        }
-
-    def _store_commit(
-        self, repo: Repo, message: str, tree: str, parents: list[str], author: dict[str, str]
-    ) -> str:
-        text = f"tree {tree}\n" + "".join(f"parent {p}\n" for p in parents)
-        text += f"author {json.dumps(author, sort_keys=True)}\n\n{message}"
-        obj = {"message": message, "tree": tree, "parents": parents, "author": author}
-        return self._store(repo, "commit", text.encode(), obj)
-
-    def _commit_json(self, repo: Repo, sha: str) -> dict[str, Any]:
-        c, api = repo.objects[sha], self._api(repo.full_name)
-        return {
-            "sha": sha,
-            "node_id": f"C_fake{sha[:12]}",
-            "url": f"{api}/git/commits/{sha}",
-            "html_url": f"{self.html_base}/{repo.full_name}/commit/{sha}",
-            "author": c["author"],
-            "committer": c["author"],
-            "message": c["message"],
-            "tree": {"sha": c["tree"], "url": f"{api}/git/trees/{c['tree']}"},
-            "parents": [
-                {
-                    "sha": p,
-                    "url": f"{api}/git/commits/{p}",
-                    "html_url": f"{self.html_base}/{repo.full_name}/commit/{p}",
-                }
-                for p in c["parents"]
-            ],
-            "verification": {
-                "verified": False,
-                "reason": "unsigned",
-                "signature": None,
-                "payload": None,
-                "verified_at": None,
-            },
-        }
-
-    def _is_commit(self, repo: Repo, sha: Any) -> bool:
-        return isinstance(sha, str) and repo.objects.get(sha, {}).get("type") == "commit"
-
-    @route("POST", "/repos/{owner}/{repo}/git/blobs")
-    def create_blob(self, req: Request, owner: str, repo: str) -> Reply:
-        r = self._repo(owner, repo)
-        self._refuse_if_empty(r)
-        data = req.json if isinstance(req.json, dict) else {}
-        if not isinstance(data.get("content"), str):
-            raise self._invalid("Blob", "content", "missing_field")
-        raw = data["content"].encode()
-        if data.get("encoding") == "base64":
-            raw = base64.b64decode(raw)
-        sha = self._store(r, "blob", raw, {"size": len(raw)})
-        return Reply(201, {"sha": sha, "url": f"{self._api(r.full_name)}/git/blobs/{sha}"})
-
-    @route("POST", "/repos/{owner}/{repo}/git/trees")
-    def create_tree(self, req: Request, owner: str, repo: str) -> Reply:
-        r = self._repo(owner, repo)
-        self._refuse_if_empty(r)
-        data = req.json if isinstance(req.json, dict) else {}
-        entries = []
-        for entry in data.get("tree") or []:
-            sha = entry.get("sha")
-            if "content" in entry:
-                sha = self._store(r, "blob", entry["content"].encode(), {})
-            entries.append({**{k: v for k, v in entry.items() if k != "content"}, "sha": sha})
-        payload = json.dumps([data.get("base_tree"), entries], sort_keys=True).encode()
-        sha = self._store(r, "tree", payload, {"tree": entries})
-        url = f"{self._api(r.full_name)}/git/trees/{sha}"
-        return Reply(201, {"sha": sha, "url": url, "tree": entries, "truncated": False})
-
-    def _refuse_if_empty(self, r: Repo) -> None:
-        if r.full_name in self.empty_repos:
-            raise self._fail(409, "Git Repository is empty.")
-
-    @route("POST", "/repos/{owner}/{repo}/git/commits")
-    def create_git_commit(self, req: Request, owner: str, repo: str) -> Reply:
-        r = self._repo(owner, repo)
-        self._refuse_if_empty(r)
-        data = req.json if isinstance(req.json, dict) else {}
-        if not isinstance(data.get("message"), str):
-            raise self._invalid("Commit", "message", "missing_field")
-        tree: Any = data.get("tree")
-        if tree == EMPTY_TREE and self.refuse_empty_tree:
-            raise self._fail(422, "Tree SHA does not exist")
-        if tree != EMPTY_TREE and r.objects.get(tree, {}).get("type") != "tree":
-            raise self._fail(422, "Tree SHA does not exist")
-        parents = data.get("parents") or []
-        if not all(self._is_commit(r, p) for p in parents):
-            raise self._fail(422, "Parent SHA does not exist or is not a commit object")
-        author = self._signature(self._login(req), data.get("author"))
-        sha = self._store_commit(r, data["message"], tree, list(parents), author)
-        return Reply(201, self._commit_json(r, sha))
-
-    @route("GET", "/repos/{owner}/{repo}/git/commits/{sha}")
-    def get_git_commit(self, req: Request, owner: str, repo: str, sha: str) -> Reply:
-        r = self._repo(owner, repo)
-        if not self._is_commit(r, sha):
-            raise self._fail(404, "Not Found")
-        return Reply(200, self._commit_json(r, sha))
-
-    @route("GET", "/repos/{owner}/{repo}/git/ref/{ref:path}")
-    def get_ref(self, req: Request, owner: str, repo: str, ref: str) -> Reply:
-        r = self._repo(owner, repo)
-        self._refuse_if_empty(r)
-        if f"refs/{ref}" not in r.refs:
-            raise self._fail(404, "Not Found")
-        return Reply(200, self._ref_json(r.full_name, f"refs/{ref}"))
-
-    @route("GET", "/repos/{owner}/{repo}/git/matching-refs/{ref:path}")
-    def matching_refs(self, req: Request, owner: str, repo: str, ref: str) -> Reply:
-        r = self._repo(owner, repo)
-        names = sorted(n for n in r.refs if n.startswith(f"refs/{ref}"))
-        return Reply(200, [self._ref_json(r.full_name, n) for n in names])
-
-    @route("POST", "/repos/{owner}/{repo}/git/refs")
-    def create_ref(self, req: Request, owner: str, repo: str) -> Reply:
-        r = self._repo(owner, repo)
-        self._refuse_if_empty(r)
-        data = req.json if isinstance(req.json, dict) else {}
-        ref, sha = data.get("ref"), str(data.get("sha"))
-        if not isinstance(ref, str) or not ref.startswith("refs/") or ref.count("/") < 2:
-            raise self._fail(422, "Reference name is invalid")
-        if not self._is_commit(r, sha):
-            raise self._fail(422, "Object does not exist")
-        if ref in r.refs:
-            raise self._fail(422, "Reference already exists")
-        r.refs[ref] = sha
-        if self.ref_creations_landing_then_502 > 0:  # written, but the answer is lost
-            self.ref_creations_landing_then_502 -= 1
-            return Reply(502, self.error_body(502))
-        return Reply(201, self._ref_json(r.full_name, ref))
-
-    @route("PATCH", "/repos/{owner}/{repo}/git/refs/{ref:path}")
-    def update_ref(self, req: Request, owner: str, repo: str, ref: str) -> Reply:
-        r = self._repo(owner, repo)
-        data = req.json if isinstance(req.json, dict) else {}
-        name, sha = f"refs/{ref}", str(data.get("sha"))
-        if name not in r.refs:
-            raise self._fail(422, "Reference does not exist")
-        if not self._is_commit(r, sha):
-            raise self._fail(422, "Object does not exist")
-        if not data.get("force") and r.refs[name] not in self._ancestry(r, sha):
-            raise self._fail(422, "Update is not a fast forward")
-        r.refs[name] = sha
-        return Reply(200, self._ref_json(r.full_name, name))
-
-    @route("DELETE", "/repos/{owner}/{repo}/git/refs/{ref:path}")
-    def delete_ref(self, req: Request, owner: str, repo: str, ref: str) -> Reply:
-        r = self._repo(owner, repo)
-        if r.refs.pop(f"refs/{ref}", None) is None:
-            raise self._fail(422, "Reference does not exist")
-        return Reply(204)
-
-    def _ancestry(self, repo: Repo, sha: str) -> set[str]:
-        """SHA and every commit reachable from it through parents."""
-        seen, todo = set(), [sha]
-        while todo:
-            current = todo.pop()
-            if current not in seen and self._is_commit(repo, current):
-                seen.add(current)
-                todo += repo.objects[current]["parents"]
-        return seen
