@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 import requests
@@ -29,6 +29,7 @@ from ai_context.adapters.github_wire import (
     GitHubRetry,
     GitHubUnavailable,
     HTTPFailure,
+    Secret,
     TokenAuth,
     _translated,
     comment_from_json,
@@ -43,9 +44,6 @@ from ai_context.adapters.github_wire import (
 )
 from ai_context.core.models import Comment, GitCommit, Issue
 
-if TYPE_CHECKING:
-    from pydantic import SecretStr
-
 DEFAULT_API_URL = "https://api.github.com"
 WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
@@ -56,7 +54,7 @@ class GitHub:
 
     def __init__(
         self,
-        token: SecretStr,
+        token: Secret,
         repository: str,
         *,
         api_url: str = DEFAULT_API_URL,

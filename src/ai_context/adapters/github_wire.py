@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 from urllib.parse import urlsplit
 
 import requests
@@ -28,6 +28,13 @@ if TYPE_CHECKING:
 
 from ai_context.core.errors import ServiceError, ServiceRefused
 from ai_context.core.models import Comment, GitCommit, Issue
+
+
+class Secret(Protocol):
+    """A token that gives its value only when asked and never in a repr: pydantic's SecretStr
+    in the Action's settings, a plain holder at the agent commands (which import no pydantic)."""
+
+    def get_secret_value(self) -> str: ...
 
 
 class GitHubError(ServiceError):

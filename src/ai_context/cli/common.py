@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from ai_context.core.block import Block, format_timestamp, step_data
 from ai_context.core.durations import parse_duration
@@ -24,9 +24,8 @@ from ai_context.core.errors import UsageError
 if TYPE_CHECKING:
     from pathlib import Path  # at run time only where used: `validate` needs no pathlib
 
-    from pydantic import SecretStr
-
     from ai_context.adapters.github import GitHub
+    from ai_context.adapters.github_wire import Secret
 
 DEFAULT_API_URL = "https://api.github.com"
 ACTOR_ENV = "AI_CONTEXT_ACTOR"
@@ -243,11 +242,11 @@ class _Token:
         return self._value
 
     def __repr__(self) -> str:
-        return "SecretStr('**********')"
+        return "Secret('**********')"
 
 
-def secret(token: str) -> SecretStr:
-    return cast("SecretStr", _Token(token))
+def secret(token: str) -> Secret:
+    return _Token(token)
 
 
 def open_github(
