@@ -13,7 +13,7 @@ import responses
 from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub
-from ai_context.adapters.github_wire import issue_from_json
+from ai_context.adapters.github_json import issue_from_json
 from tests.fakes import GitHubFake
 from tests.test_github_adapter import REPO, adapter, issue_json
 

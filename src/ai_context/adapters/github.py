@@ -18,6 +18,7 @@ from urllib.parse import quote
 import requests
 from requests.adapters import HTTPAdapter
 
+from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
 from ai_context.adapters.github_wire import (
     API_HEADERS,
     SECONDARY_RATE_WAIT,
@@ -32,12 +33,9 @@ from ai_context.adapters.github_wire import (
     Secret,
     TokenAuth,
     _translated,
-    comment_from_json,
     failure_data,
-    git_commit_from_json,
     graphql_data,
     graphql_url,
-    issue_from_json,
     response_json,
     unmarked_secondary_limit,
     url_problem,

@@ -1,5 +1,5 @@
 """GitHub on the wire: the adapter's errors, its counting, the retry policy, and the
-translation of REST JSON and failures into plain models and our errors.
+translation of failures into our errors (REST JSON into models: github_json.py).
 
 Kept apart from the client (github.py) so the client reads as the list of calls it makes.
 Built on requests and urllib3's `Retry` (no hand-rolled retry loop): PyGithub's package import
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from urllib3.response import BaseHTTPResponse
 
 from ai_context.core.errors import ServiceError, ServiceRefused
-from ai_context.core.models import Comment, GitCommit, Issue
 
 
 class Secret(Protocol):
@@ -257,62 +256,6 @@ def url_problem(url: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
         return f"{url!r} is not an http(s) URL like https://api.github.com"
     return None
-
-
-def _time(value: Any) -> datetime | None:
-    if not value:
-        return None
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-
-
-def issue_from_json(data: dict[str, Any], repository: str) -> Issue:
-    return Issue(
-        number=int(data["number"]),
-        title=str(data.get("title") or ""),
-        body=str(data.get("body") or ""),
-        state="closed" if data.get("state") == "closed" else "open",
-        state_reason=data.get("state_reason"),
-        labels=tuple(
-            str(label["name"] if isinstance(label, dict) else label)
-            for label in data.get("labels") or ()
-        ),
-        assignees=tuple(str(a["login"]) for a in data.get("assignees") or ()),
-        author=(data.get("user") or {}).get("login"),
-        comments=data.get("comments") if isinstance(data.get("comments"), int) else None,
-        updated_at=_time(data.get("updated_at")),
-        closed_at=_time(data.get("closed_at")),
-        html_url=str(data.get("html_url") or ""),
-        repository=repository,
-        is_pull_request="pull_request" in data,
-    )
-
-
-def git_commit_from_json(data: dict[str, Any]) -> GitCommit:
-    return GitCommit(
-        sha=str(data["sha"]),
-        message=str(data.get("message") or ""),
-        tree=str((data.get("tree") or {}).get("sha") or ""),
-        parents=tuple(str(p["sha"]) for p in data.get("parents") or ()),
-        author_date=_time((data.get("author") or {}).get("date")),
-    )
-
-
-def comment_from_json(data: dict[str, Any]) -> Comment:
-    return Comment(
-        id=int(data["id"]),
-        body=str(data.get("body") or ""),
-        author=str((data.get("user") or {}).get("login") or ""),
-        created_at=_time(data.get("created_at")),
-        updated_at=_time(data.get("updated_at")),
-        html_url=str(data.get("html_url") or ""),
-        issue_number=_issue_number(data.get("issue_url")),
-    )
-
-
-def _issue_number(url: Any) -> int | None:
-    """The number at the end of a comment's `issue_url` (".../issues/42"); None otherwise."""
-    tail = str(url or "").rstrip("/").rsplit("/", 1)[-1]
-    return int(tail) if tail.isdigit() and tail.isascii() else None
 
 
 _REASONS = (
