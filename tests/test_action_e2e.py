@@ -351,3 +351,28 @@ def test_a_pull_request_named_by_a_merge_commit_is_not_a_task(
     assert result.code == 0, result.stdout + result.stderr
     assert "#1 named by a commit is a pull request; skipped" in result.stdout
     assert gh.comments("o/r", 1) == [] and gh.issue("o/r", 1).labels == []
+
+
+def test_a_scan_goes_on_past_a_block_with_an_odd_actor_line(gh: GitHubFake, tmp_path: Path) -> None:
+    """A no-break space after the actor id (pasted from an editor) once raised inside the
+    parser and stopped the whole scheduled run with exit 3; now it is read like a space, and a
+    value the model refuses is a finding (AIC103) on that issue alone."""
+    odd = SEED_BLOCK.replace("cc-ariel-laptop (", "cc-ariel-laptop\u00a0(", 1)
+    assert odd != SEED_BLOCK
+    gh.add_issue("o/r", "good", SEED_BLOCK)
+    gh.add_issue("o/r", "odd", odd)
+    gh.add_issue("o/r", "no id", SEED_BLOCK.replace("cc-ariel-laptop (", "`` (", 1))
+    result = run_action(
+        tmp_path,
+        gh.url,
+        "schedule",
+        {"schedule": "0 6 * * *"},
+        token=TOKEN,
+        inputs={"jobs": "check"},
+        extra_env={"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"},
+    )
+    assert result.code in (0, 1), result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    comments = [c.body for c in gh.comments("o/r", 3)]
+    assert any("AIC103" in body for body in comments)  # the issue without an id is told
+    assert not any("AIC103" in c.body for c in gh.comments("o/r", 2))  # the no-break space is fine

@@ -298,3 +298,35 @@ def test_a_plan_step_wrapped_over_two_lines_keeps_its_status() -> None:
         ("Add the repository and its tests", "done"),
         ("PR", "pending"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("actor_line", "actor", "description"),
+    [
+        ("cc-x\u00a0(laptop)", "cc-x", "laptop"),  # a no-break space, as editors paste
+        ("cc-x\t(laptop)", "cc-x", "laptop"),
+        ("`` (laptop)", None, None),  # an id of backticks alone: no id, so no description
+    ],
+)
+def test_an_odd_actor_line_is_a_finding_never_an_exception(
+    actor_line: str, actor: str | None, description: str | None
+) -> None:
+    body = f"## AI Context\n- **Active actor:** {actor_line}\n- **Phase:** planning\n"
+    parsed = parse(body)
+    assert parsed.block is not None
+    assert (parsed.block.actor, parsed.block.actor_description) == (actor, description)
+    if actor is None:
+        [dropped] = [f for f in parsed.findings if f.code == "AIC103"]
+        assert dropped.line == 2 and "actor description needs an actor id" in dropped.message
+
+
+def test_an_extra_field_holding_a_marker_line_is_left_out_alone() -> None:
+    body = (
+        "## AI Context\n- **Phase:** planning\n- **Notes:** first\n"
+        "  <!-- ai-context:hash=abc -->\n- **Reviewer:** ana\n"
+    )
+    parsed = parse(body)
+    assert parsed.block is not None
+    assert parsed.block.extra == {"Reviewer": "ana"}  # the other extra field stays
+    [dropped] = [f for f in parsed.findings if f.code == "AIC103"]
+    assert dropped.line == 3 and "Notes" in dropped.message

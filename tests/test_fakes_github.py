@@ -14,6 +14,7 @@ import requests
 from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub, GitHubConfigError
+from ai_context.adapters.github_wire import GitHubRetry
 from tests.fakes import GitHubFake
 from tests.fakes.github import EMPTY_TREE
 
@@ -107,28 +108,47 @@ def test_the_adapter_adds_and_removes_labels(gh: GitHubFake) -> None:
     assert gone.json()["message"] == "Label does not exist"
 
 
-def test_the_adapter_waits_out_a_secondary_rate_limit(gh: GitHubFake) -> None:
+def record_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits urllib3 is asked to make between tries (retry-after, else our policy's
+    backoff), recorded instead of slept: a test asserts the wait, never a duration."""
+    waits: list[float] = []
+
+    def recorded(retry: GitHubRetry, response: Any = None) -> None:
+        after = retry.get_retry_after(response) if response is not None else None
+        waits.append(after if after is not None else retry.get_backoff_time())
+
+    monkeypatch.setattr(GitHubRetry, "sleep", recorded)
+    return waits
+
+
+def test_the_adapter_waits_out_a_secondary_rate_limit(
+    gh: GitHubFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """retry-after: the wait asked of urllib3 is the header's (read, not timed)."""
+    waits = record_waits(monkeypatch)
     gh.add_issue("o/r", "Task")
-    gh.secondary_rate_limit_next("GET", ONE_ISSUE, retry_after=1)
+    gh.secondary_rate_limit_next("GET", ONE_ISSUE, retry_after=7)
     api = client(gh)
 
-    started = time.monotonic()
     assert api.get_issue(1).title == "Task"
 
-    assert time.monotonic() - started >= 1
+    assert 7 in waits
     assert gh.count("GET", ONE_ISSUE) == 2
 
 
-def test_the_adapter_waits_out_a_primary_rate_limit_until_its_reset(gh: GitHubFake) -> None:
-    """x-ratelimit-remaining 0: the wait is until x-ratelimit-reset (+1 s), then one retry."""
+def test_the_adapter_waits_out_a_primary_rate_limit_until_its_reset(
+    gh: GitHubFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """x-ratelimit-remaining 0: the wait asked of urllib3 lasts until x-ratelimit-reset (+1 s),
+    then one retry. The wait is read where the policy sets it, not timed."""
+    waits = record_waits(monkeypatch)
     gh.add_issue("o/r", "Task")
-    gh.primary_rate_limit_next("GET", ONE_ISSUE, status=429, reset_in=1)
+    gh.primary_rate_limit_next("GET", ONE_ISSUE, status=429, reset_in=30)
     api = client(gh)
 
-    started = time.monotonic()
     assert api.get_issue(1).title == "Task"
 
-    assert time.monotonic() - started >= 1
+    assert any(29 <= wait <= 32 for wait in waits), waits
     assert gh.count("GET", ONE_ISSUE) == 2 and api.counter.retries == 1
 
 

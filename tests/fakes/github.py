@@ -491,9 +491,10 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
         self._touch(issue)
 
     def _touch(self, issue: Issue) -> None:
-        """A change moves updated_at forward, as on GitHub: at least one second past the
-        last, even on a frozen clock, so a conditional re-read (`If-Modified-Since`, whole
-        seconds) of an older copy never answers 304."""
+        """A change moves updated_at forward, and here at least one second past the last,
+        even on a frozen clock, so a conditional re-read (`If-Modified-Since`, whole seconds)
+        of an older copy never answers 304. GitHub does not promise that: two edits within
+        one second share an updated_at there (the adapter's get_issue says what follows)."""
         issue.updated_at = max(self.clock.now(), _aware(issue.updated_at) + timedelta(seconds=1))
 
     # ---- issues ----------------------------------------------------------------------------

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
-from email.utils import format_datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -37,8 +36,10 @@ from ai_context.adapters.github_wire import (
     graphql_data,
     graphql_url,
     response_json,
+    unless_modified,
     unmarked_secondary_limit,
     url_problem,
+    utc_text,
 )
 from ai_context.core.models import Comment, GitCommit, Issue
 
@@ -126,7 +127,7 @@ class GitHub:
         if sort is not None:
             filters.update(sort=sort, direction="desc")
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
-            filters["since"] = _utc(since)
+            filters["since"] = utc_text(since)
         found: list[Issue] = []
         with _translated("list issues"):
             for raw in self._pages("/issues", filters):
@@ -143,13 +144,12 @@ class GitHub:
         `304 Not Modified` returns KNOWN and costs nothing against GitHub's primary rate limit
         (counted apart, in `counter.not_modified`). GitHub may or may not honour the header on
         this endpoint; a 200 is always a fresh issue, so the answer is right either way. The
-        header has one-second resolution, as `updated_at` has."""
-        headers = {}
-        if known is not None and known.number == number and known.updated_at is not None:
-            headers["If-Modified-Since"] = _http_date(known.updated_at)
+        header has one-second resolution, as `updated_at` has: a second edit within the same
+        second as KNOWN's can answer 304 (its own event, or the next scan, brings it)."""
+        headers = unless_modified(known, number, self.repository)
         with _translated(f"read issue #{number}"):
             response = self._send("GET", f"{self._base}/issues/{number}", headers=headers)
-            if response.status_code == 304 and known is not None:
+            if response.status_code == 304 and headers and known is not None:
                 self.counter.add(not_modified=1)
                 return known
             return issue_from_json(response_json(response), self.repository)
@@ -162,7 +162,7 @@ class GitHub:
         """Every comment of the repository updated at or after SINCE, 100 a page: one listing
         that settles the races of a whole run's new comments (jobs/settle.py)."""
         with _translated("list the repository's comments"):
-            pages = self._pages("/issues/comments", {"since": _utc(since)})
+            pages = self._pages("/issues/comments", {"since": utc_text(since)})
             return [comment_from_json(c) for c in pages]
 
     @property
@@ -404,15 +404,3 @@ __all__ = [
     "issue_from_json",
     "url_problem",
 ]
-
-
-def _utc(when: datetime) -> str:
-    """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
-    utc = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _http_date(when: datetime) -> str:
-    """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
-    utc = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
-    return format_datetime(utc, usegmt=True)

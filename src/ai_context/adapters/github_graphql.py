@@ -1,5 +1,5 @@
 """Many issues' comments in one GitHub GraphQL query (issue 14): the query text, and the answer
-turned into the same `Comment` models the REST listing gives (github_wire.comment_from_json).
+turned into the same `Comment` models the REST listing gives (github_json.comment_from_json).
 
 Why: a full scan with no run state reads the comments of each task with findings that has
 any, to be sure none of them is our sticky comment (never a duplicate). By REST that is one
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from ai_context.adapters.github_json import parse_time
 from ai_context.adapters.github_wire import GitHubError
 from ai_context.core.models import Comment
 
@@ -164,4 +165,8 @@ def _whole_id(value: Any) -> int:
 
 
 def _time(value: Any) -> datetime:
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    """A comment's time, which GraphQL always gives: a null one means a broken answer."""
+    when = parse_time(value)
+    if when is None:
+        raise ValueError(f"not a time: {value!r}")
+    return when

@@ -10,7 +10,8 @@ from typing import Any
 from ai_context.core.models import Comment, GitCommit, Issue
 
 
-def _time(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
+    """GitHub's ISO 8601 time (`...Z`), REST's and GraphQL's alike; None when absent."""
     if not value:
         return None
     return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
@@ -30,8 +31,8 @@ def issue_from_json(data: dict[str, Any], repository: str) -> Issue:
         assignees=tuple(str(a["login"]) for a in data.get("assignees") or ()),
         author=(data.get("user") or {}).get("login"),
         comments=data.get("comments") if isinstance(data.get("comments"), int) else None,
-        updated_at=_time(data.get("updated_at")),
-        closed_at=_time(data.get("closed_at")),
+        updated_at=parse_time(data.get("updated_at")),
+        closed_at=parse_time(data.get("closed_at")),
         html_url=str(data.get("html_url") or ""),
         repository=repository,
         is_pull_request="pull_request" in data,
@@ -44,7 +45,7 @@ def git_commit_from_json(data: dict[str, Any]) -> GitCommit:
         message=str(data.get("message") or ""),
         tree=str((data.get("tree") or {}).get("sha") or ""),
         parents=tuple(str(p["sha"]) for p in data.get("parents") or ()),
-        author_date=_time((data.get("author") or {}).get("date")),
+        author_date=parse_time((data.get("author") or {}).get("date")),
     )
 
 
@@ -53,8 +54,8 @@ def comment_from_json(data: dict[str, Any]) -> Comment:
         id=int(data["id"]),
         body=str(data.get("body") or ""),
         author=str((data.get("user") or {}).get("login") or ""),
-        created_at=_time(data.get("created_at")),
-        updated_at=_time(data.get("updated_at")),
+        created_at=parse_time(data.get("created_at")),
+        updated_at=parse_time(data.get("updated_at")),
         html_url=str(data.get("html_url") or ""),
         issue_number=_issue_number(data.get("issue_url")),
     )

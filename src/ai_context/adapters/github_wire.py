@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.utils import format_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from urllib3.response import BaseHTTPResponse
 
 from ai_context.core.errors import ServiceError, ServiceRefused
+from ai_context.core.models import Issue
 
 
 class Secret(Protocol):
@@ -347,3 +349,25 @@ def _from_status(what: str, failure: HTTPFailure) -> GitHubError:
             f"GitHub failed to {what} ({status} {message}); try again later", status
         )
     return GitHubError(f"GitHub could not {what} ({status} {message})", status)
+
+
+def unless_modified(known: Issue | None, number: int, repository: str) -> dict[str, str]:
+    """The conditional header for re-reading NUMBER, when KNOWN is a dated copy of that issue
+    (of this repository, when the copy says which)."""
+    if known is None or known.updated_at is None or known.number != number:
+        return {}
+    if known.repository and known.repository != repository:
+        return {}
+    return {"If-Modified-Since": http_date(known.updated_at)}
+
+
+def utc_text(when: datetime) -> str:
+    """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
+    utc = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def http_date(when: datetime) -> str:
+    """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
+    utc = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+    return format_datetime(utc, usegmt=True)

@@ -134,10 +134,10 @@ _OUTPUT_CHUNK = 256  # finding lines written at once (about 30 KB)
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     """Every input is read first (one error naming each unreadable one, before any output),
-    then checked and reported one at a time: only the counts and up to _OUTPUT_CHUNK lines of
-    pending output outlive a file's check, so 2,000 files cost no more memory (or garbage
-    collection) than one. Output goes out in chunks: with PYTHONUNBUFFERED (set in
-    containers) each write is a system call, and a line each was a tenth of a 2,000-file run."""
+    then checked and reported one at a time: the texts are held, but no file's result outlives
+    its check beyond the counts and up to _OUTPUT_CHUNK lines of pending output. Output goes
+    out in chunks: with PYTHONUNBUFFERED (set in containers) each write is a system call, and
+    a line each was a tenth of a 2,000-file run."""
     config, path = _file_config(args)
     now = args.now or datetime.now(UTC)  # stale and future checks always run
     as_json = args.format == "json"

@@ -9,7 +9,7 @@ from typing import Any
 
 from ai_context.core.block.locate import Line, Region, find
 from ai_context.core.block.markers import Marker, check_marker
-from ai_context.core.block.model import Block, PlanStep, format_timestamp
+from ai_context.core.block.model import Block, BlockError, PlanStep, format_timestamp
 from ai_context.core.block.syntax import (
     ALIASES,
     BULLET_RE,
@@ -297,14 +297,60 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
         reader = _READERS.get(raw.key)  # each known field has its own reader
         if reader is not None:
             values.update(reader(raw, findings))
-    return Block(**values, extra=extra), field_lines
+    return _block(values, extra, field_lines, findings), field_lines
+
+
+# The fields a rule across fields (BlockError "block") can refuse: each needs a partner.
+_PARTNERED = ("chunk", "actor_description")
+_LINE_OF = {"chunk": "phase", "actor_description": "actor"}  # read from that field's line
+
+
+def _block(
+    values: dict[str, Any], extra: dict[str, str], lines: dict[str, int], findings: list[Finding]
+) -> Block:
+    """The Block of VALUES. A value the model refuses is left out with AIC103, its line kept
+    as written (never an exception: this parser's promise, and a scheduled run must not stop
+    at one odd block)."""
+    for _ in range(len(values) + 2):
+        try:
+            return Block(**values, extra=extra)
+        except BlockError as exc:
+            name = exc.loc.split(".", 1)[0]
+            if name == "extra":
+                bad = [k for k in extra if not _extra_ok(k, extra[k])]
+                extra = {k: v for k, v in extra.items() if k not in bad}
+                dropped = [(lines.get(canon_label(k)), f"{k}: {exc.msg}") for k in bad]
+            else:
+                keys = [k for k in _PARTNERED if k in values] if name == "block" else [name]
+                dropped = [(lines.get(_LINE_OF.get(k, k)), exc.msg) for k in keys]
+                for key in keys:
+                    values.pop(key, None)
+            findings.extend(
+                make_finding(
+                    "AIC103",
+                    "warning",
+                    f"{message}; the field is left out",
+                    line=line,
+                    hint="Write the field as the format shows it (README, The block).",
+                )
+                for line, message in dropped
+            )
+    return Block()
+
+
+def _extra_ok(label: str, text: str) -> bool:
+    try:
+        Block(extra={label: text})
+    except BlockError:
+        return False
+    return True
 
 
 def _actor_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
     text = _joined(raw)
     if not text.strip("`"):
         return {}
-    word, _, rest = text.partition(" ")
+    word, rest = (*text.split(None, 1), "")[:2]  # any whitespace: a tab, a no-break space
     rest = rest.strip()
     if rest.startswith("(") and rest.endswith(")"):
         rest = rest[1:-1].strip()
