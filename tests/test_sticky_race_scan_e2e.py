@@ -101,3 +101,19 @@ def test_racing_runs_end_with_one_comment_per_issue_the_oldest_kept(
     assert gh.count("GET", COMMENTS) == 0
     writes = [r for r in gh.requests if r.method in ("POST", "DELETE") and r.path != "/graphql"]
     assert writes == []
+
+
+def test_a_comment_deleted_between_the_scans_read_and_its_edit_is_read_again(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    """A scan reads all due comments first, then writes. A sticky comment deleted in between
+    answers 404 to the edit: that issue is read once more and gets a new comment; the scan
+    does not stop (exit 3) for one vanished comment."""
+    broken = gh.add_issue("o/r", "Broken", INCOMPLETE).number
+    old = gh.add_comment("o/r", broken, f"{MARKER}\nan older run's text", user=BOT).id
+    gh.before("PATCH", f"/repos/o/r/issues/comments/{old}", lambda _r: gh.remove_comment(old))
+    result = run(gh, tmp_path, "schedule", {}, inputs={"jobs": "check"})
+    assert result.code in (0, 1), result.stdout + result.stderr
+    assert "is gone; reading it again" in result.stdout
+    [comment] = ours(gh, broken)
+    assert comment.id != old and comment.body.startswith(MARKER)

@@ -172,6 +172,12 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
             self._apply_issue_changes(self.repos[repo], issue, changes)
             return issue
 
+    def remove_comment(self, comment_id: int) -> None:
+        """Delete a comment as a person would in the web UI. Handy inside hooks."""
+        with self.lock:
+            comment = self._comments.pop(comment_id)
+            self._touch(self.repos[comment.repo].issues[comment.issue_number])
+
     def issue(self, repo: str, number: int) -> Issue:
         with self.lock:
             return self.repos[repo].issues[number]

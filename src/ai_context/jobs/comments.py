@@ -269,14 +269,20 @@ def run_check(
         try:
             _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
         except GitHubNotFound:
-            if planned.known is None:
-                raise
-            log(f"ai-context: the comment remembered on #{issue.number} is gone; reading")
-            # the state was wrong: read, as without it
-            planned = plan_check(
-                issue, bot_login=bot_login, comments=lambda n: read_comments(writer, n), **kwargs
-            )
-            _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
+            # What the plan wrote against is gone: the remembered comment, or one the run read
+            # minutes ago (a scan reads first), or the issue itself. Read again, once.
+            log(f"ai-context: what #{issue.number} had when read is gone; reading it again")
+            try:
+                planned = plan_check(
+                    issue,
+                    bot_login=bot_login,
+                    comments=lambda n: read_comments(writer, n),
+                    **kwargs,
+                )
+                _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
+            except GitHubNotFound:
+                log(f"ai-context: #{issue.number} is gone (deleted or moved); skipped")
+                continue
         report.checks.append(planned)
         report.stats.update(op.kind for op in planned.ops)
     if deferred:
