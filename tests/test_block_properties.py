@@ -95,6 +95,59 @@ def test_arbitrary_text_never_raises(body: str) -> None:
         parse(render(parsed.block))
 
 
+# Field lines as agents and editors write them, with the odd whitespace they paste (a no-break
+# space after the actor id once raised inside the parser and stopped a scheduled run).
+odd_value = st.lists(
+    st.sampled_from(
+        [
+            *"abc-_`()*:#. 0123456789",
+            "\u00a0",
+            "\t",
+            "\x0b",
+            "\x0c",
+            "\u2028",
+            "\u200b",
+            "\ufeff",
+            "\r",
+            "<!-- ai-context:hash=1 -->",
+            "(chunk 3 of 5)",
+            "2026-05-26T14:32:00Z",
+            "none",
+            "-",
+        ]
+    ),
+    max_size=12,
+).map("".join)
+field_line = st.builds(
+    lambda label, value, cont: f"- **{label}:** {value}" + (f"\n  {cont}" if cont else ""),
+    st.sampled_from(
+        [
+            "Active actor",
+            "Phase",
+            "Last updated",
+            "Plan",
+            "Files touched",
+            "Decisions",
+            "Blockers",
+            "Next step",
+            "Notes",
+            "Reviewer",
+        ]
+    ),
+    odd_value,
+    st.none() | odd_value,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(field_line, max_size=10))
+def test_odd_field_values_are_findings_never_exceptions(lines: list[str]) -> None:
+    parsed = parse("## AI Context\n\n" + "\n".join(lines) + "\n")
+    assert parsed.block is not None
+    assert all(isinstance(f, Finding) for f in parsed.findings)
+    parse(render(parsed.block))
+
+
 # --- replace_block preserves every byte outside the block --------------------------------
 
 free_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200).filter(
