@@ -9,7 +9,7 @@ duplicate a comment. Lists are read 100 a page, following the `Link` header.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -45,6 +45,8 @@ from ai_context.core.models import Comment, GitCommit, Issue
 
 DEFAULT_API_URL = "https://api.github.com"
 WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+# What `_request` gives back for an expected refusal (its `refused` statuses).
+REFUSED: Any = object()
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
 
 
@@ -208,11 +210,7 @@ class GitHub:
 
     def delete_comment(self, comment_id: int) -> None:
         with _translated(f"delete comment {comment_id}"):
-            try:
-                self._request("DELETE", f"/issues/comments/{comment_id}")
-            except HTTPFailure as exc:
-                if exc.status != 404:  # already gone is what we wanted
-                    raise
+            self._request("DELETE", f"/issues/comments/{comment_id}", refused=(404,))
 
     def add_labels(self, number: int, labels: Iterable[str]) -> None:
         """Adds labels (GitHub creates a missing label with its default colour)."""
@@ -223,11 +221,8 @@ class GitHub:
 
     def remove_label(self, number: int, label: str) -> None:
         with _translated(f"unlabel #{number}"):
-            try:
-                self._request("DELETE", f"/issues/{number}/labels/{quote(label, safe='')}")
-            except HTTPFailure as exc:
-                if exc.status != 404:  # already gone is what we wanted
-                    raise
+            path = f"/issues/{number}/labels/{quote(label, safe='')}"
+            self._request("DELETE", path, refused=(404,))
 
     # --- git refs and commits (leases) ----------------------------------------------------
     # Refs are GitHub's one compare-and-swap: creating an existing ref and a non-fast-forward
@@ -236,57 +231,37 @@ class GitHub:
     def get_ref(self, ref: str) -> str | None:
         """The commit sha REF ("refs/...") points at, or None when there is no such ref."""
         with _translated(f"read ref {ref}"):
-            try:
-                data = self._request("GET", f"/git/ref/{_ref_path(ref)}")
-            except HTTPFailure as exc:
-                if exc.status in (404, 409):  # 409: the repository is empty
-                    return None
-                raise
-            return str(data["object"]["sha"])
+            # 409: the repository is empty
+            data = self._request("GET", f"/git/ref/{_ref_path(ref)}", refused=(404, 409))
+            return None if data is REFUSED else str(data["object"]["sha"])
 
     def matching_refs(self, prefix: str) -> dict[str, str]:
         """Every ref whose name starts with PREFIX ("refs/..."), name -> sha, in one call."""
         with _translated(f"list refs {prefix}"):
-            try:
-                data = self._request("GET", f"/git/matching-refs/{_ref_path(prefix)}")
-            except HTTPFailure as exc:
-                if exc.status == 409:  # the repository is empty: no refs at all
-                    return {}
-                raise
+            # 409: the repository is empty, so it has no refs at all
+            data = self._request("GET", f"/git/matching-refs/{_ref_path(prefix)}", refused=(409,))
+            if data is REFUSED:
+                return {}
             return {str(r["ref"]): str(r["object"]["sha"]) for r in data or ()}
 
     def create_ref(self, ref: str, sha: str) -> bool:
         """Create REF at SHA; False when it already exists (422)."""
         with _translated(f"create ref {ref}"):
-            try:
-                self._request("POST", "/git/refs", {"ref": ref, "sha": sha})
-            except HTTPFailure as exc:
-                if exc.status == 422:
-                    return False
-                raise
-            return True
+            answer = self._request("POST", "/git/refs", {"ref": ref, "sha": sha}, refused=(422,))
+            return answer is not REFUSED
 
     def update_ref(self, ref: str, sha: str, *, force: bool = False) -> bool:
         """Move REF to SHA; False (422) when that is not a fast-forward or REF is gone."""
         with _translated(f"update ref {ref}"):
-            try:
-                self._request("PATCH", f"/git/refs/{_ref_path(ref)}", {"sha": sha, "force": force})
-            except HTTPFailure as exc:
-                if exc.status == 422:
-                    return False
-                raise
-            return True
+            payload = {"sha": sha, "force": force}
+            answer = self._request("PATCH", f"/git/refs/{_ref_path(ref)}", payload, refused=(422,))
+            return answer is not REFUSED
 
     def delete_ref(self, ref: str) -> bool:
         """Delete REF; False when it was already gone."""
         with _translated(f"delete ref {ref}"):
-            try:
-                self._request("DELETE", f"/git/refs/{_ref_path(ref)}")
-            except HTTPFailure as exc:
-                if exc.status in (404, 422):
-                    return False
-                raise
-            return True
+            answer = self._request("DELETE", f"/git/refs/{_ref_path(ref)}", refused=(404, 422))
+            return answer is not REFUSED
 
     def create_commit(self, message: str, tree: str, parents: Iterable[str] = ()) -> GitCommit:
         """A commit object in the git database; no ref moves."""
@@ -309,9 +284,23 @@ class GitHub:
 
     # --- plumbing -------------------------------------------------------------------------
 
-    def _request(self, verb: str, path: str, payload: dict[str, Any] | None = None) -> Any:
-        """VERB the repository's PATH; the answer's JSON (None when it has no body)."""
-        return response_json(self._send(verb, f"{self._base}{path}", payload=payload))
+    def _request(
+        self,
+        verb: str,
+        path: str,
+        payload: dict[str, Any] | None = None,
+        *,
+        refused: Collection[int] = (),
+    ) -> Any:
+        """VERB the repository's PATH; the answer's JSON (None when it has no body), or
+        REFUSED when GitHub answers one of the REFUSED statuses: an outcome the caller expects
+        (already gone, a lost race on a ref), not an error."""
+        try:
+            return response_json(self._send(verb, f"{self._base}{path}", payload=payload))
+        except HTTPFailure as exc:
+            if exc.status in refused:
+                return REFUSED
+            raise
 
     def _pages(
         self, path: str, params: Mapping[str, Any] | None = None
