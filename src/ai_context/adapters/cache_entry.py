@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ai_context.core.block import Block, BlockError, block_data, block_from_data, format_timestamp
+from ai_context.core.fields import FieldError, want_text
 
 ENTRY_VERSION = 1
 
@@ -69,13 +70,8 @@ def entry_for(
     )
 
 
-class EntryError(ValueError):
-    """A file's JSON that is no entry: `loc` names the field ("" for the whole file), `msg`
-    the problem."""
-
-    def __init__(self, loc: str, msg: str) -> None:
-        super().__init__(f"{loc}: {msg}")
-        self.loc, self.msg = loc, msg
+class EntryError(FieldError):
+    """A file's JSON that is no entry (`loc` "" for the whole file)."""
 
 
 def _stamp(when: datetime) -> str:
@@ -129,9 +125,7 @@ def _issue(loc: str, value: object) -> int:
 
 
 def _text(loc: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise EntryError(loc, "Input should be a valid string")
-    return value
+    return want_text(loc, value, EntryError)
 
 
 def _maybe_text(loc: str, value: object) -> str | None:

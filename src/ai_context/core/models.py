@@ -12,6 +12,8 @@ from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 from typing import Any, Literal
 
+from ai_context.core.fields import FieldError, want_text
+
 
 def _utc(value: datetime | None) -> datetime | None:
     # Front matter written by hand may carry no offset: times here are UTC.
@@ -50,12 +52,8 @@ class Issue:
 ISSUE_FIELDS = {f.name: f for f in fields(Issue)}
 
 
-class IssueDataError(ValueError):
-    """A mapping that cannot be an Issue; `loc` names the field, `msg` the problem."""
-
-    def __init__(self, loc: str, msg: str) -> None:
-        super().__init__(f"{loc}: {msg}")
-        self.loc, self.msg = loc, msg
+class IssueDataError(FieldError):
+    """A mapping that cannot be an Issue."""
 
 
 def _int(loc: str, value: object) -> int:
@@ -68,10 +66,8 @@ def _int(loc: str, value: object) -> int:
 
 
 def _check_text(loc: str, value: object, *, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, str):
-        raise IssueDataError(loc, "Input should be a valid string")
+    if value is not None or not optional:
+        want_text(loc, value, IssueDataError)
 
 
 def _names(loc: str, value: object) -> tuple[str, ...]:

@@ -18,24 +18,18 @@ from ai_context.core.block.syntax import (
     one_line,
     split_status,
 )
+from ai_context.core.fields import FieldError, want_text
 
 _LIMIT = 10**9
 
 
-class BlockError(ValueError):
-    """A Block or PlanStep built from values the format cannot hold. `loc` names the field as
-    pydantic did (`actor`, `plan.0.text`; `block` for a rule across fields), `msg` the problem;
-    the message is `loc: msg`."""
-
-    def __init__(self, loc: str, msg: str) -> None:
-        super().__init__(f"{loc}: {msg}")
-        self.loc, self.msg = loc, msg
+class BlockError(FieldError):
+    """A Block or PlanStep built from values the format cannot hold (`block` names a rule
+    across fields)."""
 
 
 def _text(loc: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise BlockError(loc, "Input should be a valid string")
-    return value
+    return want_text(loc, value, BlockError)
 
 
 def _number(loc: str, value: object) -> int:
