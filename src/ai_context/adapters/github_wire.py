@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from urllib3.connectionpool import ConnectionPool
     from urllib3.response import BaseHTTPResponse
 
+from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import ServiceError, ServiceRefused
 from ai_context.core.models import Issue
 
@@ -363,11 +364,13 @@ def unless_modified(known: Issue | None, number: int, repository: str) -> dict[s
 
 def utc_text(when: datetime) -> str:
     """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
-    utc = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_timestamp(_as_utc(when))
 
 
 def http_date(when: datetime) -> str:
     """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
-    utc = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
-    return format_datetime(utc, usegmt=True)
+    return format_datetime(_as_utc(when), usegmt=True)
+
+
+def _as_utc(when: datetime) -> datetime:
+    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
