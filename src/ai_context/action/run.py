@@ -71,13 +71,14 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             "GITHUB_EVENT_NAME and GITHUB_REPOSITORY are not set: run this inside GitHub "
             "Actions, or use the CLI commands locally"
         )
-    problem = url_problem(env.get("GITHUB_API_URL") or DEFAULT_API_URL)
+    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
+    problem = url_problem(api_url)  # a bad configuration (its title), before any client
     if problem is not None:
         raise ConfigError(f"environment variable GITHUB_API_URL: {problem}")
     github = GitHub(
         settings.github_token,
         repository,
-        api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        api_url=api_url,
         write_interval=settings.write_interval,
         retries=settings.http_retries,
         backoff=settings.http_backoff,
@@ -92,7 +93,7 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
         workflow_env=env,
         event=event,
-        github_api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        github_api_url=api_url,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total
     try:

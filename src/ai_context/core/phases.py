@@ -75,10 +75,6 @@ def is_shipped_phase(phase: str | None) -> bool:
     return meaning(phase) == "shipped"
 
 
-def is_cancelled_phase(phase: str | None) -> bool:
-    return meaning(phase) == "cancelled"
-
-
 def is_blocked_phase(phase: str | None) -> bool:
     return meaning(phase) == "blocked"
 
