@@ -190,8 +190,9 @@ def finish(
     findings = _merge(result, verdict)
     shown = _by_line([*findings, *found.extra])
     memory: dict[str, Any] | None = None
+    sticky = sticky_comment(listed or [], bot_login)
     if listed is not None:
-        memory = read_state(getattr(sticky_comment(listed, bot_login), "body", None))
+        memory = read_state(sticky.body if sticky else None)
         if tasks and result.block is not None and memory:
             verdict = tasks(issue, result, memory)
             findings = _merge(result, verdict)
@@ -213,7 +214,7 @@ def finish(
         )
         ops = planned + mention + ops
     checked = IssueCheck(issue, replace(result, findings=shown), ops, verdict)
-    checked.sticky = sticky_comment(listed or [], bot_login)
+    checked.sticky = sticky
     checked.known = known
     return checked
 
@@ -372,7 +373,7 @@ def read_many(
 
 def read_comments(writer: IssueWriter, number: int) -> list[Comment]:
     """Issue NUMBER's comments, one listing: the one place the comment plans and writes read
-    them from GitHub (a per-run cache of listings belongs here)."""
+    them from GitHub by REST (read_many batches them)."""
     return writer.list_comments(number)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ai_context.core.block import Block, format_timestamp
 from ai_context.core.models import Comment
+from ai_context.jobs.settle import ours
 from ai_context.rules.stale import Verdict
 from ai_context.rules.sticky import Op, sticky_comment
 
@@ -50,9 +51,7 @@ def plan_mention(
     state = {**(state or {}), MENTIONED: episode}
     notes = (mention_note(login),)
     head = f"{MENTION_MARKER}{episode} -->"
-    told = (memory or {}).get(MENTIONED) == episode or any(
-        c.author.lower() == bot_login.lower() and c.body.startswith(head) for c in listed
-    )
+    told = (memory or {}).get(MENTIONED) == episode or bool(ours(listed, bot_login, head))
     if told or sticky_comment(listed, bot_login) is None:  # a created comment notifies
         return notes, state, []
     body = (

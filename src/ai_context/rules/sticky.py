@@ -114,10 +114,15 @@ read_state = find_hidden
 
 def sticky_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:
     """The one sticky comment (the oldest of ours, when a race left more)."""
-    ours = sorted(
+    ours = stickies(comments, bot_login)
+    return ours[0] if ours else None
+
+
+def stickies(comments: Iterable[Comment], bot_login: str) -> list[Comment]:
+    """Our sticky comments, oldest first: one, or more when a race left them."""
+    return sorted(
         (c for c in comments if is_sticky(c, bot_login)), key=lambda c: (c.created_at, c.id)
     )
-    return ours[0] if ours else None
 
 
 def is_sticky(comment: Comment, bot_login: str) -> bool:
@@ -134,9 +139,7 @@ def plan_comment(
     state: Mapping[str, Any] | None = None,
 ) -> list[Op]:
     """Create, edit or leave the sticky comment; delete duplicates a race left behind."""
-    ours = sorted(
-        (c for c in comments if is_sticky(c, bot_login)), key=lambda c: (c.created_at, c.id)
-    )
+    ours = stickies(comments, bot_login)
     ops = [Op(kind="delete_comment", issue=issue, comment_id=c.id) for c in ours[1:]]
     keep = ours[0] if ours else None
     if keep is None:
