@@ -250,13 +250,20 @@ def secret(token: str) -> Secret:
 
 
 def open_github(
-    repository: str, env: Mapping[str, str], *, token_names: Sequence[str] = TOKEN_ENVS
+    repository: str,
+    env: Mapping[str, str],
+    *,
+    token_names: Sequence[str] = TOKEN_ENVS,
+    **options: Any,
 ) -> GitHub:
-    """The GitHub client for a command (requests is imported only here, when a command runs)."""
+    """The GitHub client for a command (requests is imported only here, when a command runs):
+    the token and API URL from ENV; OPTIONS (timeout, retries, a shared counter...) go to the
+    client, which does not pause between writes unless told to."""
     token = github_token(env, token_names)
     from ai_context.adapters.github import GitHub  # noqa: PLC0415
 
-    return GitHub(secret(token), repository, api_url=github_api_url(env), write_interval=0)
+    options.setdefault("write_interval", 0)
+    return GitHub(secret(token), repository, api_url=github_api_url(env), **options)
 
 
 # --- help ------------------------------------------------------------------------------------

@@ -28,11 +28,9 @@ from ai_context.cli.common import (
     add_actor,
     add_repo,
     duration_arg,
-    github_api_url,
-    github_token,
+    open_github,
     resolve_actor,
     resolve_repository,
-    secret,
     timestamp_arg,
 )
 from ai_context.core.errors import AIContextError
@@ -150,20 +148,9 @@ def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
 def _github(repository: str, env: Mapping[str, str]) -> GitHub:
     """A GitHub client that gives up fast: a session must not wait half a minute for an outage."""
     try:
-        token = github_token(env)
+        return open_github(repository, env, timeout=5, retries=1, backoff=0.2)
     except AIContextError as exc:
         raise HookNote(f"{exc}. The AI Context block was not reconciled; run /continue") from exc
-    from ai_context.adapters.github import GitHub  # noqa: PLC0415
-
-    return GitHub(
-        secret(token),
-        repository,
-        api_url=github_api_url(env),
-        timeout=5,
-        retries=1,
-        backoff=0.2,
-        write_interval=0,
-    )
 
 
 # --- session-start ------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from ai_context.cli.common import (
     IssueRef,
     add_format,
     duration_arg,
-    github_api_url,
     github_token,
+    open_github,
     origin_repository,
     repo_arg,
     timestamp_arg,
@@ -155,30 +155,26 @@ def open_source(args: argparse.Namespace) -> Source:
             "no repository to read: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY, or list "
             "repositories: in the config file), or --issues-dir DIR to read files offline"
         )
-    token = github_token(os.environ)  # a UsageError naming GITHUB_TOKEN / GH_TOKEN when unset
+    github_token(os.environ)  # now, before any read: a UsageError naming GITHUB_TOKEN / GH_TOKEN
     return Source(
         repos=repos,
         settings=settings,
         extras=extras,
-        github=_connector(settings, token),
+        github=_connector(settings),
         explicit=bool(args.repos),
     )
 
 
-def _connector(settings: Any, token: str) -> Callable[[str], GitHub]:
-    from pydantic import SecretStr  # noqa: PLC0415
-
-    from ai_context.adapters.github import CallCounter, GitHub  # noqa: PLC0415
+def _connector(settings: Any) -> Callable[[str], GitHub]:
+    """One client a repository, all counted together (the report's `github calls`)."""
+    from ai_context.adapters.github import CallCounter  # noqa: PLC0415
 
     counter = CallCounter()
-    api = github_api_url(os.environ)
 
     def connect(repo: str) -> GitHub:
-        return GitHub(
-            SecretStr(token),
+        return open_github(
             repo,
-            api_url=api,
-            write_interval=0,
+            os.environ,
             retries=settings.http_retries,
             backoff=settings.http_backoff,
             counter=counter,
