@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
     from ai_context.adapters.github import GitHub
     from ai_context.core.block import Block
-    from ai_context.core.models import Issue
     from ai_context.jobs.agent import Outcome
 
 DEFAULT_CONFIG = ".github/ai-context.yml"
@@ -267,22 +266,10 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
-            release_lease=_release_hook(gh),
+            release_lease=agent.lease_release(gh),
             mirror=agent_mirror_hook(),
         ),
     )
-
-
-def _release_hook(gh: GitHub) -> Callable[[Issue, str], None]:
-    """Releases the actor's lease once the block has landed. The lease job (the settings file,
-    the lease models) is imported only then: a dry run or a refused write never loads it."""
-
-    def release(issue: Issue, actor: str) -> None:
-        from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
-
-        handoff_release_hook(gh)(issue, actor)
-
-    return release
 
 
 def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
@@ -303,7 +290,7 @@ def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
-            release_lease=_release_hook(gh),
+            release_lease=agent.lease_release(gh),
             mirror=agent_mirror_hook(),
         ),
     )

@@ -274,25 +274,15 @@ def handoff(
     next_step: str | None,
     dry_run: bool,
 ) -> dict[str, Any]:
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
 
-    number = issue_number(issue, s.repository)
-    return s.outcome(
-        lambda gh, cache: agent.handoff(
-            gh,
-            cache,
-            number,
-            to,
-            description=description,
-            next_step=next_step,
-            writer=s.actor,
-            now=now(),
-            dry_run=dry_run,
-            release_lease=handoff_release_hook(gh),
-            mirror=agent_mirror_hook(),
-        )
+    return _finishing(
+        s,
+        issue,
+        lambda gh, cache, number, **hooks: agent.handoff(
+            gh, cache, number, to, description=description, next_step=next_step, **hooks
+        ),
+        dry_run=dry_run,
     )
 
 
@@ -305,23 +295,36 @@ def done(
     shipped: str | None,
     dry_run: bool,
 ) -> dict[str, Any]:
+    from ai_context.jobs import agent  # noqa: PLC0415
+
+    return _finishing(
+        s,
+        issue,
+        lambda gh, cache, number, **hooks: agent.done(
+            gh, cache, number, pr=pr, followups=followups, shipped=shipped, **hooks
+        ),
+        dry_run=dry_run,
+    )
+
+
+def _finishing(
+    s: Session, issue: int | str, call: Callable[..., Any], *, dry_run: bool
+) -> dict[str, Any]:
+    """handoff and done, as the CLI's: written by the session's actor, the lease released once
+    the block has landed (a done task holds no one), the ClickUp mirror told."""
     from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
 
     number = issue_number(issue, s.repository)
     return s.outcome(
-        lambda gh, cache: agent.done(
+        lambda gh, cache: call(
             gh,
             cache,
             number,
-            pr=pr,
-            followups=followups,
-            shipped=shipped,
             writer=s.actor,
             now=now(),
             dry_run=dry_run,
-            release_lease=handoff_release_hook(gh),  # as the CLI's done: a done task holds no one
+            release_lease=agent.lease_release(gh),
             mirror=agent_mirror_hook(),
         )
     )

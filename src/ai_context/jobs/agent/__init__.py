@@ -15,7 +15,7 @@ The rooms: `model` (Tracker, Outcome), `write` (write_block and settling a write
 `resuming`, `finishing` (handoff and done).
 """
 
-from ai_context.jobs.agent.finishing import done, final_block, handoff
+from ai_context.jobs.agent.finishing import done, final_block, handoff, lease_release
 from ai_context.jobs.agent.model import (
     BODY_LIMIT,
     IN_PROGRESS,
@@ -48,6 +48,7 @@ __all__ = [
     "done",
     "final_block",
     "handoff",
+    "lease_release",
     "resume",
     "save",
     "with_changes",

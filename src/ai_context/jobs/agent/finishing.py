@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache
 from ai_context.core.block import Block, PlanStep, StepStatus, parse
+from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome, Tracker
 from ai_context.jobs.agent.write import (
     as_utc,
@@ -240,3 +241,16 @@ def done(
         mirror=mirror,
         release_lease=release_lease,
     )
+
+
+def lease_release(github: Any) -> LeaseHook:
+    """The `release_lease` hook of handoff and done, for the CLI and the MCP server alike: it
+    releases the actor's lease once the block has landed. The lease job (the settings file,
+    the lease models) is imported only then: a dry run or a refused write never loads it."""
+
+    def release(issue: Issue, actor: str) -> None:
+        from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
+
+        handoff_release_hook(github)(issue, actor)
+
+    return release
