@@ -161,6 +161,11 @@ def origin_repository(checkout: Path | None) -> str | None:
         return None
 
 
+def default_repository(env: Mapping[str, str], checkout: Path | None = None) -> str | None:
+    """The repository when none is named: $GITHUB_REPOSITORY, else the origin remote."""
+    return env.get(REPOSITORY_ENV, "").strip() or origin_repository(checkout)
+
+
 def resolve_repository(
     args: argparse.Namespace,
     env: Mapping[str, str],
@@ -177,12 +182,7 @@ def resolve_repository(
             raise UsageError(f"the issue URL is in {other} but --repo says {given}")
     if len({n.lower() for n in named}) > 1:
         raise UsageError(f"the issue URLs name several repositories ({', '.join(sorted(named))})")
-    repository = (
-        given
-        or next(iter(named), None)
-        or env.get(REPOSITORY_ENV, "").strip()
-        or origin_repository(checkout)
-    )
+    repository = given or next(iter(named), None) or default_repository(env, checkout)
     if not repository and required:
         raise UsageError(
             "no repository: pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or run inside a "

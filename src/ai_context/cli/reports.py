@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ai_context.cli.common import (
     IssueRef,
     add_format,
+    default_repository,
     duration_arg,
     github_token,
     open_github,
-    origin_repository,
     repo_arg,
     timestamp_arg,
 )
@@ -113,10 +113,6 @@ def _load_settings() -> tuple[Any, dict[str, Any]]:
         raise UsageError(str(exc)) from exc
 
 
-def _default_repo() -> str | None:
-    return os.environ.get("GITHUB_REPOSITORY", "").strip() or origin_repository(None)
-
-
 def _config_repos(extras: dict[str, Any]) -> list[str]:
     digest = extras.get("digest") or {}
     found = extras.get("repositories") or (
@@ -144,7 +140,7 @@ def open_source(args: argparse.Namespace) -> Source:
     settings, extras = _load_settings()
     repos = list(args.repos or [])
     if not repos:
-        default = _default_repo()
+        default = default_repository(os.environ)
         repos = [*([default] if default else []), *_config_repos(extras)]
     repos = list(dict.fromkeys(r.strip() for r in repos))
     bad = [r for r in repos if not _REPO.match(r)]

@@ -113,9 +113,9 @@ class Session:
 
     @property
     def repository(self) -> str:
-        from ai_context.cli.common import REPOSITORY_ENV, origin_repository  # noqa: PLC0415
+        from ai_context.cli.common import default_repository  # noqa: PLC0415
 
-        repo = self._repo or self.env.get(REPOSITORY_ENV, "").strip() or origin_repository(None)
+        repo = self._repo or default_repository(self.env)
         if not repo:
             raise ToolFailure(
                 Exit.USAGE,
