@@ -50,6 +50,7 @@ class Settings(BaseModel):
     config: str = ".github/ai-context.yml"
     jobs: tuple[str, ...] = ("auto",)
     dry_run: bool = False
+    full: bool = False  # list every open issue, not only what changed (workflow_dispatch)
     fail_on: Literal["never", "error", "warning"] = "never"
     stale_after: Duration = timedelta(hours=24)
     clickup_token: SecretStr | None = None
@@ -85,7 +86,7 @@ class Settings(BaseModel):
             )
         return names
 
-    @field_validator("dry_run", mode="before")
+    @field_validator("dry_run", "full", mode="before")
     @classmethod
     def _bool(cls, value: Any) -> Any:
         if isinstance(value, str):

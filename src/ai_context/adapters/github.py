@@ -9,10 +9,11 @@ duplicate a comment. Lists are read 100 a page, following the `Link` header.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -65,6 +66,7 @@ class GitHub:
         backoff: float = 1.0,
         max_rate_limit_wait: float = 300,
         counter: CallCounter | None = None,
+        on_wait: Callable[[float, str], None] | None = None,
     ) -> None:
         if repository.count("/") != 1 or not all(repository.split("/")):
             raise GitHubConfigError(
@@ -83,6 +85,8 @@ class GitHub:
         self._write_interval = write_interval
         self._last_write = float("-inf")  # the first write goes at once
         self._rate: tuple[int, int] | None = None
+        # Told (seconds, what for) before the client waits for GitHub: a run says so in its log.
+        self.on_wait = on_wait
         self._session = requests.Session()
         self._session.headers.update({**API_HEADERS, "User-Agent": "ai-context"})
         self._session.auth = TokenAuth(token.get_secret_value())
@@ -93,6 +97,7 @@ class GitHub:
                 total=retries,
                 backoff_factor=backoff,
                 max_rate_limit_wait=max_rate_limit_wait,
+                notify=self._waiting,
                 status_forcelist=range(500, 600),
                 allowed_methods=methods,
                 raise_on_status=False,  # the last answer comes back, to be translated
@@ -121,6 +126,26 @@ class GitHub:
     ) -> list[Issue]:
         """Issues (not pull requests), 100 a page, filtered by GitHub, newest first by SORT
         (created, updated, comments) when given. Pages stop once LIMIT issues are in hand."""
+        found: list[Issue] = []
+        pages = self.issue_pages(state, assignee=assignee, labels=labels, sort=sort, since=since)
+        for page in pages:
+            found += page.issues
+            if limit is not None and len(found) >= limit:
+                return found[:limit]
+        return found
+
+    def issue_pages(
+        self,
+        state: str = "open",
+        *,
+        assignee: str | None = None,
+        labels: Sequence[str] = (),
+        sort: str | None = None,
+        since: datetime | None = None,
+    ) -> Iterator[IssuePage]:
+        """list_issues one page at a time, so a caller can stop early, report progress and
+        keep no more than a page of bodies in hand. A page's `last` is the number of the last
+        page when GitHub's `Link` header names it (it does on the first pages)."""
         filters: dict[str, Any] = {"state": state}
         if assignee is not None:
             filters["assignee"] = assignee
@@ -130,15 +155,29 @@ class GitHub:
             filters.update(sort=sort, direction="desc")
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
             filters["since"] = utc_text(since)
-        found: list[Issue] = []
-        with _translated("list issues"):
-            for raw in self._pages("/issues", filters):
-                if "pull_request" in raw:
-                    continue
-                found.append(issue_from_json(raw, self.repository))
-                if limit is not None and len(found) >= limit:
-                    break
-        return found
+        url: str | None = f"{self._base}/issues"
+        query: dict[str, Any] | None = {**filters, "per_page": 100}
+        number = 0
+        while url:
+            with _translated("list issues"):
+                response = self._send("GET", url, params=query)
+                raw = response_json(response) or []
+            number += 1
+            last = response.links.get("last", {}).get("url")
+            yield IssuePage(
+                issues=[
+                    issue_from_json(item, self.repository)
+                    for item in raw
+                    if "pull_request" not in item
+                ],
+                number=number,
+                last=_page_number(last)
+                if last
+                else (number if "next" not in response.links else None),
+                items=len(raw),
+                repository=self.repository,
+            )
+            url, query = response.links.get("next", {}).get("url"), None
 
     def get_issue(self, number: int, *, known: Issue | None = None) -> Issue:
         """Issue NUMBER as GitHub has it now. With KNOWN (a copy of it, from a payload or a
@@ -330,6 +369,7 @@ class GitHub:
         if self._retries and unmarked_secondary_limit(response, self._max_rate_limit_wait):
             # GitHub: a secondary rate limit without retry-after or a spent quota asks for at
             # least a minute. urllib3 cannot see it (only the body says so): wait here, once.
+            self._waiting(SECONDARY_RATE_WAIT, "GitHub's secondary rate limit")
             time.sleep(SECONDARY_RATE_WAIT)
             self.counter.add(retries=1)
             response = self._attempt(verb, url, payload, params, headers)
@@ -366,10 +406,31 @@ class GitHub:
         self._note_rate(response.headers)
         return response
 
+    def _waiting(self, seconds: float, why: str) -> None:
+        if self.on_wait is not None:
+            self.on_wait(seconds, why)
+
     def _note_rate(self, headers: Mapping[str, str]) -> None:
         remaining, limit = headers.get("x-ratelimit-remaining"), headers.get("x-ratelimit-limit")
         if remaining and limit and remaining.isdigit() and limit.isdigit():
             self._rate = (int(remaining), int(limit))
+
+
+@dataclass(frozen=True)
+class IssuePage:
+    """One page of an issue listing: its issues (pull requests left out), its number from 1,
+    the number of the listing's last page when known, and how many items GitHub sent."""
+
+    issues: list[Issue]
+    number: int
+    last: int | None
+    items: int
+    repository: str = ""
+
+
+def _page_number(url: str) -> int | None:
+    value = parse_qs(urlsplit(url).query).get("page", [""])[0]
+    return int(value) if value.isdigit() else None
 
 
 def _ref_path(ref: str) -> str:
@@ -387,6 +448,7 @@ __all__ = [
     "GitHubError",
     "GitHubNotFound",
     "GitHubUnavailable",
+    "IssuePage",
     "comment_from_json",
     "git_commit_from_json",
     "graphql_url",

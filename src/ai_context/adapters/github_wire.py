@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -143,16 +143,32 @@ class GitHubRetry(Retry):
         counter: CallCounter | None = None,
         max_rate_limit_wait: float = 300.0,
         rate_wait: float = 0.0,
+        notify: Callable[[float, str], None] | None = None,
         **kwargs: Any,
     ) -> None:
         self.counter = counter
         self.max_rate_limit_wait = max_rate_limit_wait
         self.rate_wait = rate_wait
+        self.notify = notify
         super().__init__(**kwargs)
 
     def new(self, **kw: Any) -> Self:
-        kept = {"counter": self.counter, "max_rate_limit_wait": self.max_rate_limit_wait}
+        kept = {
+            "counter": self.counter,
+            "max_rate_limit_wait": self.max_rate_limit_wait,
+            "notify": self.notify,
+        }
         return super().new(**{**kept, **kw})
+
+    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
+        """urllib3's wait before a retry, told to NOTIFY first (seconds, what for)."""
+        wait = self.get_backoff_time()
+        if self.respect_retry_after_header and response is not None:
+            wait = self.get_retry_after(response) or wait
+        if self.notify is not None and wait > 0:
+            limited = response is not None and response.status in (403, 429)
+            self.notify(wait, "GitHub's rate limit" if limited else "a retry after GitHub failed")
+        super().sleep(response)
 
     def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
         if status_code in (403, 429):  # a candidate: `increment` reads the headers

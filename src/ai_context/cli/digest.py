@@ -121,7 +121,7 @@ def _previous(args: argparse.Namespace, source: Source, issues: list[Any]) -> An
     if not source.live or source.github is None:
         return None
     from ai_context.jobs.digest import previous_state  # noqa: PLC0415
-    from ai_context.jobs.digest_delivery import DIGEST_LABEL  # noqa: PLC0415
+    from ai_context.jobs.scan import DIGEST_LABEL  # noqa: PLC0415
 
     first = source.repos[0]
     labelled = (

@@ -12,7 +12,6 @@ from ai_context.core.block import parse
 from ai_context.core.findings import Finding
 from ai_context.core.markdown import escape_cell
 from ai_context.core.models import Issue
-from ai_context.jobs import memory
 from ai_context.jobs.comments import CheckReport, run_check
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.context import threshold_hit as _threshold_hit
@@ -22,6 +21,7 @@ from ai_context.rules.gitlog import (
     compare_block,
     session_files_changed,
 )
+from ai_context.rules.runstate import after_writes
 from ai_context.rules.session import check_session_file
 
 
@@ -41,10 +41,6 @@ def check_job(ctx: RunContext) -> None:
         )
 
     tasks = stale_rules(ctx)
-    # A full scan reads the run state from the listing (no call) and writes it back (issue 14).
-    scan = ctx.route.scan_all
-    settings = ctx.settings
-    remembered = memory.load(settings, ctx.open_issues(), repository) if scan else None
     report = run_check(
         _current(ctx),
         ctx.github,
@@ -56,11 +52,14 @@ def check_job(ctx: RunContext) -> None:
         extra_findings=git_findings,
         tasks=tasks,
         thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
-        remembered=remembered,
+        wrote=ctx.progress.wrote if ctx.progress else None,
     )
-    if scan:
-        tasks_now = memory.remember(report)
-        memory.save(ctx.github, settings, ctx.open_issues(), tasks_now, ctx.workflow.log)
+    if ctx.route.scan_all:  # what the run state remembers of each task (jobs/scan.py)
+        scanned = ctx.scanned()
+        for check in report.checks:
+            created = None if check.created is None else len(check.created)
+            after = after_writes(check.issue, check.ops, created)
+            scanned.judge(after, check.due, wrote=bool(check.ops))
     session = _session_files(ctx)
     _annotate(report, ctx.workflow)
     ctx.outputs["findings"] = str(report.findings + len(session))

@@ -10,17 +10,29 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ai_context import version
 from ai_context.adapters.config import Settings
 from ai_context.adapters.github import (
     DEFAULT_API_URL,
     GitHub,
     GitHubNotFound,
+    IssuePage,
 )
-from ai_context.adapters.workflow import Workflow
+from ai_context.adapters.workflow import Progress, Workflow
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import is_task
+from ai_context.jobs.scan import (
+    STATE_LABEL,
+    Scan,
+    carrier_of,
+    rules_parts,
+    save,
+    scan,
+    scan_other,
+)
+from ai_context.rules.runstate import rules_key
 
 
 @dataclass
@@ -55,20 +67,85 @@ class RunContext:
     github_api_url: str = DEFAULT_API_URL
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
     findings: dict[int, list[Finding]] = field(default_factory=dict)
+    progress: Progress | None = None
     _issues: list[Issue] | None = None
-    _open: list[Issue] | None = None
+    _scans: dict[str, Scan] = field(default_factory=dict)
+    _clients: dict[str, GitHub] = field(default_factory=dict)
+    _carriers_listed: bool = False
 
-    def open_issues(self) -> list[Issue]:
-        """Every open issue of the repository, listed once per run (100 a page)."""
-        if self._open is None:
-            self._open = self.github.list_issues("open")
-        return self._open
+    def scanned(self) -> Scan:
+        """The run's scan of its repository (a schedule or dispatch run), made once: what
+        changed since the run state, or every open issue (jobs/scan.py)."""
+        return self.scan_of(self.github.repository)
+
+    def scan_of(self, repository: str) -> Scan:
+        """The run's scan of REPOSITORY (its own, or one of `repositories:`), made once."""
+        key = repository.lower()
+        if key not in self._scans:
+            settings = self.settings
+            kw: dict[str, Any] = dict(
+                jobs=",".join(sorted(self.route.jobs)),
+                rules=rules_key(version(), *rules_parts(dict(settings), self.extras)),
+                bot=settings.bot_login,
+                now=self.now,
+                asked=settings.full,
+                progress=self._page_read,
+            )
+            if key == self.github.repository.lower():
+                found = scan(self.github, **kw)
+            else:
+                home = self.scanned()
+                carrier = carrier_of(self._carriers(home), repository, settings.bot_login)
+                found = scan_other(self.github_for(repository), self.github, carrier, **kw)
+            why = found.full or "listed only what changed since the last run"
+            self.workflow.log(
+                f"ai-context: {found.repository}: {why}: {len(found.tasks)} task(s) to judge, "
+                f"{found.pages} page(s) read"
+            )
+            self._scans[key] = found
+        return self._scans[key]
+
+    def _carriers(self, home: Scan) -> list[Issue]:
+        """The carriers in this repository: those the scan listed, or (once) all of them."""
+        if not home.listed_all and not self._carriers_listed:
+            self._carriers_listed = True
+            home.ours += self.github.list_issues("open", labels=[STATE_LABEL])
+        return home.ours
+
+    def github_for(self, repository: str) -> GitHub:
+        """A client for REPOSITORY with this run's settings and call counter."""
+        if repository.lower() == self.github.repository.lower():
+            return self.github
+        key = repository.lower()
+        if key not in self._clients:
+            settings = self.settings
+            assert settings.github_token is not None
+            self._clients[key] = GitHub(
+                settings.github_token,
+                repository,
+                api_url=self.github_api_url,
+                write_interval=settings.write_interval,
+                retries=settings.http_retries,
+                backoff=settings.http_backoff,
+                counter=self.github.counter,
+                on_wait=self.github.on_wait,
+            )
+        return self._clients[key]
+
+    def save_scans(self) -> None:
+        """Write each scan's run state (after every job, so it tells of their writes)."""
+        for found in self._scans.values():
+            save(found, dry_run=self.settings.dry_run, log=self.workflow.log)
+
+    def _page_read(self, page: IssuePage) -> None:
+        if self.progress is not None:
+            self.progress.page(page.items, page.last, page.repository)
 
     def issues(self) -> list[Issue]:
         """The tasks this run is about, fetched once and shared by every job."""
         if self._issues is None:
             if self.route.scan_all:
-                self._issues = [issue for issue in self.open_issues() if is_task(issue)]
+                self._issues = self.scanned().tasks
             else:
                 self._issues = _issues_for(self.route, self.github, self.workflow)
         return self._issues

@@ -15,7 +15,7 @@ The command line's `ai-context digest` reads the same repositories through `read
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +29,6 @@ from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.digest_delivery import (
-    DIGEST_LABEL,
     Delivery,
     day_of,
     deliver_comment,
@@ -37,9 +36,12 @@ from ai_context.jobs.digest_delivery import (
     slack_wanted,
     todays_comment,
 )
+from ai_context.jobs.digest_facts import closed_since, gather, quiet, store
+from ai_context.jobs.scan import DIGEST_LABEL, Scan
 from ai_context.rules.actors import parse_actors
-from ai_context.rules.digest import DigestConfig, build_digest
-from ai_context.rules.digest_model import StateRead
+from ai_context.rules.checks import check_body
+from ai_context.rules.digest import DigestConfig, digest_from_checked
+from ai_context.rules.digest_model import Digest, StateRead
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
 from ai_context.rules.digest_state import find_baseline, find_state
@@ -158,48 +160,27 @@ def mentions_of(
 
 
 def deliver_digest(
+    digest: Digest,
     *,
     github: GitHub,
     settings: Settings,
     extras: dict[str, Any],
-    open_issues: Sequence[Issue],
-    tasks: Sequence[Issue],
-    now: datetime,
+    section: DigestSection,
+    comments: Sequence[Comment],
+    digest_issue: int | None,
     workspace: Path,
-    other_repos: Callable[[str], GitHub],
     log: Callable[[str], None],
     full_url: str = "",
 ) -> Delivery:
-    section = digest_section(extras, settings)
+    """Render DIGEST and deliver it to the section's targets: the day's comment on the
+    digest issue (COMMENTS are that issue's), Slack, and the step summary's text."""
     targets = targets_of(section, settings)
     mentions = mentions_of(extras, settings, section)
     try:
         env = make_env(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
-    today = now.date().isoformat()
-    digest_issue = _find_digest_issue(settings, open_issues)
-    comments: list[Comment] = []
-    if "issue-comment" in targets and digest_issue is not None:
-        try:
-            comments = github.list_comments(digest_issue)
-        except GitHubNotFound as exc:
-            raise ConfigError(
-                f"setting digest-issue: #{digest_issue} does not exist in {github.repository}; "
-                "name an open issue, or leave it empty to use (or create) the issue labelled "
-                f"{DIGEST_LABEL}"
-            ) from exc
-    previous = previous_state(comments, today, settings.bot_login)
-    repos = [github] + [
-        other_repos(r) for r in section.repositories if r.lower() != github.repository.lower()
-    ]
-    since = _since(now, section.window, previous)
-    # The open issues, not only the tasks: a task whose block was removed is said to have left.
-    issues = read_issues(github, since, list(open_issues) or list(tasks))
-    for other in repos[1:]:
-        issues += read_issues(other, since)
-    config = DigestConfig(window=section.window, stale_after=settings.stale_after)
-    digest = build_digest(issues, now, config, previous)
+    today = digest.generated_at.date().isoformat()
     full = render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT)
     if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
         comment = render_markdown(digest, env, max_chars=COMMENT_LIMIT, full_url=full_url)
@@ -227,49 +208,106 @@ def deliver_digest(
     return out
 
 
-def _find_digest_issue(settings: Settings, open_issues: Sequence[Issue]) -> int | None:
+def _find_digest_issue(settings: Settings, home: Scan, github: GitHub) -> int | None:
+    """The digest issue: the setting, else the open issue labelled ai-context:digest (the
+    scan's listing shows it when it read far enough; else one listing by the label)."""
     if settings.digest_issue is not None:
         return settings.digest_issue
-    labelled = [i.number for i in open_issues if DIGEST_LABEL in i.labels]
-    return min(labelled) if labelled else None
+    labelled = [i for i in home.ours if DIGEST_LABEL in i.labels]
+    if not labelled and not home.listed_all:
+        labelled = github.list_issues("open", labels=[DIGEST_LABEL])
+    return min(i.number for i in labelled) if labelled else None
+
+
+def _read_comments(github: GitHub, digest_issue: int | None) -> list[Comment]:
+    if digest_issue is None:
+        return []
+    try:
+        return github.list_comments(digest_issue)
+    except GitHubNotFound as exc:
+        raise ConfigError(
+            f"setting digest-issue: #{digest_issue} does not exist in {github.repository}; "
+            "name an open issue, or leave it empty to use (or create) the issue labelled "
+            f"{DIGEST_LABEL}"
+        ) from exc
 
 
 def digest_job(ctx: RunContext) -> None:
-    """Stuck / in review / in progress / shipped, to the digest issue, Slack and the summary."""
+    """Stuck / in review / in progress / shipped, to the digest issue, Slack and the summary.
+
+    Each repository's tasks come from the run's scan: those that changed from the listing,
+    the others from the facts the digest stored (jobs/digest_facts.py). When nothing changed
+    in any repository since the last run and the day's comment is there, that comment stands:
+    nothing is rendered or written."""
     if not ctx.route.scan_all:
         ctx.workflow.log("ai-context: the digest runs on schedule and workflow_dispatch only")
         return
-    settings = ctx.settings
-
-    def other(repo: str) -> GitHub:
-        assert settings.github_token is not None
-        return GitHub(
-            settings.github_token,
-            repo,
-            api_url=ctx.github_api_url,
-            write_interval=settings.write_interval,
-            retries=settings.http_retries,
-            backoff=settings.http_backoff,
-            counter=ctx.github.counter,
+    settings, log = ctx.settings, ctx.workflow.log
+    section = digest_section(ctx.extras, settings)
+    today = ctx.now.date().isoformat()
+    digest_issue = _find_digest_issue(settings, ctx.scanned(), ctx.github)
+    wants_comment = "issue-comment" in targets_of(section, settings)
+    comments = _read_comments(ctx.github, digest_issue) if wants_comment else []
+    previous = previous_state(comments, today, settings.bot_login)
+    since = _since(ctx.now, section.window, previous)
+    names = [ctx.github.repository] + [
+        r for r in section.repositories if r.lower() != ctx.github.repository.lower()
+    ]
+    scans = [ctx.scan_of(name) for name in names]
+    closed = {s.repository: closed_since(s) for s in scans if quiet(s)}
+    existing = todays_comment(comments, today, settings.bot_login)
+    if existing is not None and len(closed) == len(scans) and not any(closed.values()):
+        _unchanged(ctx, existing)
+        return
+    config = DigestConfig(window=section.window, stale_after=settings.stale_after)
+    sources = [
+        gather(
+            s,
+            now=ctx.now,
+            config=config,
+            since=since,
+            bot=settings.bot_login,
+            closed=closed.get(s.repository),
         )
-
-    env = ctx.workflow_env
-    run_url = ""
-    if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
-        server = env.get("GITHUB_SERVER_URL") or "https://github.com"
-        run_url = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+        for s in scans
+    ]
+    checked = [pair for source in sources for pair in source.checked]
+    others = [(i, check_body(i.body)) for source in sources for i in source.scan.others]
+    digest = digest_from_checked([*others, *checked], ctx.now, config, previous)
     outcome = deliver_digest(
+        digest,
         github=ctx.github,
         settings=settings,
         extras=ctx.extras,
-        open_issues=ctx.open_issues(),
-        tasks=ctx.issues(),
-        now=ctx.now,
-        workspace=Path(env.get("GITHUB_WORKSPACE") or "."),
-        other_repos=other,
-        log=ctx.workflow.log,
-        full_url=run_url,
+        section=section,
+        comments=comments,
+        digest_issue=digest_issue,
+        workspace=Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or "."),
+        log=log,
+        full_url=_run_url(ctx.workflow_env),
     )
+    for source in sources:
+        store(source, config, dry_run=settings.dry_run, log=log)
+    _report(ctx, outcome)
+
+
+def _run_url(env: Mapping[str, str]) -> str:
+    if not (env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY")):
+        return ""
+    server = env.get("GITHUB_SERVER_URL") or "https://github.com"
+    return f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+
+
+def _unchanged(ctx: RunContext, existing: Comment) -> None:
+    """Nothing changed since the day's comment: it stands, and the summary links it."""
+    line = f"comment: [unchanged]({existing.html_url}): nothing changed since the last run"
+    ctx.workflow.log("ai-context: digest: nothing changed since the last run; the comment stands")
+    ctx.outputs["digest-url"] = existing.html_url
+    ctx.summary.append(Delivery(None, "", report=[line]).section())
+    ctx.summary.append(existing.body.split("\n", 1)[-1])
+
+
+def _report(ctx: RunContext, outcome: Delivery) -> None:
     ctx.outputs["digest-url"] = outcome.url
     ctx.summary.append(outcome.section())
     ctx.summary.append(outcome.markdown)

@@ -1,0 +1,417 @@
+"""The scan of a scheduled run: which issues its jobs judge, read as cheaply as the run state
+allows, and the run state written back once the jobs are done (imperative shell).
+
+Every listing is of open issues, most recently updated first, 100 a page. The run state of a
+repository lives in the body of an issue of the repository that runs the Action, labelled
+`ai-context:state` and written by the bot (the carrier; rules/runstate.py says what it holds).
+A carrier is written at the end of every run that changed something, so it is among the most
+recently updated issues: the first page of the listing brings it, and with it the time since
+which the run must look. The run then reads on only while the issues are newer than that.
+With nothing changed that is one call; a rerun after ten edits, one page too.
+
+What the run judges: every open task when the listing was full (no usable state, or asked
+for), else the tasks updated since the last run whose fingerprint differs from what that run
+left, plus those whose `due` minute has come (read one by one, or by a full listing when that
+is cheaper). A carrier not on the first page is looked for on the next pages, which are the
+full listing's anyway: a missing state costs no extra call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
+from ai_context.core.models import Issue
+from ai_context.jobs.comments import is_task
+from ai_context.rules import runstate
+from ai_context.rules.runstate import MAX_AGE, RunState, fingerprint
+from ai_context.rules.sticky import MAX_COMMENT
+
+STATE_LABEL = "ai-context:state"
+DIGEST_LABEL = "ai-context:digest"
+CARRIER_TEXT = (
+    "ai-context keeps its run state for {repository} here: a hidden line below remembers "
+    "what its last scheduled run saw, so the next run reads only what changed. Leave this "
+    "issue open; deleting the line (or closing the issue) costs one full run."
+)
+SLACK = timedelta(minutes=10)  # how far a state's times may run ahead of GitHub's and the run's
+
+
+def carrier_title(repository: str) -> str:
+    return f"ai-context run state: {repository}"
+
+
+def carrier_of(issues: list[Issue], repository: str, bot: str) -> Issue | None:
+    """The bot's carrier of REPOSITORY's state among ISSUES (the oldest, if there are two)."""
+    found = [
+        issue
+        for issue in issues
+        if STATE_LABEL in issue.labels
+        and (issue.author or "").lower() == bot.lower()
+        and (
+            issue.title.lower() == carrier_title(repository).lower()
+            or any(
+                runstate.repository_of(line) == repository.lower()
+                for line in runstate.lines(issue.body)
+            )
+        )
+    ]
+    return min(found, key=lambda i: i.number) if found else None
+
+
+@dataclass
+class Judged:
+    """A task as the run left it: the issue after its writes, its next due minute, and
+    whether the run wrote to it (moving its `updated_at` past the listing's)."""
+
+    issue: Issue
+    due: datetime | None = None
+    wrote: bool = False
+
+
+@dataclass
+class Scan:
+    """One repository's scan: what the jobs judge, and what the next run state will hold.
+    GITHUB serves the repository scanned, HOME the one whose issues hold the carriers (the
+    repository that runs the Action): the same client unless the run covers several."""
+
+    github: GitHub
+    home: GitHub
+    jobs: str
+    rules: str
+    bot: str
+    now: datetime
+    full: str = ""  # why every open issue was listed; '' when only what changed
+    previous: RunState | None = None
+    carrier: Issue | None = None
+    tasks: list[Issue] = field(default_factory=list)
+    others: list[Issue] = field(default_factory=list)  # listed issues that are no tasks (no body)
+    ours: list[Issue] = field(default_factory=list)  # our carriers and digest issue, as listed
+    closed: list[Issue] | None = None  # closed since the last run, when the listing showed them
+    listed: datetime | None = None  # the newest updated_at the listing saw
+    # Issues listed again but unchanged: their fingerprint and updated_at.
+    kept: dict[int, tuple[str, datetime | None]] = field(default_factory=dict)
+    judged: dict[int, Judged] = field(default_factory=dict)
+    due_read: int = 0  # tasks read one by one because their minute had come
+    pages: int = 0
+    facts: str | None = None  # the digest's facts this run left (None: as the last run left)
+    changes: datetime | None = None  # when time next moves a digest task (set with facts)
+    listed_all: bool = False  # every open issue was listed (ours among them)
+
+    @property
+    def repository(self) -> str:
+        return self.github.repository
+
+    def judge(self, issue: Issue, due: datetime | None = None, *, wrote: bool = False) -> None:
+        """Record how the run left ISSUE (after its writes) and when it is next due."""
+        self.judged[issue.number] = Judged(issue, due, wrote)
+
+    def state(self) -> RunState:
+        """The run state this scan leaves: dues of the tasks judged now, and those of the
+        unchanged ones carried over; fingerprints of every issue the listing showed."""
+        prev = self.previous
+        if self.full or prev is None:
+            until, full_at, dues = self.now + MAX_AGE, self.now, {}
+        else:
+            until, full_at, dues = prev.until, prev.full, dict(prev.due)
+        listed = max([t for t in (self.listed, prev.listed if prev else None) if t], default=None)
+        # Fingerprints of what the next listing shows again: what changed near `listed`, and
+        # what this run wrote to.
+        near = (listed or self.now) - runstate.MARGIN
+        seen = {n: p for n, (p, when) in self.kept.items() if when is None or when >= near}
+        for task in self.tasks:  # listed, and judged by no job (a run without the check)
+            if task.number not in self.judged and _after(task, near):
+                seen[task.number] = fingerprint(task)
+        for number, judged in self.judged.items():
+            dues.pop(number, None)
+            if judged.due is not None:
+                dues[number] = judged.due
+            if judged.issue.state == "open" and (judged.wrote or _after(judged.issue, near)):
+                seen[number] = fingerprint(judged.issue)
+        for number in [n for n, when in dues.items() if when >= until]:
+            del dues[number]
+        count = len(self.tasks) if self.full else (prev.tasks if prev else 0)
+        facts = self.facts if self.facts is not None else (prev.facts if prev else "")
+        changes = self.changes if self.facts is not None else (prev.changes if prev else None)
+        return RunState(
+            repository=self.repository,
+            bot=self.bot,
+            jobs=self.jobs,
+            rules=self.rules,
+            listed=listed or self.now,
+            full=full_at,
+            until=until,
+            tasks=count,
+            due=dues,
+            seen=seen,
+            facts=facts,
+            changes=changes,
+        )
+
+    @property
+    def changed(self) -> bool:
+        """Anything to judge or report this run: a task changed, came, went or fell due."""
+        return bool(self.full or self.tasks or self.others or self.closed)
+
+
+def scan(
+    github: GitHub,
+    *,
+    jobs: str,
+    rules: str,
+    bot: str,
+    now: datetime,
+    asked: bool,
+    progress: Callable[[IssuePage], None] | None = None,
+) -> Scan:
+    """Scan the repository GITHUB serves (the one that runs the Action, which holds its own
+    carrier): list what changed since its run state, or everything when the state is not
+    usable or ASKED is set."""
+    out = Scan(github=github, home=github, jobs=jobs, rules=rules, bot=bot, now=now)
+    pages = _pages(github, "open", None, progress)
+    read: list[Issue] = []
+    for page in pages:
+        out.pages += 1
+        read += page.issues
+        out.ours += [i for i in page.issues if _ours(i)]
+        out.carrier = out.carrier or carrier_of(page.issues, github.repository, bot)
+        if page.number == 1:  # what changes from now on is newer than this
+            out.listed = _newest([i for i in page.issues if STATE_LABEL not in i.labels])
+        if out.carrier is not None:
+            break
+    out.previous = _usable(out.carrier, out, now)
+    out.full = runstate.full_reason(
+        out.previous, now=now, asked=asked, why_none=_why_none(out.carrier)
+    )
+    if not out.full:
+        assert out.previous is not None
+        since = out.previous.since()
+        while read and read[-1].updated_at is not None and read[-1].updated_at >= since:
+            more = next(pages, None)
+            if more is None:
+                break
+            out.pages += 1
+            read += more.issues
+            out.ours += [i for i in more.issues if _ours(i)]
+        _incremental(out, [i for i in read if i.updated_at is None or i.updated_at >= since], read)
+        if not out.full:
+            return out
+    for page in pages:
+        out.pages += 1
+        read += page.issues
+        out.ours += [i for i in page.issues if _ours(i)]
+    out.tasks = [issue for issue in read if is_task(issue) and not _ours(issue)]
+    out.others = [_light(i) for i in read if not is_task(i) and not _ours(i)]
+    out.listed_all = True
+    return out
+
+
+def _after(issue: Issue, when: datetime) -> bool:
+    return issue.updated_at is None or issue.updated_at >= when
+
+
+def _light(issue: Issue) -> Issue:
+    """An issue that is no task, without its body: the digest names it when a task it listed
+    lost its block, and no more."""
+    return replace(issue, body="")
+
+
+def _ours(issue: Issue) -> bool:
+    """One of ai-context's own issues (a carrier, the digest issue): never a task."""
+    return STATE_LABEL in issue.labels or DIGEST_LABEL in issue.labels
+
+
+def scan_other(
+    github: GitHub,
+    home: GitHub,
+    carrier: Issue | None,
+    *,
+    jobs: str,
+    rules: str,
+    bot: str,
+    now: datetime,
+    asked: bool,
+    progress: Callable[[IssuePage], None] | None = None,
+) -> Scan:
+    """Scan another repository of the run (`repositories:`), whose CARRIER is in HOME: with a
+    usable state, one listing of every issue updated since (open or closed); else every
+    open issue."""
+    out = Scan(github=github, home=home, jobs=jobs, rules=rules, bot=bot, now=now)
+    out.carrier = carrier
+    out.previous = _usable(carrier, out, now)
+    out.full = runstate.full_reason(out.previous, now=now, asked=asked, why_none=_why_none(carrier))
+    if not out.full:
+        assert out.previous is not None
+        read: list[Issue] = []
+        for page in _pages(github, "all", out.previous.since(), progress):
+            out.pages += 1
+            out.listed = out.listed or _newest(page.issues)
+            read += page.issues
+        out.closed = [i for i in read if i.state == "closed"]
+        _incremental(out, [i for i in read if i.state == "open"], [])
+        if not out.full:
+            return out
+        out.closed = None
+    out.tasks = []
+    for page in _pages(github, "open", None, progress):
+        out.pages += 1
+        out.listed = out.listed or _newest(page.issues)
+        out.tasks += [issue for issue in page.issues if is_task(issue) and not _ours(issue)]
+        out.others += [_light(i) for i in page.issues if not is_task(i) and not _ours(i)]
+    return out
+
+
+def _pages(
+    github: GitHub,
+    state: str,
+    since: datetime | None,
+    progress: Callable[[IssuePage], None] | None,
+) -> Iterator[IssuePage]:
+    for page in github.issue_pages(state, sort="updated", since=since):
+        if progress is not None:
+            progress(page)
+        yield page
+
+
+def _newest(issues: list[Issue]) -> datetime | None:
+    times = [i.updated_at for i in issues if i.updated_at is not None]
+    return max(times) if times else None
+
+
+def _why_none(carrier: Issue | None) -> str:
+    if carrier is None:
+        return "no run state yet"
+    return "the run state is unreadable, another version's, or for other settings"
+
+
+def _usable(carrier: Issue | None, out: Scan, now: datetime) -> RunState | None:
+    """The carrier's state for this run, when its times agree with GitHub's: written before
+    the carrier's own `updated_at`, and not ahead of the run's clock."""
+    if carrier is None:
+        return None
+    state = runstate.decode(carrier.body, out.repository, out.bot, out.jobs)
+    if state is None or state.rules != out.rules:
+        return None
+    stamp = carrier.updated_at
+    if stamp is not None and state.listed > stamp + SLACK:
+        return None
+    if state.full > now + SLACK or state.until > now + MAX_AGE + SLACK:
+        return None
+    return state
+
+
+def _incremental(out: Scan, listed: list[Issue], read: list[Issue]) -> None:
+    """The tasks to judge from an incremental listing LISTED: those changed since the last
+    run, and those whose due minute has come: from the pages READ when there, else read one
+    by one, unless listing every open issue costs less (then OUT.full says so, and the
+    caller lists on)."""
+    prev = out.previous
+    assert prev is not None
+    for issue in listed:
+        if _ours(issue) or not is_task(issue):
+            continue
+        if runstate.changed(issue, prev):
+            out.tasks.append(issue)
+        else:
+            out.kept[issue.number] = (fingerprint(issue), issue.updated_at)
+    out.others = [_light(i) for i in listed if not is_task(i) and not _ours(i)]
+    on_pages = {i.number: i for i in [*read, *listed]}
+    judging = {i.number for i in out.tasks}
+    due = [n for n in prev.due_now(out.now) if n not in judging]
+    unread = [n for n in due if n not in on_pages]
+    if len(unread) > max(-(-prev.tasks // 100) - out.pages, 0) + 1:
+        out.full = f"{len(unread)} tasks are due, more than listing the rest costs"
+        out.tasks, out.kept, out.others = [], {}, []
+        return
+    for number in due:
+        out.kept.pop(number, None)
+        found = on_pages[number] if number in on_pages else _read_due(out, number)
+        if found is not None and found.state == "open" and is_task(found):
+            out.tasks.append(found)
+        else:
+            out.judge(Issue(number=number, title="", state="closed"))
+
+
+def _read_due(out: Scan, number: int) -> Issue | None:
+    out.due_read += 1
+    try:
+        issue = out.github.get_issue(number)
+    except GitHubNotFound:
+        return None
+    return None if issue.is_pull_request else issue
+
+
+def ensure_carrier(found: Scan, *, log: Callable[[str], None]) -> Issue:
+    """The scan's carrier, created now when the repository has none yet (its state line is
+    written at the end of the run)."""
+    if found.carrier is None:
+        text = CARRIER_TEXT.format(repository=found.repository)
+        found.carrier = found.home.create_issue(
+            carrier_title(found.repository), text, [STATE_LABEL]
+        )
+        log(f"ai-context: created #{found.carrier.number} to hold the run state")
+    return found.carrier
+
+
+def save(
+    found: Scan,
+    *,
+    dry_run: bool,
+    log: Callable[[str], None],
+) -> None:
+    """Write the scan's run state into its carrier when it changed (creating the carrier the
+    first time): a conditional re-read first (a 304, free of rate limit, unless a human
+    edited the text around the line since the listing), then one PATCH."""
+    state = found.state()
+    carrier = found.carrier
+    limit = runstate.MAX_ENCODED
+    if carrier is not None:  # the body holds 65,536 characters, the text around ours included
+        own = sum(len(line) for line in runstate.lines(carrier.body))
+        limit = min(limit, MAX_COMMENT - (len(carrier.body) - own) - 4)
+    line, kept = runstate.encode(state, limit)
+    if carrier is not None and line in runstate.lines(carrier.body):
+        return
+    if found.previous is not None and _same(found.previous, kept):
+        return  # only the time moved: the next run lists a little more, for free
+    what = f"run state of {found.repository}: {len(kept.due)} due, {len(kept.seen)} seen"
+    if dry_run:
+        log(f"[dry-run] would write the {what}")
+        return
+    github = found.home
+    if carrier is None:
+        text = CARRIER_TEXT.format(repository=found.repository)
+        made = github.create_issue(
+            carrier_title(found.repository), f"{text}\n\n{line}", [STATE_LABEL]
+        )
+        log(f"ai-context: created #{made.number} to hold the {what}")
+        return
+    fresh = github.get_issue(carrier.number, known=carrier)
+    github.update_issue_body(carrier.number, runstate.replace_line(fresh.body, line, found.jobs))
+    log(f"ai-context: {what} (#{carrier.number})")
+
+
+def _same(old: RunState, new: RunState) -> bool:
+    """The same dues, fingerprints and bounds: nothing worth a write. Issues listed again
+    because only our own writes moved them are carried as `seen`, so this holds until a
+    task changes; a page's worth of them (100) is worth a write that moves `listed` on."""
+    return (
+        old.due == new.due
+        and old.full == new.full
+        and old.until == new.until
+        and old.facts == new.facts
+        and old.changes == new.changes
+        and all(old.seen.get(n) == p for n, p in new.seen.items())
+        and (len(new.seen) < 100 or new.listed == old.listed)
+    )
+
+
+def rules_parts(settings: Mapping[str, object], extras: Mapping[str, object]) -> list[object]:
+    """What the findings depend on besides the issues, for runstate.rules_key."""
+    skip = {"github_token", "clickup_token", "slack_webhook_url", "now", "dry_run", "full"}
+    return [sorted((k, str(v)) for k, v in settings.items() if k not in skip), extras]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
