@@ -36,6 +36,7 @@ INPUTS = {
     "config": ".github/ai-context.yml",
     "jobs": "auto",
     "dry-run": "false",
+    "full": "false",
     "fail-on": "never",
     "stale-after": "24h",
     "clickup-token": "",
@@ -48,7 +49,15 @@ INPUTS = {
 }
 # Inputs the config file may also set: action.yml leaves them empty, because GitHub always
 # passes a declared default and it would shadow the file; the code applies the default.
-OVERRIDABLE = ("jobs", "dry-run", "fail-on", "stale-after", "clickup-api-url", "bot-login")
+OVERRIDABLE = (
+    "jobs",
+    "dry-run",
+    "full",
+    "fail-on",
+    "stale-after",
+    "clickup-api-url",
+    "bot-login",
+)
 OUTPUTS = ("findings", "errors", "stale", "mirrored", "digest-url", "api-calls")
 
 

@@ -79,7 +79,7 @@ def test_scheduled_runs_mark_a_stale_task_and_clear_it_when_refreshed(
     gh.reset_requests()
     second = run(gh, tmp_path / "2")
     assert second["outputs"]["stale"] == "1"
-    assert [r.method for r in gh.requests if r.method != "GET"] == []
+    assert [(r.method, r.path) for r in gh.requests if r.method != "GET"] == []
     assert sticky(gh, 1) == body
 
     # The agent checkpoints: the next run clears the label and the finding.
@@ -134,10 +134,13 @@ def test_a_push_by_another_actor_is_a_claim_race_until_the_next_checkpoint(
     run(gh, tmp_path / "1", event="push", payload=push)
     assert gh.issue("o/r", 1).labels == ["ai-context:conflict"]
     assert "claim race: 1 commit naming #1 by cc-ben after" in sticky(gh, 1)
-    # A scheduled run cannot see that push; the comment remembers it, so nothing flips.
+    # A scheduled run cannot see that push; the comment remembers it, so nothing flips. (Its
+    # one write creates the issue that holds the run state: the first scheduled run.)
     gh.reset_requests()
     run(gh, tmp_path / "2")
-    assert [r.method for r in gh.requests if r.method != "GET"] == []
+    writes = [(r.method, r.path) for r in gh.requests if r.method != "GET"]
+    assert writes == [("POST", "/repos/o/r/issues")]
+    assert "ai-context:state" in gh.issue("o/r", 2).labels
     # The Active actor checkpoints after the commit: the race is over.
     gh.edit_issue("o/r", 1, body=block(datetime.now(UTC)))
     run(gh, tmp_path / "3")

@@ -116,9 +116,11 @@ class Progress:
         *,
         every_pages: int = 10,
         every_seconds: float = 10.0,
+        writing: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.emit = emit
+        self.writing = writing  # a run that writes says how many writes it made
         self.every_pages = every_pages
         self.every_seconds = every_seconds
         self.clock = clock
@@ -154,9 +156,9 @@ class Progress:
         now = self.clock() if now is None else now
         where = f"{self.what}: " if self.what else ""
         pages = f"{self.pages} of {self.total} pages" if self.total else f"{self.pages} pages"
-        text = (
-            f"ai-context: {where}{self.issues:,} issues read ({pages}), {self.writes} writes made"
-        )
+        text = f"ai-context: {where}{self.issues:,} issues read ({pages})"
+        if self.writing:
+            text += f", {self.writes} writes made"
         if self.total and self.pages < self.total:
             left = (now - self._started) / self.pages * (self.total - self.pages)
             text += f", reading done in about {_seconds(left)}"

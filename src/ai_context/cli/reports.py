@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -31,7 +32,7 @@ from ai_context.cli.common import (
 from ai_context.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from ai_context.adapters.github import GitHub
+    from ai_context.adapters.github import GitHub, IssuePage
     from ai_context.core.models import Issue
 
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
@@ -217,10 +218,34 @@ def read_all(source: Source, since: datetime) -> list[Issue]:
 
     assert source.github is not None
     issues: list[Issue] = []
-    for repo in source.repos:
-        with service_errors(repo):
-            issues += read_issues(source.github(repo), since)
+    progress = terminal_progress(sys.stderr)
+    try:
+        for repo in source.repos:
+            with service_errors(repo):
+                issues += read_issues(source.github(repo), since, progress)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\x1b[K")  # the progress line goes once the reading is done
     return issues
+
+
+def terminal_progress(stream: TextIO) -> Callable[[IssuePage], None] | None:
+    """On a terminal, a progress line on STREAM rewritten with each page read (issues read,
+    pages, about how long to go); nothing when STREAM is a pipe or a file."""
+    if not stream.isatty():
+        return None
+    from ai_context.adapters.workflow import Progress  # noqa: PLC0415
+
+    def show(line: str) -> None:
+        stream.write(f"\r\x1b[K{line}")
+
+    shown = Progress(show, every_pages=1, writing=False)
+
+    def page(read: IssuePage) -> None:
+        shown.page(read.items, read.last, read.repository)
+        stream.flush()
+
+    return page
 
 
 def read_one(source: Source, ref: IssueRef) -> Issue:

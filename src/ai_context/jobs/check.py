@@ -12,7 +12,7 @@ from ai_context.core.block import parse
 from ai_context.core.findings import Finding
 from ai_context.core.markdown import escape_cell
 from ai_context.core.models import Issue
-from ai_context.jobs.comments import CheckReport, run_check
+from ai_context.jobs.comments import CheckReport, IssueCheck, run_check
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.context import threshold_hit as _threshold_hit
 from ai_context.jobs.stale import _stale_summary, stale_rules
@@ -21,7 +21,7 @@ from ai_context.rules.gitlog import (
     compare_block,
     session_files_changed,
 )
-from ai_context.rules.runstate import after_writes
+from ai_context.rules.runstate import CONFLICT, STALE, Mark, after_writes
 from ai_context.rules.session import check_session_file
 
 
@@ -54,25 +54,44 @@ def check_job(ctx: RunContext) -> None:
         thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
         wrote=ctx.progress.wrote if ctx.progress else None,
     )
+    kept: dict[int, Mark] = {}
     if ctx.route.scan_all:  # what the run state remembers of each task (jobs/scan.py)
         scanned = ctx.scanned()
         for check in report.checks:
             created = None if check.created is None else len(check.created)
             after = after_writes(check.issue, check.ops, created)
-            scanned.judge(after, check.due, wrote=bool(check.ops))
+            scanned.judge(after, check.due, wrote=bool(check.ops), mark=_mark(check))
+        kept = scanned.remembered()
     session = _session_files(ctx)
     _annotate(report, ctx.workflow)
-    ctx.outputs["findings"] = str(report.findings + len(session))
+    ctx.outputs["findings"] = str(report.findings + len(session) + sum(m[0] for m in kept.values()))
     ctx.outputs["errors"] = str(
-        report.count("error") + sum(1 for f in session if f.severity == "error")
+        report.count("error")
+        + sum(1 for f in session if f.severity == "error")
+        + sum(m[1] for m in kept.values())
     )
-    ctx.summary.append(_check_summary(report, ctx.settings))
+    ctx.summary.append(_check_summary(report, ctx.settings, kept))
     if tasks is not None:
-        ctx.outputs["stale"] = str(report.stale)
-        ctx.summary.append(_stale_summary(report))
-    ctx.exit_codes.append(_exit_code(report, ctx.settings))
+        stale = sum(1 for m in kept.values() if m[3] & STALE)
+        ctx.outputs["stale"] = str(report.stale + stale)
+        conflicts = sum(1 for m in kept.values() if m[3] & CONFLICT)
+        ctx.summary.append(_stale_summary(report, stale, conflicts))
+    ctx.exit_codes.append(_exit_code(report, ctx.settings, kept))
     if session:
         ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
+
+
+def _mark(check: IssueCheck) -> Mark | None:
+    """What CHECK's findings add up to, for the run state (None: no findings)."""
+    if not check.findings:
+        return None
+    verdict = check.verdict
+    bits = (STALE if verdict and verdict.stale else 0) | (
+        CONFLICT if verdict and verdict.conflict else 0
+    )
+    errors = check.result.errors
+    warnings = sum(1 for f in check.findings if f.severity == "warning")
+    return (len(check.findings), errors, warnings, bits)
 
 
 def _current(ctx: RunContext) -> list[Issue]:
@@ -142,12 +161,18 @@ def _annotate(report: CheckReport, wf: Workflow) -> None:
             )
 
 
-def _check_summary(report: CheckReport, settings: Settings) -> str:
+def _check_summary(report: CheckReport, settings: Settings, kept: dict[int, Mark]) -> str:
     lines = [
         f"Checked {len(report.checks)} issue(s): {report.findings} finding(s), "
         f"{report.count('error')} error(s)."
         + (" **Dry run: no writes were made.**" if settings.dry_run else "")
     ]
+    if kept:
+        lines.append(
+            f"Unchanged since the last run, their comments as they stand: {len(kept)} task(s) "
+            f"with {sum(m[0] for m in kept.values())} finding(s), "
+            f"{sum(m[1] for m in kept.values())} error(s)."
+        )
     with_findings = [c for c in report.checks if c.findings]
     if with_findings:
         lines += ["", "| issue | findings | worst |", "|---|---|---|"]
@@ -164,5 +189,10 @@ def _check_summary(report: CheckReport, settings: Settings) -> str:
     return "\n".join(lines)
 
 
-def _exit_code(report: CheckReport, settings: Settings) -> int:
+def _exit_code(report: CheckReport, settings: Settings, kept: dict[int, Mark]) -> int:
+    """The fail-on threshold over this run's findings and those of the unchanged tasks."""
+    if settings.fail_on == "error" and any(m[1] for m in kept.values()):
+        return 1
+    if settings.fail_on == "warning" and any(m[1] or m[2] for m in kept.values()):
+        return 1
     return _threshold_hit([f for c in report.checks for f in c.findings], settings)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ai_context.adapters.config import Settings
-from ai_context.adapters.github import GitHub, GitHubNotFound
+from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.core.durations import duration_value
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
@@ -132,13 +132,18 @@ def previous_state(comments: Sequence[Comment], today: str, bot_login: str) -> S
 
 
 def read_issues(
-    github: GitHub, since: datetime, open_issues: Sequence[Issue] | None = None
+    github: GitHub, since: datetime, progress: Callable[[IssuePage], None] | None = None
 ) -> list[Issue]:
-    """Every issue of one repository a digest looks at: the open ones (one listing, unless the
-    run has them already) and those closed since `since` (one listing, as completed or not: a
-    task closed as not planned is said to have left)."""
-    listed = list(open_issues) if open_issues is not None else github.list_issues("open")
-    return listed + github.list_issues("closed", since=since)
+    """Every issue of one repository a report looks at: the open ones and those closed since
+    `since` (as completed or not: a task closed as not planned is said to have left), a page
+    of 100 at a time, each told to PROGRESS."""
+    found: list[Issue] = []
+    for state, after in (("open", None), ("closed", since)):
+        for page in github.issue_pages(state, since=after):
+            if progress is not None:
+                progress(page)
+            found += page.issues
+    return found
 
 
 def _since(now: datetime, window: timedelta, previous: StateRead) -> datetime:

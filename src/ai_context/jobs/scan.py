@@ -26,7 +26,7 @@ from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import is_task
 from ai_context.rules import runstate
-from ai_context.rules.runstate import MAX_AGE, RunState, fingerprint
+from ai_context.rules.runstate import MAX_AGE, Mark, RunState, fingerprint
 from ai_context.rules.sticky import MAX_COMMENT
 
 STATE_LABEL = "ai-context:state"
@@ -69,6 +69,7 @@ class Judged:
     issue: Issue
     due: datetime | None = None
     wrote: bool = False
+    mark: Mark | None = None
 
 
 @dataclass
@@ -104,18 +105,34 @@ class Scan:
     def repository(self) -> str:
         return self.github.repository
 
-    def judge(self, issue: Issue, due: datetime | None = None, *, wrote: bool = False) -> None:
-        """Record how the run left ISSUE (after its writes) and when it is next due."""
-        self.judged[issue.number] = Judged(issue, due, wrote)
+    def judge(
+        self,
+        issue: Issue,
+        due: datetime | None = None,
+        *,
+        wrote: bool = False,
+        mark: Mark | None = None,
+    ) -> None:
+        """Record how the run left ISSUE (after its writes), when it is next due, and what
+        its findings add up to."""
+        self.judged[issue.number] = Judged(issue, due, wrote, mark)
+
+    def remembered(self) -> dict[int, Mark]:
+        """What the findings of the open tasks this run did not judge add up to, as the last
+        run left them (their comments stand)."""
+        prev = self.previous
+        if self.full or prev is None:
+            return {}
+        return {n: m for n, m in prev.marks.items() if n not in self.judged}
 
     def state(self) -> RunState:
         """The run state this scan leaves: dues of the tasks judged now, and those of the
         unchanged ones carried over; fingerprints of every issue the listing showed."""
         prev = self.previous
         if self.full or prev is None:
-            until, full_at, dues = self.now + MAX_AGE, self.now, {}
+            until, full_at, dues, marks = self.now + MAX_AGE, self.now, {}, {}
         else:
-            until, full_at, dues = prev.until, prev.full, dict(prev.due)
+            until, full_at, dues, marks = prev.until, prev.full, dict(prev.due), dict(prev.marks)
         listed = max([t for t in (self.listed, prev.listed if prev else None) if t], default=None)
         # Fingerprints of what the next listing shows again: what changed near `listed`, and
         # what this run wrote to.
@@ -126,8 +143,11 @@ class Scan:
                 seen[task.number] = fingerprint(task)
         for number, judged in self.judged.items():
             dues.pop(number, None)
+            marks.pop(number, None)
             if judged.due is not None:
                 dues[number] = judged.due
+            if judged.mark is not None:
+                marks[number] = judged.mark
             if judged.issue.state == "open" and (judged.wrote or _after(judged.issue, near)):
                 seen[number] = fingerprint(judged.issue)
         for number in [n for n, when in dues.items() if when >= until]:
@@ -148,6 +168,7 @@ class Scan:
             seen=seen,
             facts=facts,
             changes=changes,
+            marks=marks,
         )
 
     @property
@@ -398,6 +419,7 @@ def _same(old: RunState, new: RunState) -> bool:
     task changes; a page's worth of them (100) is worth a write that moves `listed` on."""
     return (
         old.due == new.due
+        and old.marks == new.marks
         and old.full == new.full
         and old.until == new.until
         and old.facts == new.facts

@@ -59,7 +59,12 @@ FIELDS = (
     "changes",
     "due",
     "seen",
+    "marks",
 )
+STALE, CONFLICT = 1, 2  # bits of a mark's last number
+# What the findings of an unchanged task add up to, for a run's outputs and exit code:
+# (findings, errors, warnings, STALE | CONFLICT bits). Tasks without findings have none.
+Mark = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class RunState:
     changes: datetime | None = None  # when time alone next moves a task of the digest
     due: Mapping[int, datetime] = field(default_factory=dict)
     seen: Mapping[int, str] = field(default_factory=dict)
+    marks: Mapping[int, Mark] = field(default_factory=dict)
 
     def due_now(self, now: datetime) -> list[int]:
         """The tasks whose minute has come: time alone may have changed their findings."""
@@ -188,6 +194,7 @@ def _columns(state: RunState) -> list[Any]:
     dues = sorted(state.due.items())
     base = _minutes(state.listed)
     seen = sorted(state.seen.items())
+    marks = sorted(state.marks.items())
     return [
         VERSION,
         state.repository.lower(),
@@ -202,6 +209,7 @@ def _columns(state: RunState) -> list[Any]:
         _minutes(state.changes) if state.changes else 0,
         [_deltas([n for n, _ in dues]), [_minutes(when) - base for _, when in dues]],
         [_deltas([n for n, _ in seen]), "".join(print_ for _, print_ in seen)],
+        [_deltas([n for n, _ in marks]), [v for _, m in marks for v in m]],
     ]
 
 
@@ -248,7 +256,7 @@ def decode(body: str | None, repository: str, bot: str, jobs: str) -> RunState |
 
 
 def _state(columns: list[Any], repository: str, bot: str, jobs: str) -> RunState | None:
-    rules, listed, full, until, tasks, facts, changes, due, seen = columns[4:]
+    rules, listed, full, until, tasks, facts, changes, due, seen, marks = columns[4:]
     if not (isinstance(rules, str) and isinstance(facts, str)):
         return None
     if not _ints([listed, full, until, tasks, changes]):
@@ -260,6 +268,9 @@ def _state(columns: list[Any], repository: str, bot: str, jobs: str) -> RunState
     if not (_ints(numbers) and _ints(offsets) and _ints(seen_numbers) and isinstance(prints, str)):
         return None
     if len(numbers) != len(offsets) or len(prints) != FINGERPRINT_CHARS * len(seen_numbers):
+        return None
+    found_marks = _marks(marks)
+    if found_marks is None:
         return None
     due_numbers, seen_at = _sums(numbers), _sums(seen_numbers)
     if min([*due_numbers, *seen_at, 1]) < 1:
@@ -285,7 +296,23 @@ def _state(columns: list[Any], repository: str, bot: str, jobs: str) -> RunState
         changes=_at(changes) if changes else None,
         due=dues,
         seen={n: prints[k * width : (k + 1) * width] for k, n in enumerate(seen_at)},
+        marks=found_marks,
     )
+
+
+def _marks(column: Any) -> dict[int, Mark] | None:
+    if not (isinstance(column, list) and len(column) == 2):
+        return None
+    numbers, values = column
+    if not (_ints(numbers) and _ints(values) and len(values) == 4 * len(numbers)):
+        return None
+    if min([*numbers[:1], *values, 1]) < 0:
+        return None
+    at = _sums(numbers)
+    return {
+        n: (values[4 * k], values[4 * k + 1], values[4 * k + 2], values[4 * k + 3])
+        for k, n in enumerate(at)
+    }
 
 
 def _ints(values: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,11 +46,19 @@ def mirror_job(ctx: RunContext) -> None:
         return
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     env = template_env(_templates_dir(settings.templates, workspace))
+    progress = ctx.progress
+
+    def sleep(seconds: float) -> None:  # a long wait is said before it starts
+        if progress is not None:
+            progress.waiting(seconds, "ClickUp's rate limit")
+        time.sleep(seconds)
+
     store = ClickUp(
         settings.clickup_token,
         api_url=settings.clickup_api_url,
         retries=settings.http_retries,
         backoff=settings.http_backoff,
+        sleep=sleep,
     )
     ctx.api_calls["ClickUp"] = lambda: store.counter.total
     report = run_mirror(
@@ -58,7 +67,10 @@ def mirror_job(ctx: RunContext) -> None:
         config=config,
         env=env,
         team_id=settings.clickup_team_id,
-        full=ctx.route.scan_all,
+        # Pages of current values when the run listed every open issue (no usable run state,
+        # a week since the last full listing, or `full: true`): the bounded full rebuild that
+        # heals values changed by hand in ClickUp. Else only the tasks that changed.
+        full=ctx.route.scan_all and bool(ctx.scanned().full),
         dry_run=settings.dry_run,
         log=ctx.workflow.log,
     )
