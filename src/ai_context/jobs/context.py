@@ -92,7 +92,7 @@ class RunContext:
                 progress=self._page_read,
             )
             if key == self.github.repository.lower():
-                found = scan(self.github, **kw)
+                found = scan(self.github, closed="digest" in self.route.jobs, **kw)
             else:
                 home = self.scanned()
                 carrier = carrier_of(self._carriers(home), repository, settings.bot_login)

@@ -185,23 +185,26 @@ def scan(
     bot: str,
     now: datetime,
     asked: bool,
+    closed: bool = False,
     progress: Callable[[IssuePage], None] | None = None,
 ) -> Scan:
     """Scan the repository GITHUB serves (the one that runs the Action, which holds its own
     carrier): list what changed since its run state, or everything when the state is not
-    usable or ASKED is set."""
+    usable or ASKED is set. CLOSED: the run wants the issues closed since too (the digest):
+    the listing then shows open and closed issues, and the carrier is looked for on its first
+    page or by its label."""
     out = Scan(github=github, home=github, jobs=jobs, rules=rules, bot=bot, now=now)
-    pages = _pages(github, "open", None, progress)
+    pages = _pages(github, "all" if closed else "open", None, progress)
     read: list[Issue] = []
     for page in pages:
-        out.pages += 1
-        read += page.issues
-        out.ours += [i for i in page.issues if _ours(i)]
+        _read(out, read, page)
         out.carrier = out.carrier or carrier_of(page.issues, github.repository, bot)
         if page.number == 1:  # what changes from now on is newer than this
             out.listed = _newest([i for i in page.issues if STATE_LABEL not in i.labels])
-        if out.carrier is not None:
+        if out.carrier is not None or closed:
             break
+    if out.carrier is None and closed:
+        out.carrier = carrier_of(_labelled(out), github.repository, bot)
     out.previous = _usable(out.carrier, out, now)
     out.full = runstate.full_reason(
         out.previous, now=now, asked=asked, why_none=_why_none(out.carrier)
@@ -213,20 +216,36 @@ def scan(
             more = next(pages, None)
             if more is None:
                 break
-            out.pages += 1
-            read += more.issues
-            out.ours += [i for i in more.issues if _ours(i)]
-        _incremental(out, [i for i in read if i.updated_at is None or i.updated_at >= since], read)
+            _read(out, read, more)
+        listed = [i for i in read if i.updated_at is None or i.updated_at >= since]
+        if closed:
+            out.closed = [i for i in listed if i.state == "closed"]
+        _incremental(out, [i for i in listed if i.state == "open"], read)
         if not out.full:
             return out
+        out.closed = None
+    if closed:  # every open issue, from a listing of those alone
+        read, pages = [], _pages(github, "open", None, progress)
     for page in pages:
-        out.pages += 1
-        read += page.issues
-        out.ours += [i for i in page.issues if _ours(i)]
+        _read(out, read, page)
     out.tasks = [issue for issue in read if is_task(issue) and not _ours(issue)]
     out.others = [_light(i) for i in read if not is_task(i) and not _ours(i)]
     out.listed_all = True
     return out
+
+
+def _read(out: Scan, read: list[Issue], page: IssuePage) -> None:
+    out.pages += 1
+    read += page.issues
+    out.ours += [i for i in page.issues if _ours(i) and i.state == "open"]
+
+
+def _labelled(out: Scan) -> list[Issue]:
+    """The open carriers, by their label (one listing): when the first page did not show
+    this repository's."""
+    found = out.github.list_issues("open", labels=[STATE_LABEL])
+    out.ours += [i for i in found if i.number not in {o.number for o in out.ours}]
+    return found
 
 
 def _after(issue: Issue, when: datetime) -> bool:
