@@ -175,9 +175,7 @@ def test_a_change_is_shown_and_the_unchanged_tasks_come_from_the_facts(
     assert all(r.arg("since") for r in bodies if r.path != "/repos/o/r/issues")
 
 
-def test_facts_that_do_not_match_the_run_state_are_not_used(
-    gh: GitHubFake, tmp_path: Path
-) -> None:
+def test_facts_that_do_not_match_the_run_state_are_not_used(gh: GitHubFake, tmp_path: Path) -> None:
     run(gh, tmp_path, "1", repos=True)
     run(gh, tmp_path, "2", repos=True)
     (carrier,) = [
