@@ -8,10 +8,12 @@ duplicate a comment. Lists are read 100 a page, following the `Link` header.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -112,6 +114,16 @@ class GitHub:
     def __repr__(self) -> str:
         return f"GitHub(repository={self.repository!r}, token=***)"
 
+    def for_repository(self, repository: str) -> GitHub:
+        """A client for another REPOSITORY on the same GitHub: the same token, retries, call
+        counter and connections (a run over many repositories opens one, not one each)."""
+        if repository.count("/") != 1 or not all(repository.split("/")):
+            raise GitHubConfigError(f"repository {repository!r} is not owner/name")
+        other = copy.copy(self)
+        other.repository = repository
+        other._base = f"{self._base.rsplit('/repos/', 1)[0]}/repos/{repository}"
+        return other
+
     # --- reads ----------------------------------------------------------------------------
 
     def list_issues(
@@ -176,6 +188,7 @@ class GitHub:
                 else (number if "next" not in response.links else None),
                 items=len(raw),
                 repository=self.repository,
+                date=_http_date(response.headers.get("Date")),
             )
             url, query = response.links.get("next", {}).get("url"), None
 
@@ -426,6 +439,14 @@ class IssuePage:
     last: int | None
     items: int
     repository: str = ""
+    date: datetime | None = None  # GitHub's clock when it answered (the `Date` header)
+
+
+def _http_date(text: str | None) -> datetime | None:
+    try:
+        return parsedate_to_datetime(text) if text else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _page_number(url: str) -> int | None:

@@ -26,7 +26,7 @@ from ai_context.jobs.comments import is_task
 from ai_context.jobs.scan import (
     STATE_LABEL,
     Scan,
-    carrier_of,
+    carriers,
     rules_parts,
     save,
     scan,
@@ -70,7 +70,6 @@ class RunContext:
     progress: Progress | None = None
     _issues: list[Issue] | None = None
     _scans: dict[str, Scan] = field(default_factory=dict)
-    _clients: dict[str, GitHub] = field(default_factory=dict)
     _carriers_listed: bool = False
 
     def scanned(self) -> Scan:
@@ -94,8 +93,7 @@ class RunContext:
             if key == self.github.repository.lower():
                 found = scan(self.github, closed="digest" in self.route.jobs, **kw)
             else:
-                home = self.scanned()
-                carrier = carrier_of(self._carriers(home), repository, settings.bot_login)
+                carrier = self._carrier(repository)
                 found = scan_other(self.github_for(repository), self.github, carrier, **kw)
             why = found.full or "listed only what changed since the last run"
             self.workflow.log(
@@ -105,32 +103,23 @@ class RunContext:
             self._scans[key] = found
         return self._scans[key]
 
-    def _carriers(self, home: Scan) -> list[Issue]:
-        """The carriers in this repository: those the scan listed, or (once) all of them."""
-        if not home.listed_all and not self._carriers_listed:
+    def _carrier(self, repository: str) -> Issue | None:
+        """The carrier (in this repository) of REPOSITORY's run state: among those the scan
+        listed, else among all of them (one listing by the label, made once)."""
+        home = self.scanned()
+        found = carriers(home.ours, self.settings.bot_login).get(repository.lower())
+        if found is None and not home.listed_all and not self._carriers_listed:
             self._carriers_listed = True
             home.ours += self.github.list_issues("open", labels=[STATE_LABEL])
-        return home.ours
+            found = carriers(home.ours, self.settings.bot_login).get(repository.lower())
+        return found
 
     def github_for(self, repository: str) -> GitHub:
-        """A client for REPOSITORY with this run's settings and call counter."""
+        """A client for REPOSITORY with this run's token, settings, call counter and
+        connections."""
         if repository.lower() == self.github.repository.lower():
             return self.github
-        key = repository.lower()
-        if key not in self._clients:
-            settings = self.settings
-            assert settings.github_token is not None
-            self._clients[key] = GitHub(
-                settings.github_token,
-                repository,
-                api_url=self.github_api_url,
-                write_interval=settings.write_interval,
-                retries=settings.http_retries,
-                backoff=settings.http_backoff,
-                counter=self.github.counter,
-                on_wait=self.github.on_wait,
-            )
-        return self._clients[key]
+        return self.github.for_repository(repository)
 
     def save_scans(self) -> None:
         """Write each scan's run state (after every job, so it tells of their writes)."""

@@ -253,8 +253,6 @@ def digest_job(ctx: RunContext) -> None:
     digest_issue = _find_digest_issue(settings, ctx.scanned(), ctx.github)
     wants_comment = "issue-comment" in targets_of(section, settings)
     comments = _read_comments(ctx.github, digest_issue) if wants_comment else []
-    previous = previous_state(comments, today, settings.bot_login)
-    since = _since(ctx.now, section.window, previous)
     names = [ctx.github.repository] + [
         r for r in section.repositories if r.lower() != ctx.github.repository.lower()
     ]
@@ -264,6 +262,8 @@ def digest_job(ctx: RunContext) -> None:
     if existing is not None and len(closed) == len(scans) and not any(closed.values()):
         _unchanged(ctx, existing)
         return
+    previous = previous_state(comments, today, settings.bot_login)
+    since = _since(ctx.now, section.window, previous)
     config = DigestConfig(window=section.window, stale_after=settings.stale_after)
     sources = [
         gather(

@@ -43,22 +43,26 @@ def carrier_title(repository: str) -> str:
     return f"ai-context run state: {repository}"
 
 
+def carriers(issues: list[Issue], bot: str) -> dict[str, Issue]:
+    """The bot's carriers among ISSUES by the repository (lower case) whose state they hold:
+    named by the title, else by a state line (read only then); the oldest of two."""
+    found: dict[str, Issue] = {}
+    prefix = carrier_title("").lower()
+    for issue in sorted(issues, key=lambda i: -i.number):
+        if STATE_LABEL not in issue.labels or (issue.author or "").lower() != bot.lower():
+            continue
+        title = issue.title.lower()
+        names = {title.removeprefix(prefix)} if title.startswith(prefix) else set()
+        if not names:
+            names = {runstate.repository_of(line) or "" for line in runstate.lines(issue.body)}
+        for name in names - {""}:
+            found[name] = issue
+    return found
+
+
 def carrier_of(issues: list[Issue], repository: str, bot: str) -> Issue | None:
     """The bot's carrier of REPOSITORY's state among ISSUES (the oldest, if there are two)."""
-    found = [
-        issue
-        for issue in issues
-        if STATE_LABEL in issue.labels
-        and (issue.author or "").lower() == bot.lower()
-        and (
-            issue.title.lower() == carrier_title(repository).lower()
-            or any(
-                runstate.repository_of(line) == repository.lower()
-                for line in runstate.lines(issue.body)
-            )
-        )
-    ]
-    return min(found, key=lambda i: i.number) if found else None
+    return carriers(issues, bot).get(repository.lower())
 
 
 @dataclass
@@ -91,7 +95,7 @@ class Scan:
     others: list[Issue] = field(default_factory=list)  # listed issues that are no tasks (no body)
     ours: list[Issue] = field(default_factory=list)  # our carriers and digest issue, as listed
     closed: list[Issue] | None = None  # closed since the last run, when the listing showed them
-    listed: datetime | None = None  # the newest updated_at the listing saw
+    listed: datetime | None = None  # from when the next run lists (`_mark_listed`)
     # Issues listed again but unchanged: their fingerprint and updated_at.
     kept: dict[int, tuple[str, datetime | None]] = field(default_factory=dict)
     judged: dict[int, Judged] = field(default_factory=dict)
@@ -134,9 +138,9 @@ class Scan:
         else:
             until, full_at, dues, marks = prev.until, prev.full, dict(prev.due), dict(prev.marks)
         listed = max([t for t in (self.listed, prev.listed if prev else None) if t], default=None)
-        # Fingerprints of what the next listing shows again: what changed near `listed`, and
+        # Fingerprints of what the next listing shows again: what changed since `listed`, and
         # what this run wrote to.
-        near = (listed or self.now) - runstate.MARGIN
+        near = listed or self.now
         seen = {n: p for n, (p, when) in self.kept.items() if when is None or when >= near}
         for task in self.tasks:  # listed, and judged by no job (a run without the check)
             if task.number not in self.judged and _after(task, near):
@@ -200,7 +204,7 @@ def scan(
         _read(out, read, page)
         out.carrier = out.carrier or carrier_of(page.issues, github.repository, bot)
         if page.number == 1:  # what changes from now on is newer than this
-            out.listed = _newest([i for i in page.issues if STATE_LABEL not in i.labels])
+            _mark_listed(out, page)
         if out.carrier is not None or closed:
             break
     if out.carrier is None and closed:
@@ -287,7 +291,8 @@ def scan_other(
         read: list[Issue] = []
         for page in _pages(github, "all", out.previous.since(), progress):
             out.pages += 1
-            out.listed = out.listed or _newest(page.issues)
+            if page.number == 1:
+                _mark_listed(out, page)
             read += page.issues
         out.closed = [i for i in read if i.state == "closed"]
         _incremental(out, [i for i in read if i.state == "open"], [])
@@ -297,7 +302,8 @@ def scan_other(
     out.tasks = []
     for page in _pages(github, "open", None, progress):
         out.pages += 1
-        out.listed = out.listed or _newest(page.issues)
+        if page.number == 1:
+            _mark_listed(out, page)
         out.tasks += [issue for issue in page.issues if is_task(issue) and not _ours(issue)]
         out.others += [_light(i) for i in page.issues if not is_task(i) and not _ours(i)]
     return out
@@ -313,6 +319,19 @@ def _pages(
         if progress is not None:
             progress(page)
         yield page
+
+
+def _mark_listed(out: Scan, page: IssuePage) -> None:
+    """From when the next run lists: the second after the newest edit the first page shows
+    (the scan reads every issue edited up to it; newer ones come after), unless that edit is
+    less than MARGIN older than GitHub's answer: then from MARGIN before the answer (an edit
+    a moment older may still have been in flight), or before the edit when GitHub sent no
+    date."""
+    newest = _newest([i for i in page.issues if STATE_LABEL not in i.labels])
+    if newest is None:
+        return
+    settled = page.date - runstate.MARGIN if page.date else newest - runstate.MARGIN
+    out.listed = newest + timedelta(seconds=1) if newest < settled else settled
 
 
 def _newest(issues: list[Issue]) -> datetime | None:
@@ -413,7 +432,10 @@ def save(
     line, kept = runstate.encode(state, limit)
     if carrier is not None and line in runstate.lines(carrier.body):
         return
-    if found.previous is not None and _same(found.previous, kept):
+    relisted = (
+        len(found.kept) >= 100 and kept.listed != found.previous.listed if found.previous else True
+    )
+    if found.previous is not None and _same(found.previous, kept) and not relisted:
         return  # only the time moved: the next run lists a little more, for free
     what = f"run state of {found.repository}: {len(kept.due)} due, {len(kept.seen)} seen"
     if dry_run:
@@ -433,9 +455,9 @@ def save(
 
 
 def _same(old: RunState, new: RunState) -> bool:
-    """The same dues, fingerprints and bounds: nothing worth a write. Issues listed again
-    because only our own writes moved them are carried as `seen`, so this holds until a
-    task changes; a page's worth of them (100) is worth a write that moves `listed` on."""
+    """The same dues, marks, fingerprints and bounds: nothing worth a write (the caller also
+    writes when a page's worth of unchanged issues was listed again and `listed` can move
+    past them)."""
     return (
         old.due == new.due
         and old.marks == new.marks
@@ -444,7 +466,6 @@ def _same(old: RunState, new: RunState) -> bool:
         and old.facts == new.facts
         and old.changes == new.changes
         and all(old.seen.get(n) == p for n, p in new.seen.items())
-        and (len(new.seen) < 100 or new.listed == old.listed)
     )
 
 

@@ -41,8 +41,9 @@ PREFIX = "<!-- ai-context:run-state "
 SUFFIX = " -->"
 MAX_ENCODED = 60_000  # characters of the hidden line; an issue body holds 65,536
 MAX_AGE = timedelta(days=7)  # a full listing at least this often heals any drift
-# Listed again before `listed`: an edit GitHub's replicas showed late. Short, because what
-# was updated within it is listed (and its fingerprint compared) again by every run.
+# How long before GitHub's answer an edit may still be in flight (saved, not yet listed): the
+# next run lists again from the newest edit a listing showed, or from this long before the
+# answer when that edit is more recent. What is listed again costs a fingerprint's compare.
 MARGIN = timedelta(seconds=60)
 FINGERPRINT_CHARS = 5
 FIELDS = (
@@ -76,7 +77,7 @@ class RunState:
     bot: str
     jobs: str  # the run's jobs, sorted, comma-separated
     rules: str  # rules_key: the version and settings the findings were judged by
-    listed: datetime  # list issues updated at or after this (less MARGIN) next time
+    listed: datetime  # list the issues updated at or after this next time (GitHub's clock)
     full: datetime  # when the last full listing was: the next is due MAX_AGE later
     until: datetime  # the dues are complete up to here; a run at or after it lists fully
     tasks: int = 0  # open tasks the last run knew of: what a full listing would cost
@@ -91,7 +92,7 @@ class RunState:
         return sorted(n for n, when in self.due.items() if when <= now)
 
     def since(self) -> datetime:
-        return self.listed - MARGIN
+        return self.listed
 
 
 def rules_key(*parts: object) -> str:
