@@ -32,13 +32,11 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
@@ -47,6 +45,7 @@ from tests.fakes.base import Request
 
 from ai_context.rules import runstate
 
+ROOT = Path(__file__).resolve().parents[1]
 BROKEN_SHARE, FIXED, EDITED = 20, 10, 5
 INCOMPLETE = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n"
 NOW = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
