@@ -432,10 +432,7 @@ def save(
     line, kept = runstate.encode(state, limit)
     if carrier is not None and line in runstate.lines(carrier.body):
         return
-    relisted = (
-        len(found.kept) >= 100 and kept.listed != found.previous.listed if found.previous else True
-    )
-    if found.previous is not None and _same(found.previous, kept) and not relisted:
+    if found.previous is not None and _same(found.previous, kept) and not _moved(found, kept):
         return  # only the time moved: the next run lists a little more, for free
     what = f"run state of {found.repository}: {len(kept.due)} due, {len(kept.seen)} seen"
     if dry_run:
@@ -452,6 +449,15 @@ def save(
     fresh = github.get_issue(carrier.number, known=carrier)
     github.update_issue_body(carrier.number, runstate.replace_line(fresh.body, line, found.jobs))
     log(f"ai-context: {what} (#{carrier.number})")
+
+
+def _moved(found: Scan, new: RunState) -> bool:
+    """Worth moving `listed` on: issues changed (so the next run does not list them again as
+    changed), or a page's worth of unchanged ones was listed again."""
+    prev = found.previous
+    if prev is None or new.listed == prev.listed:
+        return False
+    return bool(found.tasks or found.others or found.closed or len(found.kept) >= 100)
 
 
 def _same(old: RunState, new: RunState) -> bool:
