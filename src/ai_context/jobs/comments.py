@@ -25,6 +25,8 @@ from ai_context.rules.stale import Verdict
 from ai_context.rules.sticky import (
     CHECK_LABELS,
     Op,
+    WriteBudget,
+    dry_run_text,
     is_sticky,
     needs_comments,
     plan_comment,
@@ -67,6 +69,7 @@ class IssueCheck:
     sticky: Comment | None = None
     known: Known | None = None
     created: int | None = None
+    deferred: bool = False  # its writes were left for the next run (max-writes)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -243,13 +246,15 @@ def run_check(
     tasks: TaskRules | None = None,
     thorough: bool = False,
     remembered: Mapping[int, Known] | None = None,
+    budget: WriteBudget | None = None,
 ) -> CheckReport:
     """Plan and apply each issue's writes. REMEMBERED is the run state (a full scan's): an
     entry the listing agrees with saves the comment read; the comments still due a read are
     read together before any write (read_many: one GraphQL query per 100 issues). A full
     scan (not THOROUGH) settles the races of its new comments at the end, from one listing
     (jobs/settle.py); a run about one issue lists that issue's comments after creating one,
-    at once."""
+    at once. BUDGET (max-writes) stops the writes once spent: the tasks after that point
+    keep their findings but make no write (IssueCheck.deferred), in a dry run too."""
     report = CheckReport([])
     started = datetime.now(UTC)
     deferred: list[Created] | None = None if thorough or dry_run else []
@@ -267,6 +272,16 @@ def run_check(
         issue = found.issue
         listed = listings[issue.number] if found.read else None
         planned = finish(found, listed, bot_login=bot_login, tasks=tasks)
+        # Once a task is left, so are the ones after it: the next run starts there.
+        if (
+            budget is not None
+            and planned.ops
+            and (budget.left or not budget.allows(len(planned.ops)))
+        ):
+            budget.defer(len(planned.ops))
+            planned.deferred = True
+            report.checks.append(planned)
+            continue
         try:
             _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
         except GitHubNotFound:
@@ -286,6 +301,8 @@ def run_check(
                 continue
         report.checks.append(planned)
         report.stats.update(op.kind for op in planned.ops)
+        if budget is not None:
+            budget.spend(len(planned.ops))
     if deferred:
         _settle_deferred(report, writer, deferred, started, bot_login)
     return report
@@ -318,7 +335,8 @@ def _apply_all(
 ) -> None:
     for op in planned.ops:
         if dry_run:
-            log(f"[dry-run] would {op.describe()}")
+            now = planned.sticky.body if planned.sticky is not None else None
+            log(dry_run_text(op, now if op.kind == "edit_comment" else None))
             continue
         made = apply(op, writer, bot_login, deferred, log)
         if op.kind == "create_comment" and made is not None and is_sticky(made, bot_login):
