@@ -315,8 +315,8 @@ def load_settings(
             extras[str(key)] = value
         else:
             raise ConfigError(
-                f"{config_path} line {lines.get(str(key))}: unknown setting {key!r}; known: "
-                + ", ".join(sorted({*names, *KNOWN_SECTIONS}))
+                f"{config_path} line {lines.get(str(key))}: unknown setting {key!r}; the file "
+                "takes: " + ", ".join(file_settings())
             )
     try:
         settings = Settings.model_validate(values)
@@ -327,6 +327,17 @@ def load_settings(
 
 
 SECRETS_FIELDS = frozenset(_field(n) for n in SECRETS)
+# Settings for tests, replays and tuning (environment variables): the file takes them, but a
+# message offering keys to a reader lists only the documented ones.
+TUNING = frozenset({"write-interval", "http-retries", "http-backoff", "now"})
+
+
+def file_settings() -> list[str]:
+    """The keys the config file takes and the README documents: settings and sections."""
+    names = {n for n in setting_names() if n not in SECRETS and n not in TUNING}
+    return sorted(names | KNOWN_SECTIONS)
+
+
 # Sections of the config file that other parts of the tool read (actors, digest, mirror...).
 KNOWN_SECTIONS = frozenset({"actors", "digest", "mirror", "stale", "repositories", "lease"})
 

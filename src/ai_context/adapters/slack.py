@@ -90,8 +90,8 @@ GET_A_WEBHOOK = (
 )
 # Slack's error texts, each with what to do about it.
 REMEDIES = {
-    "invalid_token": "the webhook's app was uninstalled or its token revoked: "
-    + GET_A_WEBHOOK.replace("create", "create a new", 1),
+    "invalid_token": "the webhook's app was uninstalled or its token revoked: create a new "
+    "incoming webhook and update the secret that holds it (SLACK_WEBHOOK_URL)",
     "no_service": "no webhook at this URL (removed, or a part of the URL is missing): copy it "
     "again from the app's Incoming Webhooks page",
     "no_team": "the workspace in the URL does not exist: copy the webhook URL again",
