@@ -110,6 +110,23 @@ def test_a_capped_first_run_leaves_the_rest_to_the_next_run_without_a_second_com
     assert [r.path for r in writes(gh) if "/comments" in r.path and r.method == "POST"] == []
 
 
+def test_a_cap_smaller_than_a_tasks_writes_still_gets_there_one_write_at_a_time(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    for n in range(1, 4):
+        gh.add_issue("o/r", f"Task {n}", INCOMPLETE, number=n)
+    for run in range(1, 10):
+        gh.reset_requests()
+        result = dispatch(gh, tmp_path / str(run), jobs="check", **{"max-writes": "2"})
+        assert result.code == 0, result.text
+        assert len(writes(gh)) <= 2
+        if result.outputs["writes-left"] == "0":
+            break
+    for n in range(1, 4):
+        assert len(ours(gh, n)) == 1, n
+        assert set(gh.issue("o/r", n).labels) == {"ai-context:invalid", "ai-context:incomplete"}
+
+
 def test_max_writes_outside_its_range_is_refused_before_any_write(
     gh: GitHubFake, tmp_path: Path
 ) -> None:

@@ -61,7 +61,7 @@ class Settings(BaseModel):
     bot_login: str = "github-actions[bot]"
     # GitHub's content-creation limits are 80 writes a minute and 500 an hour: 50 a run stays
     # under both, however the runs fall.
-    max_writes: int = Field(default=50, ge=10, le=500)
+    max_writes: int = Field(default=50, ge=1, le=500)
     mention_owners: Literal["new", "all", "none"] = "new"
     write_interval: float = Field(default=1.0, ge=0)
     http_retries: int = Field(default=5, ge=0, le=20)

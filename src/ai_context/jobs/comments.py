@@ -215,7 +215,9 @@ def finish(
         planned = plan_comment(
             issue.number, shown, listed or [], bot_login, notes=notes, state=state
         )
-        ops = planned + mention + ops
+        # The mention before the sticky comment's edit: the edit's memory says the owner was
+        # told, so a run stopped between the two (max-writes) must not have made the edit alone.
+        ops = mention + planned + ops
     checked = IssueCheck(issue, replace(result, findings=shown), ops, verdict)
     checked.sticky = sticky
     checked.known = known
@@ -272,16 +274,7 @@ def run_check(
         issue = found.issue
         listed = listings[issue.number] if found.read else None
         planned = finish(found, listed, bot_login=bot_login, tasks=tasks)
-        # Once a task is left, so are the ones after it: the next run starts there.
-        if (
-            budget is not None
-            and planned.ops
-            and (budget.left or not budget.allows(len(planned.ops)))
-        ):
-            budget.defer(len(planned.ops))
-            planned.deferred = True
-            report.checks.append(planned)
-            continue
+        _within(planned, budget)
         try:
             _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
         except GitHubNotFound:
@@ -306,6 +299,20 @@ def run_check(
     if deferred:
         _settle_deferred(report, writer, deferred, started, bot_login)
     return report
+
+
+def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
+    """Keep the writes of PLANNED that BUDGET still allows, in order, and leave the rest to the
+    next run (which plans them again from what GitHub then holds). Once a task's writes are
+    left, so are those of every task after it: the next run starts there."""
+    if budget is None or not planned.ops:
+        return
+    room = 0 if budget.left else max(0, budget.room)
+    if room >= len(planned.ops):
+        return
+    budget.defer(len(planned.ops) - room)
+    planned.ops = planned.ops[:room]
+    planned.deferred = True
 
 
 def _settle_deferred(

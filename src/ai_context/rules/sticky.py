@@ -88,10 +88,10 @@ def dry_run_text(op: Op, current: str | None = None) -> str:
 
 @dataclass
 class WriteBudget:
-    """The writes one run may make (`max-writes`): a task's writes are made together or left
-    whole for the next run, which plans them again from what GitHub then holds, so nothing is
-    written twice. RESERVE keeps room for the writes after the tasks' (the run state, the
-    digest comment)."""
+    """The writes one run may make (`max-writes`): once they are spent, the rest are left to
+    the next run, which plans them again from what GitHub then holds, so nothing is written
+    twice. RESERVE keeps room for the writes after the tasks' (the run state, the digest
+    comment)."""
 
     limit: int
     used: int = 0
@@ -99,8 +99,13 @@ class WriteBudget:
     left: int = 0  # writes planned but left for the next run
     left_tasks: int = 0
 
+    @property
+    def room(self) -> int:
+        """Writes still allowed, the reserve kept."""
+        return self.limit - self.used - self.reserve
+
     def allows(self, writes: int) -> bool:
-        return self.used + writes + self.reserve <= self.limit
+        return writes <= self.room
 
     def spend(self, writes: int) -> None:
         self.used += writes
