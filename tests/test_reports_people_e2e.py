@@ -60,6 +60,7 @@ def gh() -> Iterator[GitHubFake]:
         broken = block("cc-bob-laptop", 3).replace("- **Next step:**", "- Next:")
         add(REPO, "Half a block", broken, number=6, assignees=["bob"])
         add(REPO, "A plain issue", "Just words.", number=7)
+        add(REPO, "ai-context daily digest", "", number=90, labels=["ai-context:digest"])
         add(REPO, "Buttons", block("cc-carol"), number=8, assignees=["carol"], labels=["frontend"])
         yield fake
 

@@ -71,6 +71,7 @@ def _rank(row: tuple[Any, Any, tuple[str, ...]]) -> tuple[int, str, int]:
 
 def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.jobs.comments import is_task  # noqa: PLC0415
+    from ai_context.jobs.digest_delivery import DIGEST_LABEL  # noqa: PLC0415
     from ai_context.rules.checks import check_body  # noqa: PLC0415
     from ai_context.rules.digest import owners_of  # noqa: PLC0415
 
@@ -79,7 +80,9 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     config = digest_config(args, source)
     listed = _open_issues(source)
     tasks = [i for i in listed if is_task(i)]
-    without = len(listed) - len(tasks) if source.live else 0
+    # The issues that are not tasks, as the Action's summary counts them (the digest's aside).
+    others = [i for i in listed if not is_task(i) and DIGEST_LABEL not in i.labels]
+    without = len(others) if source.live else 0
     issues = select(tasks, args, config)
     now = now_of(args, source)
     rows = []

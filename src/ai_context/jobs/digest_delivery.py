@@ -21,7 +21,7 @@ from ai_context.core.markdown import escape_text
 from ai_context.core.models import Comment
 from ai_context.rules.digest_model import Digest
 from ai_context.rules.digest_state import slack_posted, tasks_digest
-from ai_context.rules.sticky import Op, WriteBudget, dry_run_text
+from ai_context.rules.sticky import WriteBudget, text_or_diff
 
 DIGEST_LABEL = "ai-context:digest"
 DIGEST_TITLE = "ai-context daily digest"
@@ -111,7 +111,7 @@ def deliver_comment(
         if digest_issue is None:
             if settings.dry_run:
                 log(f"[dry-run] would create the digest issue (label {DIGEST_LABEL}) and comment")
-                log("\n".join(f"| {line}" for line in body.splitlines()))
+                log(text_or_diff(body, None, "digest comment"))
                 out.writes.append("create digest issue")
                 out.report.append("comment: would create the digest issue and comment (dry run)")
                 return
@@ -130,13 +130,8 @@ def deliver_comment(
             return
         if settings.dry_run:
             verb = "edit today's" if existing else "create a"
-            op = Op(
-                kind="edit_comment" if existing else "create_comment",
-                issue=digest_issue,
-                comment_id=existing.id if existing else None,
-                body=body,
-            )
-            log(dry_run_text(op, existing.body if existing else None))
+            log(f"[dry-run] would {verb} digest comment on #{digest_issue} ({len(body)} chars)")
+            log(text_or_diff(body, existing.body if existing else None, "digest comment"))
             out.writes.append(f"{verb} digest comment")
             out.report.append(f"comment: would {verb} digest comment on {where} (dry run)")
             return

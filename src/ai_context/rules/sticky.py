@@ -65,25 +65,30 @@ class Op(BaseModel):
 
 def dry_run_text(op: Op, current: str | None = None) -> str:
     """What a dry run prints for OP: its description, then the comment's text (or its diff
-    against CURRENT, the comment as it is now). Every line of text starts with `| `: it comes
-    from issues, and a log line starting with `::` would be a workflow command."""
+    against CURRENT, the comment as it is now)."""
     head = f"[dry-run] would {op.describe()}"
     if op.body is None:
         return head
+    return f"{head}\n{text_or_diff(op.body, current, f'comment {op.comment_id}')}"
+
+
+def text_or_diff(body: str, current: str | None, where: str) -> str:
+    """BODY line by line, or its unified diff against CURRENT (WHERE names both sides). Every
+    line starts with `| `: the text comes from issues, and a log line starting with `::`
+    would be a workflow command."""
     if current is None:
-        lines = op.body.splitlines()
+        lines = body.splitlines()
     else:
-        where = f"comment {op.comment_id}"
         lines = list(
             difflib.unified_diff(
                 current.splitlines(),
-                op.body.splitlines(),
+                body.splitlines(),
                 fromfile=f"{where} (now)",
                 tofile=f"{where} (would be)",
                 lineterm="",
             )
         )
-    return "\n".join([head, *(f"| {line}" for line in lines)])
+    return "\n".join(f"| {line}" for line in lines)
 
 
 @dataclass
