@@ -79,6 +79,8 @@ def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
 
 def test_conflict_exits_4_with_both_copies_and_the_diff(fake: GitHubFake, tmp_path: Path) -> None:
     run(["save", "1"], SEED_BLOCK)
+    assert run(["resume", "1", "--cache", str(tmp_path / "noa")])[0] == 0
+    run(["save", "1"], SEED_BLOCK.replace("Finish unit tests", "Ariel moved on"))
     other = SEED_BLOCK.replace("cc-ariel-laptop", "cc-noa-desktop")
     assert run(["save", "1", "--cache", str(tmp_path / "noa")], other)[0] == 4
     code, out, _ = run(["save", "1", "--cache", str(tmp_path / "noa"), "--format", "json"], other)
@@ -125,7 +127,8 @@ def test_resume_without_a_task_lists_open_issues_and_exits_2(fake: GitHubFake) -
 
 
 def test_resume_finds_the_task_through_the_actors_config(fake: GitHubFake, tmp_path: Path) -> None:
-    run(["save", "1", "--cache", str(tmp_path / "elsewhere")], SEED_BLOCK)
+    desktop = SEED_BLOCK.replace("cc-ariel-laptop", "cc-ariel-desktop")  # no block names laptop
+    run(["save", "1", "--cache", str(tmp_path / "elsewhere")], desktop)
     fake.edit_issue(REPO, 1, labels=["in-progress"])
     config = tmp_path / ".github" / "ai-context.yml"
     config.parent.mkdir()
@@ -143,12 +146,14 @@ def test_dry_run_prints_the_diff_and_writes_nothing(fake: GitHubFake, tmp_path: 
     assert fake.count("PATCH") == 0 and not (tmp_path / "cache").exists()
 
 
-def test_handoff_and_done(fake: GitHubFake) -> None:
+def test_handoff_and_done(fake: GitHubFake, tmp_path: Path) -> None:
     run(["save", "1"], SEED_BLOCK)
     code, out, _ = run(["handoff", "1", "--to", "cc-noa-desktop"])
     assert code == 0 and "handed off acme/shop#1" in out and "to cc-noa-desktop" in out
+    noa = ["--cache", str(tmp_path / "noa"), "--actor", "cc-noa-desktop"]
+    assert run(["resume", "1", *noa])[0] == 0  # the task is Noa's now: Noa finishes it
     argv = ["done", "1", "--pr", "https://x/pull/2", "--followup", "a", "b", "--followup", "c"]
-    code, out, _ = run([*argv, "--format", "json"])
+    code, out, _ = run([*argv, *noa, "--format", "json"])
     data = json.loads(out)
     assert code == 0 and data["state"]["phase"] == "done"
     assert data["state"]["extra"]["Pull request"] == "https://x/pull/2"
@@ -291,6 +296,7 @@ def test_save_replaces_a_block_github_shows_instead_of_adding_one(
     fake: GitHubFake, name: str, existing: str
 ) -> None:
     fake.edit_issue(REPO, 1, body=existing + "\n\nHuman text.\n")
+    assert run(["resume", "1"])[0] == 0  # the write guard: this machine reads it first
     newer = SEED_BLOCK.replace("Finish unit tests", "Second step")
     code, out, _ = run(["save", "1", "--actor", "cc-ariel-laptop"], newer)
     assert code == 0, out
