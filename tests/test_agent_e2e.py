@@ -143,6 +143,7 @@ def test_two_machines_save_resume_handoff_resume(tmp_path: Path) -> None:
     assert final.next_step == "Add the integration test"  # the phone's save reached Noa
     assert [s.status for s in final.plan][:3] == ["done", "done", "done"]
     assert final_body.endswith(HUMAN + "\r\nPM: also export to CSV.\r\n")  # the person's edit
+
     def logged(machine: str) -> list[dict[str, Any]]:
         text = (tmp_path / machine / "cache" / "conflicts.jsonl").read_text(encoding="utf-8")
         return [json.loads(line) for line in text.splitlines()]
