@@ -571,3 +571,46 @@ def test_a_dry_run_done_releases_nothing(fake: GitHubFake, tmp_path: Path) -> No
     )
     assert out.dry_run and "+  3. Add unit tests for repository (done)" in out.diff
     assert released == [] and body(fake) == before
+
+
+# --- issue 21: find my task by the block, one listing ------------------------------------------
+
+
+def test_resume_finds_the_open_task_whose_block_names_this_actor(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    """A new machine with only its actor id (no actors: map, no assignee): the open issue whose
+    block names it as Active actor, chosen in the one listing."""
+    fake.repos.clear()
+    fake.add_issue(REPO, "Noa's", render(replace(block("cc-noa-desktop"), last_updated=T)))
+    mine = render(replace(block(), last_updated=T))
+    fake.add_issue(REPO, "Booking history", mine)
+    fake.add_issue(REPO, "Finished", render(replace(block(), phase="done", last_updated=T)))
+    fake.reset_requests()
+    out = agent.resume(github(fake), DirectoryCache(tmp_path), actor="cc-ariel-laptop")
+    assert (out.status, out.source, out.issue) == ("ok", "block", 2)
+    assert fake.count() == 1  # one listing, the block read from it
+
+
+def test_resume_named_by_the_cache_lists_nothing(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    fake.reset_requests()
+    out = agent.resume(github(fake), cache, actor="cc-ariel-laptop")
+    assert out.source == "cache"
+    assert fake.calls == {("GET", "/repos/{owner}/{repo}/issues/{number}"): 1}
+
+
+def test_resume_of_a_task_without_a_block_offers_a_starting_block(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    """Seeds/000's initialize_empty(): this actor, Phase planning, the plan to write; exit 5
+    still, and the block saves as it is."""
+    cache = DirectoryCache(tmp_path)
+    out = agent.resume(github(fake), cache, 1, actor="cc-ariel-laptop", now=T)
+    assert out.status == "incomplete" and len(out.missing) == 6
+    assert out.state is not None
+    assert (out.state.actor, out.state.phase) == ("cc-ariel-laptop", "planning")
+    assert out.state.plan[0].status == "pending"
+    saved = agent.save(github(fake), cache, 1, out.state, writer="cc-ariel-laptop", now=T)
+    assert saved.status == "ok"

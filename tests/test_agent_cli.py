@@ -315,3 +315,69 @@ def test_save_does_not_take_a_commented_out_block_for_the_block(fake: GitHubFake
     body = fake.issue(REPO, 1).body or ""
     assert body.endswith("\n\n" + hidden)  # the hidden text is kept byte for byte
     assert len(find(body)) == 1 and parse(body).block is not None
+
+
+# --- issue 21 -------------------------------------------------------------------------------
+
+
+def test_resume_of_a_task_without_a_block_prints_a_starting_block_ready_for_save(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    code, out, _ = run(["resume", "1", "--actor", "cc-ariel-laptop"])
+    assert code == 5
+    assert "=== the block to complete, then save" in out
+    assert "- **Active actor:** cc-ariel-laptop" in out and "- **Phase:** planning" in out
+    starting = out.split("=== the block to complete, then save\n", 1)[1].split("\ngithub calls")[0]
+    code, out, _ = run(["save", "1", "--actor", "cc-ariel-laptop"], starting)
+    assert code == 0, out
+    code, out, _ = run(["resume", "1", "--actor", "cc-ariel-laptop", "--format", "json"])
+    assert code == 0 and json.loads(out)["state"]["phase"] == "planning"
+
+
+def test_the_configs_required_fields_reach_every_agent_command(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    """One notion of complete: a block the config calls incomplete (no Decisions) is refused
+    by save and resume as the Action would call it incomplete; done cannot complete it."""
+    config = tmp_path / ".github" / "ai-context.yml"
+    config.parent.mkdir()
+    config.write_text(
+        "required: [actor, phase, last_updated, plan, files_touched, next_step, decisions]\n",
+        encoding="utf-8",
+    )
+    bare = SEED_BLOCK.split("- **Decisions:**")[0] + "- **Next step:** Finish\n"
+    code, out, _ = run(["save", "1"], bare)
+    assert code == 5 and "missing Decisions" in out
+    code, out, _ = run(["save", "1", "--config", str(tmp_path / "none.yml")], bare)
+    assert code == 0  # without the file, the default fields: complete
+    code, out, _ = run(["resume", "1"])
+    assert code == 5 and "missing Decisions" in out
+    code, out, _ = run(["done", "1"])
+    assert code == 5 and "missing Decisions" in out
+    config.write_text("required: [actor, mood]\n", encoding="utf-8")
+    code, _, err = run(["save", "1"], SEED_BLOCK)
+    assert code == 2 and "unknown required field(s) mood" in err
+
+
+def test_done_with_a_pr_marks_the_open_pr_step_done_only_when_told(fake: GitHubFake) -> None:
+    plan = "- **Plan:**\n  1. Repository (done)\n  2. Tests (in progress)\n  3. Open PR (pending)\n"
+    text = SEED_BLOCK.split("- **Plan:**")[0] + plan + "- **Files touched:** a.py\n"
+    text += "- **Next step:** Open the PR\n"
+    assert run(["save", "1"], text)[0] == 0
+    pr = "https://github.com/acme/shop/pull/9"
+    code, out, _ = run(["done", "1", "--pr", pr, "--dry-run"])
+    assert code == 0 and "+  3. Open PR (skipped)" in out
+    code, out, _ = run(["done", "1", "--pr", pr, "--done-step", "3"])
+    assert code == 0 and "3. Open PR (done)" in (fake.issue(REPO, 1).body or "")
+    assert "Plan: 3/3 done" in out
+
+
+def test_done_counts_say_done_apart_from_skipped(fake: GitHubFake) -> None:
+    plan = "- **Plan:**\n  1. Repository (done)\n  2. Tests (in progress)\n  3. Open PR (pending)\n"
+    text = SEED_BLOCK.split("- **Plan:**")[0] + plan + "- **Files touched:** a.py\n"
+    text += "- **Next step:** Open the PR\n"
+    assert run(["save", "1"], text)[0] == 0
+    code, out, _ = run(["done", "1", "--pr", "https://github.com/acme/shop/pull/9"])
+    assert code == 0 and "Plan: 2/3 done, 1 skipped" in out
+    code, out, _ = run(["done", "1", "--done-step", "7", "--format", "json"])
+    assert code == 2 and "--done-step 7: the plan has no such step" in json.loads(out)["error"]

@@ -166,8 +166,8 @@ def test_write_over_a_block_this_machine_never_read_is_refused_even_its_own() ->
     remote = copy("cc-noa-desktop")
     never_read = may_write(remote, held=None, writer="cc-noa-desktop", issue=8)
     assert never_read.conflict and "never read" in never_read.reasons[0]
-    assert "`ai-context resume 8`" in never_read.reasons[1]
-    assert "--take local" in never_read.reasons[1]
+    assert "`ai-context resume 8`" in never_read.remedy
+    assert "--take local" in never_read.remedy
 
 
 def test_write_over_own_block_that_moved_since_the_base_is_a_conflict() -> None:
@@ -192,7 +192,7 @@ def test_write_over_a_block_another_actor_holds_is_a_conflict() -> None:
     handed = may_write(remote, held=revision(remote), writer="cc-ariel-laptop", issue=12)
     assert changed.conflict and "since this machine last read it" in changed.reasons[0]
     assert handed.conflict and "the task is cc-noa-desktop's" in handed.reasons[0]
-    assert "ai-context handoff 12 --to cc-ariel-laptop" in handed.reasons[1]
+    assert "ai-context handoff 12 --to cc-ariel-laptop" in handed.remedy
 
 
 def test_initialize_empty_is_a_complete_planning_block_for_the_actor() -> None:

@@ -190,3 +190,18 @@ def test_save_redacts_the_real_home(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert code == 0, out
     saved = (tmp_path / "sp.json").read_text(encoding="utf-8")
     assert "/opt/builder" not in saved and "Read ~/notes.md" in saved
+
+
+def test_load_names_the_first_pending_or_in_progress_task_in_saved_order(tmp_path: Path) -> None:
+    """Seeds/004: "Next: first pend/prog"; its example names TASK_001 with a task in progress."""
+    spfile = tmp_path / "sp.json"
+    tasks = [
+        {"title": "Fix auth middleware", "status": "pending"},
+        {"title": "Rate limits", "status": "in_progress"},
+    ]
+    base = ["session", "save", "--file", str(spfile), "--now", NOW, "--from", "-"]
+    assert run(base, stdin=json.dumps(tasks))[0] == 0
+    code, out, _ = run(["session", "load", "--file", str(spfile), "--now", NOW])
+    assert code == 0 and out.splitlines()[-1] == "Next: TASK_001 - Fix auth middleware"
+    saved = json.loads(spfile.read_text(encoding="utf-8"))["tasks"]
+    assert [t["id"] for t in saved] == ["TASK_001", "TASK_002"]

@@ -385,7 +385,8 @@ def _push_unsaved(args: argparse.Namespace, env: Mapping[str, str], entry: Cache
 
 
 def _asked_path(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
-    return _cache(args, env).conflict_log.with_name(".ai-context-pre-compact.json")
+    """Beside the cache's files, and not a `.json` one: the cache reads those as entries."""
+    return _cache(args, env).conflict_log.with_name(".pre-compact-asked")
 
 
 def _asked_before(
@@ -393,12 +394,27 @@ def _asked_before(
 ) -> bool:
     """Whether this session was held for this task's save in the last ASKED minutes."""
     try:
-        data = json.loads(_asked_path(args, env).read_text(encoding="utf-8"))
+        data = json.loads(_read_small(_asked_path(args, env)))
         at = datetime.fromisoformat(data["at"])
         same = data["session_id"] == session and data["issue"] == issue
     except (OSError, ValueError, KeyError, TypeError):
         return False
     return bool(same and timedelta(0) <= _now(args) - at <= ASKED)
+
+
+def _read_small(path: Path) -> bytes:
+    """A few bytes of a regular file, never through a link nor from a device or a FIFO (a
+    checkout may ship any file under the cache's path)."""
+    import stat  # noqa: PLC0415
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
 
 
 def _remember_asked(

@@ -71,6 +71,7 @@ class Decision:
     local_revision: str | None = None
     remote_revision: str | None = None
     base_revision: str | None = None
+    remedy: str = ""  # a refused write: how to go on
 
     @property
     def conflict(self) -> bool:
@@ -272,15 +273,15 @@ def may_write(
         )
     if why.startswith("the task is"):
         remedy = (
-            f"go on: ask {owner} to hand it over (`ai-context handoff {issue} --to "
+            f"to go on: ask {owner} to hand it over (`ai-context handoff {issue} --to "
             f"{writer or 'YOU'}`), or take it over with `--take local` (logged)"
         )
     else:
         remedy = (
-            f"go on: `ai-context resume {issue}` reads the issue's copy, then write again; "
+            f"to go on: `ai-context resume {issue}` reads the issue's copy, then write again; "
             "`--take local` writes this copy over it anyway (logged)"
         )
-    return Decision(kind="conflict", reasons=(why, remedy), **common)
+    return Decision(kind="conflict", reasons=(why,), remedy=remedy, **common)
 
 
 def _refusal(

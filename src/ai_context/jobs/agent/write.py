@@ -229,7 +229,7 @@ def conflict_outcome(
         status="conflict",
         decision=decision,
         diff=conflict_diff(decision.local, decision.remote, issue=number),
-        notes=notes,
+        notes=(decision.remedy, *notes) if decision.remedy else notes,
         conflict_log=log,
     )
 
