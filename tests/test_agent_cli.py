@@ -381,3 +381,28 @@ def test_done_counts_say_done_apart_from_skipped(fake: GitHubFake) -> None:
     assert code == 0 and "Plan: 2/3 done, 1 skipped" in out
     code, out, _ = run(["done", "1", "--done-step", "7", "--format", "json"])
     assert code == 2 and "--done-step 7: the plan has no such step" in json.loads(out)["error"]
+
+
+def test_the_token_can_come_from_gh_and_is_never_shown(
+    fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`setup claude --token-from gh`: with no GITHUB_TOKEN, `gh auth token` gives it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text("#!/bin/sh\n[ \"$1 $2\" = 'auth token' ] && echo gho_from_gh_cli\n")
+    gh.chmod(0o755)
+    monkeypatch.delenv("GITHUB_TOKEN")
+    monkeypatch.setenv("AI_CONTEXT_TOKEN_FROM", "gh")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    code, out, err = run(["resume", "1"])
+    assert code == 2 and "GitHub refused the token" in err  # the fake knows only "t"
+    assert "gho_from_gh_cli" not in out + err
+    gh.write_text("#!/bin/sh\necho t\n")
+    assert run(["resume", "1"])[0] == 5  # reached GitHub: the issue has no block yet
+    gh.write_text("#!/bin/sh\necho 'not logged in' >&2\nexit 1\n")
+    code, _, err = run(["resume", "1"])
+    assert code == 2 and "`gh auth token` gave no token (not logged in)" in err
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, _, err = run(["resume", "1"])
+    assert code == 2 and "`gh` is not on PATH" in err

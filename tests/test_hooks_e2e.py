@@ -320,6 +320,10 @@ def test_session_start_frames_the_block_as_data_names_the_commands_and_counts_no
     assert context.rstrip().endswith("=== end issue content ===")
     assert "/task-checkpoint" in context and "/continue" not in context
     assert "github calls" not in context
+    assert "sp.json" not in context
+    (project.root / "sp.json").write_text("{}", encoding="utf-8")
+    _, out, _ = project.hook("session-start", {"hook_event_name": "SessionStart"})
+    assert "/load-session-protocol" in out["hookSpecificOutput"]["additionalContext"]
 
 
 def _pre_compact(project: Project, trigger: str, now: datetime) -> tuple[int, Any, str]:

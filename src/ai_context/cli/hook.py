@@ -61,6 +61,7 @@ EVENT_NAMES = {
     "pre-compact": "PreCompact",
 }
 RECENT = timedelta(hours=24)
+SESSION_FILE = "sp.json"  # `ai-context session save`'s default, in the project's root
 Answer = dict[str, Any] | None
 
 
@@ -256,7 +257,13 @@ def session_start(
         raise HookNote(f"GitHub refused the request ({exc}); the block was not reconciled") from exc
     except GitHubError as exc:
         raise HookNote(_offline_note(exc, cache, repository)) from exc
-    return context_answer(session_context(outcome))
+    context = session_context(outcome)
+    if Path(SESSION_FILE).is_file():
+        context += (
+            f"\n{SESSION_FILE} holds this project's session notes (seeds/004): "
+            "/load-session-protocol restores them.\n"
+        )
+    return context_answer(context)
 
 
 # --- stop and post-tool-use ---------------------------------------------------------------
