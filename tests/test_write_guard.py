@@ -277,6 +277,9 @@ def test_an_mcp_checkpoint_does_not_make_the_handing_actor_active_again(
     with pytest.raises(ToolFailure, match=r"^exit 4 \(conflict\)"):
         tools.checkpoint(laptop.session(), 1, CheckpointChanges(next_step="still mine?"))
     assert f"**Active actor:** {NOA}" in (fake.issue(REPO, 1).body or "")
+    taken = tools.checkpoint(laptop.session(), 1, CheckpointChanges(next_step="x"), take="local")
+    assert taken["status"] == "ok" and taken["state"]["actor"] == ARIEL  # taken over, logged
+    assert taken["conflict_log"] is not None
 
 
 def test_a_hand_edit_inside_the_block_is_reported_as_a_person_s_edit(

@@ -303,13 +303,15 @@ def checkpoint(
 ) -> dict[str, Any]:
     """The current block with CHANGES, saved: a checkpoint without re-sending the block. It is
     written in the block's Active actor's name, and the write guard decides as for `save`: an
-    actor who handed the task off does not become its Active actor again."""
+    actor who handed the task off does not become its Active actor again, unless it takes the
+    task over (TAKE "local": the block then names this session's actor)."""
     repository = s.repo(repo)
     number = issue_number(issue, repository)
     current = current_block(s, repository, number)
+    taking = take == "local" and s.actor is not None
     fields = BlockFields(
-        actor=current.actor or s.actor,
-        actor_description=current.actor_description,
+        actor=s.actor if taking else current.actor or s.actor,
+        actor_description=None if taking else current.actor_description,
         phase=changes.phase or current.phase or "",
         chunk=current.chunk,
         plan=changes.plan
