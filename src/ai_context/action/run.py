@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ai_context.action.route import route
-from ai_context.adapters.config import Settings, load_settings, mask_secrets
+from ai_context.adapters.config import Settings, load_settings, secrets_to_mask
 from ai_context.adapters.github import (
     DEFAULT_API_URL,
     GitHub,
@@ -43,7 +42,7 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
         wf.annotate("error", str(exc), title=f"ai-context: {title}")
         return int(exc.exit_code)
     except Exception as exc:  # a bug of ours: say so plainly, never as a findings exit (1)
-        traceback.print_exc(file=sys.stderr)
+        wf.trace(traceback.format_exc())
         wf.annotate(
             "error",
             f"ai-context stopped on an unexpected {type(exc).__name__}: {exc}. Please report it "
@@ -57,8 +56,8 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
     wf.check_files()
     workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
     settings, extras = load_settings(env, workspace)
-    for command in mask_secrets(settings):
-        wf.stream.write(command + "\n")
+    for secret in secrets_to_mask(settings):
+        wf.add_mask(secret)
     event = env.get("GITHUB_EVENT_NAME", "")
     repository = env.get("GITHUB_REPOSITORY", "")
     if settings.github_token is None:
