@@ -30,7 +30,7 @@ import dataclasses
 import functools
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -57,6 +57,7 @@ from ai_context.core.block import format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import TemplateError
 from ai_context.core.markdown import CODE_SPAN, escape_code_text, escape_text
+from ai_context.rules.scrub import strip_controls
 from ai_context.rules.template_limits import (
     BoundedRange,
     bounded_concat,
@@ -96,6 +97,12 @@ def _holds_data(obj: Any) -> bool:
     )
 
 
+def _output(chunks: Iterable[str]) -> str:
+    """Every template's (and macro's) output, bounded, without control characters or lone
+    surrogates whatever a variable held: it goes to a comment, Slack or ClickUp as it is."""
+    return strip_controls(bounded_concat(chunks))
+
+
 class _Sandbox(ImmutableSandboxedEnvironment):
     """Jinja's immutable sandbox, bounded (see the module's docstring). The fields and
     properties of pydantic models and dataclasses hold data, never code, so their verdict is
@@ -107,7 +114,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.globals["range"] = BoundedRange
-        self.concat = bounded_concat  # type: ignore[method-assign]
+        self.concat = _output  # type: ignore[method-assign]
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         checked_binop(operator, left, right)
