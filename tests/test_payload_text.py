@@ -22,10 +22,10 @@ from ai_context.rules.digest import build_digest
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
 from ai_context.rules.gitlog import files_drift
-from ai_context.rules.mirror import mirror_text, template_env
+from ai_context.rules.mirror import mirror_text
 from ai_context.rules.scrub import REPLACEMENT, strip_controls
 from ai_context.rules.sticky import render_findings
-from tests.conftest import SEED_BLOCK
+from tests.conftest import BUNDLED, SEED_BLOCK
 from tests.fakes import GitHubFake
 from tests.test_action_e2e import BOT, T0, TOKEN, push_payload, run
 
@@ -86,10 +86,10 @@ def issue(title: str, label: str) -> Issue:
 def test_titles_and_labels_reach_the_digest_slack_and_clickup_clean(title: str, label: str) -> None:
     item = issue(title, label)
     digest = build_digest([item], datetime(2026, 5, 27, 9, 0, tzinfo=UTC))
-    assert clean(render_markdown(digest))
-    assert clean(json.dumps(slack_messages(digest), ensure_ascii=False))
+    assert clean(render_markdown(digest, BUNDLED))
+    assert clean(json.dumps(slack_messages(digest, BUNDLED), ensure_ascii=False))
     assert BLOCK is not None
-    assert clean(mirror_text(item, parse(item.body).block or BLOCK, template_env()))
+    assert clean(mirror_text(item, parse(item.body).block or BLOCK, BUNDLED))
 
 
 # --- end to end: the push payload of the report -----------------------------------------------
