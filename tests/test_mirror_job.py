@@ -177,7 +177,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(cu: ClickUpFake) -> None:
     assert (
         log[0] == f"[dry-run] would set ClickUp task tk1 field ai_context from #1 ({chars} chars):"
     )
-    assert "| -Plan: 1/5 done\n| +Plan: 2/5 done" in log[1]
+    assert "| -Plan: 1/5 done\n| +Plan: 2/5 done" in "\n".join(log[1:])
     assert cu.value("tk1") == old
 
 

@@ -228,7 +228,8 @@ class _Run:
         if self.dry_run:
             item.result = "would_write"
             self.log(f"[dry-run] would set {where} ({len(target.text)} chars):")
-            self.log(diff(item.old or "", target.text, task.id, item.number))
+            for line in diff(item.old or "", target.text, task.id, item.number).split("\n"):
+                self.log(line)  # a log line is one line (Workflow.log folds newlines)
             return
         try:
             self.store.set_field(task.id, fld.id, target.text)
