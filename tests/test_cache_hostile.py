@@ -233,3 +233,20 @@ def test_save_on_a_full_disk_is_exit_3_and_the_cache_keeps_its_entry(
     assert "the disk is full" in out + err and "Traceback" not in out + err
     assert path.read_bytes() == before
     assert json.loads(before)["issue"] == 1
+
+
+def test_a_conflict_with_the_log_linked_outside_appends_nothing_and_says_why(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    assert run(["save", "1"], SEED_BLOCK)[0] == 0
+    outside = tmp_path / "bashrc"
+    outside.write_text("echo hello\n", encoding="utf-8")
+    noa = tmp_path / "noa"
+    noa.mkdir()
+    (noa / "conflicts.jsonl").symlink_to(outside)
+    other = SEED_BLOCK.replace("cc-ariel-laptop", "cc-noa-desktop")
+    code, out, err = run(["save", "1", "--cache", str(noa)], other)
+    assert code == Exit.USAGE, out + err
+    assert "conflicts.jsonl is a symbolic link" in out + err
+    assert "run the command again" in out + err and "Traceback" not in out + err
+    assert outside.read_text(encoding="utf-8") == "echo hello\n"

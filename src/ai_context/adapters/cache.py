@@ -88,10 +88,14 @@ def _kind(mode: int) -> str:
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def _not_regular(path: Path, what: str) -> CacheError:
+_REBUILD = "remove it and run `ai-context resume ISSUE` to rebuild the entry from the issue"
+_AGAIN = "remove it and run the command again"
+
+
+def _not_regular(path: Path, what: str, fix: str = _REBUILD) -> CacheError:
     return CacheError(
         f"cache file {path} is {what}; ai-context reads and writes only regular files in its "
-        "cache: remove it and run `ai-context resume ISSUE` to rebuild the entry from the issue"
+        f"cache: {fix}"
     )
 
 
@@ -107,10 +111,10 @@ def refuse_links(path: Path) -> None:
         except OSError as exc:
             raise CacheError(f"cannot read cache path {part}: {exc.strerror}") from exc
         if stat.S_ISLNK(mode):
-            raise _not_regular(part, "a symbolic link")
+            raise _not_regular(part, "a symbolic link", _AGAIN)
 
 
-def _open(path: Path, flags: int) -> int:
+def _open(path: Path, flags: int, fix: str = _REBUILD) -> int:
     """An fd for PATH, never through a link; FileNotFoundError passes through."""
     try:
         return os.open(path, flags | _SAFE_OPEN, 0o600)
@@ -118,15 +122,15 @@ def _open(path: Path, flags: int) -> int:
         raise
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):
-            raise _not_regular(path, "a symbolic link") from None
+            raise _not_regular(path, "a symbolic link", fix) from None
         raise CacheError(f"cannot open cache file {path}: {exc.strerror}") from exc
 
 
-def _regular(fd: int, path: Path, limit: int | None = None) -> None:
+def _regular(fd: int, path: Path, limit: int | None = None, fix: str = _REBUILD) -> None:
     """The open file is a regular one (a FIFO or a device reads without end) within LIMIT."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-        raise _not_regular(path, _kind(info.st_mode))
+        raise _not_regular(path, _kind(info.st_mode), fix)
     if limit is not None and info.st_size > limit:
         raise _too_big(path, limit)
 
@@ -215,9 +219,9 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _write_failed(path, exc) from exc
-    fd = _open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    fd = _open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, _AGAIN)
     try:
-        _regular(fd, path)
+        _regular(fd, path, fix=_AGAIN)
         _write_all(fd, line)
         os.fsync(fd)
     except OSError as exc:

@@ -24,7 +24,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, TemplateNotFound
 from jinja2.loaders import split_template_path
@@ -131,7 +131,7 @@ class Templates:
         by pickle (a module-level function, plain data)."""
         if self.user_dir is None:
             return render(*args, env=self.env, **kwargs)
-        return _in_child(_Job(self.user_dir, self.limits, render, args, kwargs))  # type: ignore[no-any-return]
+        return cast(T, _in_child(_Job(self.user_dir, self.limits, render, args, kwargs)))
 
 
 # --- the child process --------------------------------------------------------------------
