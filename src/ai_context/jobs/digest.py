@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ai_context.adapters.config import Settings
 from ai_context.adapters.github import GitHub, GitHubNotFound
+from ai_context.adapters.templates import Templates
 from ai_context.core.durations import duration_value
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
@@ -52,7 +53,6 @@ from ai_context.rules.digest_state import (
     slack_posted,
 )
 from ai_context.rules.sticky import WriteBudget
-from ai_context.rules.templating import make_env
 
 Target = Literal["issue-comment", "slack", "step-summary"]
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub takes 1 MiB of step summary: the full list fits
@@ -286,7 +286,7 @@ def deliver_digest(
     targets = targets_of(section, settings)
     mentions = mentions_of(extras, settings, section)
     try:
-        env = make_env(workspace / settings.templates if settings.templates else None)
+        templates = Templates(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
     today = now.date().isoformat()
@@ -295,9 +295,9 @@ def deliver_digest(
     ]
     got = gather(repos, settings=settings, window=section.window, now=now, open_issues=open_issues)
     digest = build_digest(got.issues, now, digest_config(settings, extras, section), got.previous)
-    full = render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT)
+    full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT)
     if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
-        comment = render_markdown(digest, env, max_chars=COMMENT_LIMIT, full_url=full_url)
+        comment = templates.run(render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url)
     else:
         comment = full
     out = Delivery(digest, full, comment)
@@ -323,7 +323,7 @@ def deliver_digest(
         out.report.append("Slack: not posted: it got these tasks earlier today")
         log("Slack: the digest did not change since today's post; not posted again")
     elif post:
-        messages = slack_messages(digest, env, comment_url=out.url, mentions=mentions)
+        messages = templates.run(slack_messages, digest, comment_url=out.url, mentions=mentions)
         deliver_slack(out, settings=settings, messages=messages, log=log)
         if on_issue and out.slack is not None and not out.slack.ok:
             # Slack did not get them: the comment says what it had before, so a rerun posts.
