@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import requests
+from github import GithubRetry
 from pydantic import SecretStr
 
-from ai_context.adapters.github import GitHub, GitHubConfigError
-from ai_context.adapters.github_wire import GitHubRetry
+from ai_context.adapters.github import GitHub, GitHubConfigError, GitHubUnavailable
 from tests.fakes import GitHubFake
 from tests.fakes.github import EMPTY_TREE
 
@@ -113,11 +113,11 @@ def record_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     backoff), recorded instead of slept: a test asserts the wait, never a duration."""
     waits: list[float] = []
 
-    def recorded(retry: GitHubRetry, response: Any = None) -> None:
+    def recorded(retry: GithubRetry, response: Any = None) -> None:
         after = retry.get_retry_after(response) if response is not None else None
         waits.append(after if after is not None else retry.get_backoff_time())
 
-    monkeypatch.setattr(GitHubRetry, "sleep", recorded)
+    monkeypatch.setattr(GithubRetry, "sleep", recorded)  # our policy extends it
     return waits
 
 
@@ -150,6 +150,24 @@ def test_the_adapter_waits_out_a_primary_rate_limit_until_its_reset(
 
     assert any(29 <= wait <= 32 for wait in waits), waits
     assert gh.count("GET", ONE_ISSUE) == 2 and api.counter.retries == 1
+
+
+@pytest.mark.parametrize(("verb", "sent"), [("GET", 2), ("POST", 1)])
+def test_a_lost_answer_is_asked_again_for_a_read_never_for_a_post(
+    gh: GitHubFake, verb: str, sent: int
+) -> None:
+    """The request went out, its answer did not come back in time: a read is asked again; a
+    POST may have landed (here the fake did make the comment) and is never sent twice."""
+    gh.add_issue("o/r", "Task")
+    path = "/repos/o/r/issues/1" if verb == "GET" else "/repos/o/r/issues/1/comments"
+    gh.before(verb, path, lambda _request: time.sleep(1.5))  # beyond the 1 s timeout, once
+    api = GitHub(SecretStr(TOKEN), "o/r", api_url=gh.url, write_interval=0, backoff=0, timeout=1)
+    if verb == "GET":
+        assert api.get_issue(1).title == "Task"
+    else:
+        with pytest.raises(GitHubUnavailable, match="did not answer in time to comment on #1"):
+            api.create_comment(1, "hello")
+    assert gh.count(verb, path) == sent == api.counter.total
 
 
 def test_the_adapter_refuses_a_bad_token(gh: GitHubFake) -> None:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import requests
 import responses
+from github import GithubRetry
 from pydantic import SecretStr
 from responses import matchers
 
@@ -18,10 +19,12 @@ from ai_context.adapters.github import (
     GitHubNotFound,
     GitHubUnavailable,
 )
+from tests.fakes import GitHubFake
 
 API = "https://ghe.example.com:443/api/v3"
 REPO = f"{API}/repos/acme/shop"
 TOKEN = SecretStr("ghs_" + "x" * 36)
+TOKEN_T = SecretStr("t")  # the loopback GitHub's token
 
 
 def issue_json(number: int, **extra: object) -> dict[str, object]:
@@ -348,28 +351,31 @@ def test_the_rate_limit_left_is_read_from_the_last_answer() -> None:
     assert gh.rate_limit == (4321, 5000)
 
 
-@responses.activate
 @pytest.mark.parametrize("verb", ["GET", "POST"])
 def test_a_secondary_limit_without_headers_waits_a_minute_once(
     verb: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """GitHub: without retry-after nor a spent quota, wait at least a minute. Only the body
-    says it is a rate limit, so urllib3 cannot: the adapter waits, once, and asks again (a
-    POST refused for a rate limit created nothing)."""
-    slept: list[float] = []
-    monkeypatch.setattr(time, "sleep", slept.append)
-    url, ok = (
-        (f"{REPO}/issues/7", issue_json(7))
-        if verb == "GET"
-        else (f"{REPO}/issues/7/comments", comment_json(5, "hi"))
-    )
-    refused = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes."}
-    responses.add(verb, url, status=403, json=refused)
-    responses.add(verb, url, status=200 if verb == "GET" else 201, json=ok)
-    gh = adapter()
-    result = gh.get_issue(7) if verb == "GET" else gh.create_comment(7, "hi")
-    assert result.number == 7 if verb == "GET" else result.id == 5  # type: ignore[union-attr]
-    assert 60 in slept and gh.counter.retries == 1 and len(responses.calls) == 2
+    says it is a rate limit: the retry policy reads it, waits once and asks again (a POST
+    refused for a rate limit created nothing). Against the loopback GitHub, where urllib3
+    makes the wait (responses makes none): recorded, not slept."""
+    waits: list[float] = []
+
+    def recorded(retry: GithubRetry, response: object = None) -> None:
+        waits.append(retry.get_backoff_time())
+
+    monkeypatch.setattr(GithubRetry, "sleep", recorded)  # our policy extends it
+    with GitHubFake() as fake:
+        fake.add_issue("o/r", "Task")
+        path = "/repos/o/r/issues/1" if verb == "GET" else "/repos/o/r/issues/1/comments"
+        refused = {
+            "message": "You have exceeded a secondary rate limit. Please wait a few minutes."
+        }
+        fake.fail_next(verb, path, status=403, body=refused)
+        gh = GitHub(TOKEN_T, "o/r", api_url=fake.url, write_interval=0, backoff=0)
+        result = gh.get_issue(1) if verb == "GET" else gh.create_comment(1, "hi")
+        assert result.number == 1 if verb == "GET" else result.id > 0  # type: ignore[union-attr]
+        assert waits == [60] and gh.counter.retries == 1 and fake.count(verb, path) == 2
 
 
 @responses.activate
