@@ -102,6 +102,10 @@ def test_the_adapter_adds_and_removes_labels(gh: GitHubFake) -> None:
     api.remove_label(1, "ai-context:stale")
     assert gh.issue("o/r", 1).labels == ["bug"]
 
+    api.add_labels(1, ["area/api"])  # a slash: one quoted path segment to remove it
+    api.remove_label(1, "area/api")
+    assert gh.issue("o/r", 1).labels == ["bug"]
+
     api.remove_label(1, "ai-context:stale")  # already gone: the adapter takes GitHub's 404
     gone = call(gh, "DELETE", "/repos/o/r/issues/1/labels/ai-context:stale")
     assert gone.status_code == 404
@@ -150,6 +154,23 @@ def test_the_adapter_waits_out_a_primary_rate_limit_until_its_reset(
 
     assert any(29 <= wait <= 32 for wait in waits), waits
     assert gh.count("GET", ONE_ISSUE) == 2 and api.counter.retries == 1
+
+
+def test_the_adapter_waits_a_minute_on_a_429_without_retry_after(
+    gh: GitHubFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 429 is always a rate limit: without retry-after nor a spent quota, GitHub's minute,
+    then one retry (a POST too: GitHub refused it, nothing was created)."""
+    waits = record_waits(monkeypatch)
+    gh.add_issue("o/r", "Task")
+    comments = "/repos/o/r/issues/1/comments"
+    gh.fail_next("POST", comments, status=429, body={"message": "Too many requests"})
+    api = client(gh)
+
+    assert api.create_comment(1, "hello").body == "hello"
+
+    assert waits == [60] and gh.count("POST", comments) == 2 and api.counter.retries == 1
+    assert len(gh.comments("o/r", 1)) == 1
 
 
 @pytest.mark.parametrize(("verb", "sent"), [("GET", 2), ("POST", 1)])

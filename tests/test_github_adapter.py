@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -402,3 +403,22 @@ def test_a_plain_403_is_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(GitHubConfigError):
         adapter().get_issue(7)
     assert slept == [] and len(responses.calls) == 1
+
+
+@responses.activate
+def test_a_label_with_a_slash_is_one_path_segment() -> None:
+    """`area/api` is quoted whole (`area%2Fapi`): unquoted, GitHub would read two segments."""
+    responses.delete(f"{REPO}/issues/1/labels/area%2Fapi", json=[])
+    adapter().remove_label(1, "area/api")
+    assert responses.calls[0].request.url == f"{REPO}/issues/1/labels/area%2Fapi"
+
+
+@responses.activate
+def test_the_token_is_in_no_log(caplog: pytest.LogCaptureFixture) -> None:
+    """PyGithub and urllib3 log each request at DEBUG level: without the token."""
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="github")  # PyGithub sets its own logger's level
+    responses.get(f"{REPO}/issues/7", json=issue_json(7))
+    adapter().get_issue(7)
+    assert "/issues/7" in caplog.text  # the probe sees the request's log line
+    assert TOKEN.get_secret_value() not in caplog.text
