@@ -49,10 +49,12 @@ def test_the_adapter_lists_issues_across_pages(gh: GitHubFake) -> None:
     gh.add_pull_request("o/r", "A pull request")
     gh.add_issue("o/r", "Closed one", state="closed")
 
-    issues = client(gh).list_issues("open")
+    api = client(gh)
+    issues = api.list_issues("open")
 
     assert len(issues) == 250 and issues[0].number == 250
     assert gh.count("GET", ISSUES) == 3  # pages of 100 followed through the Link header
+    assert gh.count() == 3 == api.counter.total  # the listing's JSON: no read per issue
     assert {r.arg("per_page") for r in gh.requests_to("GET", ISSUES)} == {"100"}
     # The listing carries the pull request (newest first, like GitHub); the adapter drops it
     # from what it read, without a call per issue.

@@ -246,6 +246,11 @@ def test_bad_repository_is_config_error() -> None:
         GitHub(TOKEN, "shop")
 
 
+def test_an_empty_token_is_config_error() -> None:
+    with pytest.raises(GitHubConfigError, match="the GitHub token is empty"):
+        GitHub(SecretStr(""), "acme/shop")
+
+
 @responses.activate
 def test_post_refused_for_permissions_is_a_config_error_not_retried() -> None:
     responses.post(

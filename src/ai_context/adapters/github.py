@@ -142,10 +142,9 @@ class GitHub:
         self.counter = counter or CallCounter()
         self._retries = retries
         base = api_url.rstrip("/")
-        self._query_path = Requester.get_graphql_prefix(urlsplit(base).path)
         policy = retry_class()(
             counter=self.counter,
-            query_path=self._query_path,
+            query_path=Requester.get_graphql_prefix(urlsplit(base).path),
             total=retries,
             backoff_factor=backoff,
             max_rate_limit_wait=max_rate_limit_wait,
