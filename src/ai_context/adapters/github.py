@@ -142,7 +142,7 @@ class GitHub:
         self.counter = counter or CallCounter()
         self._retries = retries
         base = api_url.rstrip("/")
-        policy = retry_class()(
+        policy = _retry_class()(
             counter=self.counter,
             query_path=Requester.get_graphql_prefix(urlsplit(base).path),
             total=retries,
@@ -420,7 +420,7 @@ class GitHub:
 
 
 @functools.cache
-def retry_class() -> Callable[..., Retry]:
+def _retry_class() -> Callable[..., Retry]:
     """GitHubRetry, made with the first client: it extends PyGithub's GithubRetry, whose
     import waits until a command calls GitHub."""
     from github import GithubRetry  # noqa: PLC0415
