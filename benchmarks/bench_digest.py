@@ -48,8 +48,10 @@ def timed(module, name):
             spent["render"] += time.process_time() - start
     setattr(module, name, wrapper)
 
+import ai_context.adapters.templates as templates
 import ai_context.jobs.digest as digest
-for name in ("make_env", "render_markdown", "slack_messages"):
+timed(templates, "make_env")
+for name in ("render_markdown", "slack_messages"):
     timed(digest, name)
 from ai_context.action.run import run_action
 code = run_action()

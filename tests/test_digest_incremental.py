@@ -46,6 +46,8 @@ def body(n: int) -> str:
         "- **Files touched:** a.ts\n"
         f"- **Blockers:**{blockers}\n"
         f"- **Next step:** Step {n % 3} #12\n"
+        + (f"- **Pull request:** https://github.com/o/r/pull/{n}\n" if n % 4 == 0 else "")
+        + ("- **Follow-ups:**\n  - write the docs\n  - none\n" if n % 8 == 0 else "")
     )
     return text if n % 11 else text.replace("- **Files touched:** a.ts\n", "")
 
@@ -61,6 +63,7 @@ def issue(n: int) -> Issue:
         closed_at=T0 - timedelta(hours=n % 40) if closed else None,
         updated_at=T0 - timedelta(hours=n % 30),
         labels=("in-review",) if n % 5 == 0 else (),
+        assignees=("ana", "ben")[: n % 3],
         html_url=f"https://github.com/o/r/issues/{n}",
         repository="o/r",
     )
@@ -69,7 +72,7 @@ def issue(n: int) -> Issue:
 @settings(max_examples=200, deadline=None)
 @given(n=st.integers(min_value=1, max_value=400), hours=st.integers(min_value=-2, max_value=200))
 def test_a_task_restored_from_its_facts_classifies_as_the_task(n: int, hours: int) -> None:
-    config = DigestConfig()
+    config = DigestConfig(owners={"agent-1": "eve"})
     now = T0 + timedelta(hours=hours)
     original = issue(n)
     result = check_body(original.body, now=T0, config=config.checks())
@@ -171,8 +174,11 @@ def test_a_change_is_shown_and_the_unchanged_tasks_come_from_the_facts(
     for repo in REPOS:  # every task still there, the unchanged ones from the facts
         for n in (1, 5):
             assert f"{repo}#{n}" in comment if repo != "o/r" else f"o/r#{n}" in comment
-    bodies = gh.requests_to("GET", "/repos/{owner}/{repo}/issues")
-    assert all(r.arg("since") for r in bodies if r.path != "/repos/o/r/issues")
+    # Another repository is listed since its last run (and by label, for its own digest
+    # issue, which its last digest is read from), never in full.
+    listings = gh.requests_to("GET", "/repos/{owner}/{repo}/issues")
+    others = [r for r in listings if r.path != "/repos/o/r/issues"]
+    assert all(r.arg("since") or r.arg("labels") == "ai-context:digest" for r in others)
 
 
 def test_facts_that_do_not_match_the_run_state_are_not_used(gh: GitHubFake, tmp_path: Path) -> None:

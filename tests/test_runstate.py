@@ -145,12 +145,12 @@ def test_after_writes_counts_comments_and_labels() -> None:
 
 def test_full_reasons() -> None:
     s = floor(state(3))
-    assert full_reason(s, now=NOW, asked=False) == ""
-    assert "asked" in full_reason(s, now=NOW, asked=True)
-    assert "no run state" in full_reason(None, now=NOW, asked=False)
-    assert "dues end" in full_reason(s, now=NOW + timedelta(days=8), asked=False)
+    assert full_reason(s, now=NOW, asked="") == ""
+    assert full_reason(s, now=NOW, asked="asked for (full: true)") == "asked for (full: true)"
+    assert "no run state" in full_reason(None, now=NOW, asked="")
+    assert "dues end" in full_reason(s, now=NOW + timedelta(days=8), asked="")
     old = replace(s, until=NOW + timedelta(days=30), full=NOW - timedelta(days=8))
-    assert "over 7 days" in full_reason(old, now=NOW, asked=False)
+    assert "over 7 days" in full_reason(old, now=NOW, asked="")
 
 
 # --- whole runs ------------------------------------------------------------------------------

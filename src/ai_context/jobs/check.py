@@ -23,6 +23,7 @@ from ai_context.rules.gitlog import (
 )
 from ai_context.rules.runstate import CONFLICT, STALE, Mark, after_writes
 from ai_context.rules.session import check_session_file
+from ai_context.rules.sticky import WriteBudget
 
 
 def check_job(ctx: RunContext) -> None:
@@ -40,7 +41,13 @@ def check_job(ctx: RunContext) -> None:
             issue.number, result.block, commits, repo=repository, field_lines=parsed.field_lines
         )
 
-    tasks = stale_rules(ctx)
+    scan = ctx.route.scan_all
+    # When the scheduled runs first saw the tasks: kept in the run state, else this run.
+    seen = ctx.scanned().first_seen if scan else None
+    tasks = stale_rules(ctx, seen)
+    budget = ctx.writes
+    # Room for what the run writes after the tasks: the run state, the digest comment.
+    budget.reserve = (1 + ("digest" in ctx.route.jobs)) if scan else 0
     report = run_check(
         _current(ctx),
         ctx.github,
@@ -53,15 +60,22 @@ def check_job(ctx: RunContext) -> None:
         tasks=tasks,
         thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
         wrote=ctx.progress.wrote if ctx.progress else None,
+        budget=budget,
     )
+    budget.reserve = 0
     kept: dict[int, Mark] = {}
-    if ctx.route.scan_all:  # what the run state remembers of each task (jobs/scan.py)
+    if scan:  # what the run state remembers of each task (jobs/scan.py)
         scanned = ctx.scanned()
         for check in report.checks:
             created = None if check.created is None else len(check.created)
             after = after_writes(check.issue, check.ops, created)
-            scanned.judge(after, check.due, wrote=bool(check.ops), mark=_mark(check))
+            # A task whose writes were left (max-writes) is due at once: the next run goes on.
+            due = ctx.now if check.deferred else check.due
+            scanned.judge(after, due, wrote=bool(check.ops), mark=_mark(check))
         kept = scanned.remembered()
+    ctx.outputs["writes-left"] = str(budget.left)
+    if budget.left:
+        ctx.workflow.log(f"ai-context: {budget.describe()}")
     session = _session_files(ctx)
     _annotate(report, ctx.workflow)
     ctx.outputs["findings"] = str(report.findings + len(session) + sum(m[0] for m in kept.values()))
@@ -70,7 +84,8 @@ def check_job(ctx: RunContext) -> None:
         + sum(1 for f in session if f.severity == "error")
         + sum(m[1] for m in kept.values())
     )
-    ctx.summary.append(_check_summary(report, ctx.settings, kept))
+    others = len(ctx.scanned().others) if scan and ctx.scanned().full else None
+    ctx.summary.append(_check_summary(report, ctx.settings, others, budget, kept))
     if tasks is not None:
         stale = sum(1 for m in kept.values() if m[3] & STALE)
         ctx.outputs["stale"] = str(report.stale + stale)
@@ -161,10 +176,20 @@ def _annotate(report: CheckReport, wf: Workflow) -> None:
             )
 
 
-def _check_summary(report: CheckReport, settings: Settings, kept: dict[int, Mark]) -> str:
+def _check_summary(
+    report: CheckReport,
+    settings: Settings,
+    others: int | None,
+    budget: WriteBudget,
+    kept: dict[int, Mark],
+) -> str:
+    """The check's section of the step summary. OTHERS: open issues a full listing showed
+    that are no tasks (left alone); KEPT: the tasks unchanged since the last run."""
+    without = f" ({others} other open issue(s) have no AI Context block: not tasks, left alone)"
     lines = [
-        f"Checked {len(report.checks)} issue(s): {report.findings} finding(s), "
-        f"{report.count('error')} error(s)."
+        f"Checked {len(report.checks)} task(s)"
+        + (without if others else "")
+        + f": {report.findings} finding(s), {report.count('error')} error(s)."
         + (" **Dry run: no writes were made.**" if settings.dry_run else "")
     ]
     if kept:
@@ -186,6 +211,8 @@ def _check_summary(report: CheckReport, settings: Settings, kept: dict[int, Mark
             f"{kind.replace('_', ' ')}: {n}" for kind, n in sorted(report.stats.items())
         )
         lines += ["", f"Writes {'planned' if settings.dry_run else 'made'}: {ops}."]
+    if budget.left:
+        lines += ["", f"**Max-writes:** {budget.describe()}"]
     return "\n".join(lines)
 
 

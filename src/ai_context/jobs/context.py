@@ -33,6 +33,8 @@ from ai_context.jobs.scan import (
     scan_other,
 )
 from ai_context.rules.runstate import rules_key
+from ai_context.rules.stale_config import parse_stale_config
+from ai_context.rules.sticky import WriteBudget
 
 
 @dataclass
@@ -68,9 +70,14 @@ class RunContext:
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
     findings: dict[int, list[Finding]] = field(default_factory=dict)
     progress: Progress | None = None
+    # The run's GitHub writes against max-writes (RunContext.__post_init__ sets the limit).
+    writes: WriteBudget = field(default_factory=lambda: WriteBudget(0))
     _issues: list[Issue] | None = None
     _scans: dict[str, Scan] = field(default_factory=dict)
     _carriers_listed: bool = False
+
+    def __post_init__(self) -> None:
+        self.writes.limit = self.settings.max_writes
 
     def scanned(self) -> Scan:
         """The run's scan of its repository (a schedule or dispatch run), made once: what
@@ -87,7 +94,7 @@ class RunContext:
                 rules=rules_key(version(), *rules_parts(dict(settings), self.extras)),
                 bot=settings.bot_login,
                 now=self.now,
-                asked=settings.full,
+                asked=self._full_asked(),
                 progress=self._page_read,
             )
             if key == self.github.repository.lower():
@@ -102,6 +109,17 @@ class RunContext:
             )
             self._scans[key] = found
         return self._scans[key]
+
+    def _full_asked(self) -> str:
+        """Why this run lists every open issue whatever its run state says ('' if not)."""
+        if self.settings.full:
+            return "asked for (full: true)"
+        if "stale" in self.route.jobs:
+            section = self.extras.get("stale")
+            stale = parse_stale_config(section, self.settings.config, self.settings.stale_after)
+            if stale.max_active_per_actor is not None:
+                return "max-active-per-actor counts every actor's tasks"
+        return ""
 
     def _carrier(self, repository: str) -> Issue | None:
         """The carrier (in this repository) of REPOSITORY's run state: among those the scan
@@ -124,7 +142,7 @@ class RunContext:
     def save_scans(self) -> None:
         """Write each scan's run state (after every job, so it tells of their writes)."""
         for found in self._scans.values():
-            save(found, dry_run=self.settings.dry_run, log=self.workflow.log)
+            self.writes.spend(save(found, dry_run=self.settings.dry_run, log=self.workflow.log))
 
     def _page_read(self, page: IssuePage) -> None:
         if self.progress is not None:

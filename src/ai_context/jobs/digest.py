@@ -10,12 +10,16 @@ Targets (the `digest:` section's `targets`, any combination):
                  stuck tasks' owners when `mention-owners: true` and `actors.<id>.slack` is set;
   step-summary   always, in an Action run: the full digest and a delivery section.
 A failed target does not stop the others; the run then exits 3 and says which failed.
-The command line's `ai-context digest` reads the same repositories through `read_issues`.
+The command line's `ai-context digest` reads the same repositories through `gather`; the
+Action's scheduled runs read only what changed since their run state (jobs/scan.py) and take
+the unchanged tasks from the facts the digest stored (jobs/digest_facts.py): a rerun where
+nothing changed renders and writes nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ai_context.adapters.config import Settings
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
+from ai_context.adapters.templates import Templates
 from ai_context.core.durations import duration_value
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
@@ -33,10 +38,12 @@ from ai_context.jobs.digest_delivery import (
     day_of,
     deliver_comment,
     deliver_slack,
+    rewrite_comment,
     slack_wanted,
     todays_comment,
 )
-from ai_context.jobs.digest_facts import closed_since, gather, quiet, store
+from ai_context.jobs.digest_facts import closed_since, quiet, store
+from ai_context.jobs.digest_facts import gather as gather_facts
 from ai_context.jobs.scan import DIGEST_LABEL, Scan
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.checks import check_body
@@ -44,8 +51,14 @@ from ai_context.rules.digest import DigestConfig, digest_from_checked
 from ai_context.rules.digest_model import Digest, StateRead
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
-from ai_context.rules.digest_state import find_baseline, find_state
-from ai_context.rules.templating import make_env
+from ai_context.rules.digest_state import (
+    find_baseline,
+    find_state,
+    merge_previous,
+    slack_line,
+    slack_posted,
+)
+from ai_context.rules.sticky import WriteBudget
 
 Target = Literal["issue-comment", "slack", "step-summary"]
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub takes 1 MiB of step summary: the full list fits
@@ -82,7 +95,13 @@ def digest_section(
     """The `digest:` section (and the top-level `repositories:`), checked. NEEDS_WEBHOOK: a
     run that delivers the digest needs the Slack webhook when slack is a target; other runs
     check the section's values only (an issue-event workflow need not pass the webhook)."""
-    raw = dict(extras.get("digest") or {})
+    given = extras.get("digest")
+    if given is not None and not isinstance(given, bool | dict):
+        raise ConfigError(
+            f"{settings.config}: digest: must be false (no digest) or a mapping of targets, "
+            "window, mention-owners"
+        )
+    raw = dict(given) if isinstance(given, dict) else {}
     top_level = "repositories" in extras and "repositories" not in raw
     if top_level:
         raw["repositories"] = extras["repositories"]  # the issue's top-level spelling
@@ -109,6 +128,19 @@ def digest_section(
     return section
 
 
+def digest_on(extras: dict[str, Any]) -> bool:
+    """`digest: false` in the config file turns the digest off (so does `jobs` without it)."""
+    return extras.get("digest") is not False
+
+
+def posts_comment(ctx: RunContext) -> bool:
+    """Whether this run posts the digest comment (and so may create the digest issue)."""
+    if "digest" not in ctx.route.jobs or not ctx.route.scan_all:
+        return False
+    section = digest_section(ctx.extras, ctx.settings, needs_webhook=False)
+    return "issue-comment" in targets_of(section, ctx.settings)
+
+
 def targets_of(section: DigestSection, settings: Settings) -> tuple[Target, ...]:
     if section.targets is not None:
         return tuple(dict.fromkeys((*section.targets, "step-summary")))
@@ -131,18 +163,25 @@ def previous_state(comments: Sequence[Comment], today: str, bot_login: str) -> S
     return find_state(latest.body)
 
 
-def read_issues(
-    github: GitHub, since: datetime, progress: Callable[[IssuePage], None] | None = None
+Progress = Callable[[IssuePage], None]
+
+
+def read_issues(github: GitHub, since: datetime, progress: Progress | None = None) -> list[Issue]:
+    """Every issue of one repository a report without a baseline looks at (the MCP server's
+    status): the open ones and those closed since SINCE (gather reads the same in two steps,
+    its baseline between them)."""
+    return _listed(github, "open", None, progress) + _listed(github, "closed", since, progress)
+
+
+def _listed(
+    github: GitHub, state: str, since: datetime | None, progress: Progress | None
 ) -> list[Issue]:
-    """Every issue of one repository a report looks at: the open ones and those closed since
-    `since` (as completed or not: a task closed as not planned is said to have left), a page
-    of 100 at a time, each told to PROGRESS."""
+    """One listing, a page at a time, each told to PROGRESS (a terminal's progress line)."""
     found: list[Issue] = []
-    for state, after in (("open", None), ("closed", since)):
-        for page in github.issue_pages(state, since=after):
-            if progress is not None:
-                progress(page)
-            found += page.issues
+    for page in github.issue_pages(state, since=since):
+        if progress is not None:
+            progress(page)
+        found += page.issues
     return found
 
 
@@ -152,6 +191,94 @@ def _since(now: datetime, window: timedelta, previous: StateRead) -> datetime:
     start = now - window
     before = previous.state.generated_at
     return min(start, before) if previous.status == "restored" and before else start
+
+
+def digest_config(
+    settings: Settings,
+    extras: dict[str, Any],
+    section: DigestSection,
+    *,
+    window: timedelta | None = None,
+    stale_after: timedelta | None = None,
+) -> DigestConfig:
+    """The one DigestConfig the Action and the command line build from the same settings, so
+    both put a task in the same category: the window, stale-after, `required:` and owners."""
+    actors = parse_actors(extras.get("actors"), settings.config)
+    owners = {
+        key.lower(): actor.owner
+        for actor in actors.actors
+        if actor.owner
+        for key in (actor.id, *actor.aliases)
+    }
+    return DigestConfig(
+        window=window or section.window,
+        stale_after=stale_after or settings.stale_after,
+        check=settings.check_config,
+        owners=owners,
+    )
+
+
+def find_digest_issue(open_issues: Sequence[Issue], configured: int | None = None) -> int | None:
+    """The digest issue: CONFIGURED (`digest-issue`), else the open one labelled for it."""
+    if configured is not None:
+        return configured
+    labelled = [i.number for i in open_issues if DIGEST_LABEL in i.labels]
+    return min(labelled) if labelled else None
+
+
+@dataclass
+class Gathered:
+    """What a digest reads: every issue, the baseline, and each repository's digest comments
+    (by repository; the first is the digest's own)."""
+
+    issues: list[Issue]
+    previous: StateRead
+    comments: dict[str, list[Comment]] = field(default_factory=dict)
+    digest_issue: int | None = None
+
+
+def gather(
+    repos: Sequence[GitHub],
+    *,
+    settings: Settings,
+    window: timedelta,
+    now: datetime,
+    open_issues: Sequence[Issue] | None = None,
+    progress: Progress | None = None,
+) -> Gathered:
+    """Read what a digest over REPOS needs (the first is the digest's own; OPEN_ISSUES its open
+    issues, when the run has them): each repository's open issues, its digest issue's comments
+    (each repository is compared with its own last digest, rules.digest_state.merge_previous),
+    then the issues closed since the window or that digest, whichever is older. The command
+    line and the Action both read through here, so they see the same."""
+    today = now.date().isoformat()
+    opened: list[list[Issue]] = []
+    reads: list[tuple[str, StateRead]] = []
+    out = Gathered(issues=[], previous=find_state(None))
+    for index, github in enumerate(repos):
+        listed = list(open_issues) if index == 0 and open_issues is not None else None
+        opened.append(listed if listed is not None else _listed(github, "open", None, progress))
+        number = find_digest_issue(opened[-1], settings.digest_issue if index == 0 else None)
+        if index == 0:
+            out.digest_issue = number
+        if number is None:
+            continue
+        try:
+            comments = github.list_comments(number)
+        except GitHubNotFound as exc:
+            raise ConfigError(
+                f"setting digest-issue: #{number} does not exist in {github.repository}; name "
+                f"an open issue, or leave it empty to use (or create) the issue labelled "
+                f"{DIGEST_LABEL}"
+            ) from exc
+        out.comments[github.repository] = comments
+        reads.append((github.repository, previous_state(comments, today, settings.bot_login)))
+    out.previous = merge_previous(reads)
+    since = _since(now, window, out.previous)
+    # The open issues, not only the tasks: a task whose block was removed is said to have left.
+    for github, listed in zip(repos, opened, strict=True):
+        out.issues += listed + _listed(github, "closed", since, progress)
+    return out
 
 
 def mentions_of(
@@ -175,6 +302,7 @@ def deliver_digest(
     digest_issue: int | None,
     workspace: Path,
     log: Callable[[str], None],
+    budget: WriteBudget,
     full_url: str = "",
 ) -> Delivery:
     """Render DIGEST and deliver it to the section's targets: the day's comment on the
@@ -182,18 +310,24 @@ def deliver_digest(
     targets = targets_of(section, settings)
     mentions = mentions_of(extras, settings, section)
     try:
-        env = make_env(workspace / settings.templates if settings.templates else None)
+        templates = Templates(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
     today = digest.generated_at.date().isoformat()
-    full = render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT)
+    full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT)
     if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
-        comment = render_markdown(digest, env, max_chars=COMMENT_LIMIT, full_url=full_url)
+        comment = templates.run(render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url)
     else:
         comment = full
     out = Delivery(digest, full, comment)
+    on_issue = "issue-comment" in targets
     existing = todays_comment(comments, today, settings.bot_login)
-    if "issue-comment" in targets:
+    slack = "slack" in targets and settings.slack_webhook_url is not None
+    post = slack and (not on_issue or slack_wanted(existing, digest))
+    if on_issue:
+        before = slack_posted(existing.body if existing else None)
+        # The comment says what Slack got today: this run's tasks when it posts them now.
+        out.slack_mark = slack_line(digest.state()) if post else _mark(before)
         deliver_comment(
             out,
             github=github,
@@ -202,39 +336,23 @@ def deliver_digest(
             existing=existing,
             today=today,
             log=log,
+            budget=budget,
         )
-    if "slack" in targets and settings.slack_webhook_url is not None:
-        if "issue-comment" in targets and not slack_wanted(existing, digest):
-            out.report.append("Slack: not posted: the tasks are as this morning's digest left them")
-            log("Slack: the digest did not change since today's post; not posted again")
-        else:
-            messages = slack_messages(digest, env, comment_url=out.url, mentions=mentions)
-            deliver_slack(out, settings=settings, messages=messages, log=log)
+    if slack and not post:
+        out.report.append("Slack: not posted: it got these tasks earlier today")
+        log("Slack: the digest did not change since today's post; not posted again")
+    elif post:
+        messages = templates.run(slack_messages, digest, comment_url=out.url, mentions=mentions)
+        deliver_slack(out, settings=settings, messages=messages, log=log)
+        if on_issue and out.slack is not None and not out.slack.ok:
+            # Slack did not get them: the comment says what it had before, so a rerun posts.
+            out.slack_mark = _mark(slack_posted(existing.body if existing else None))
+            rewrite_comment(out, github=github, today=today, log=log, budget=budget)
     return out
 
 
-def _find_digest_issue(settings: Settings, home: Scan, github: GitHub) -> int | None:
-    """The digest issue: the setting, else the open issue labelled ai-context:digest (the
-    scan's listing shows it when it read far enough; else one listing by the label)."""
-    if settings.digest_issue is not None:
-        return settings.digest_issue
-    labelled = [i for i in home.ours if DIGEST_LABEL in i.labels]
-    if not labelled and not home.listed_all:
-        labelled = github.list_issues("open", labels=[DIGEST_LABEL])
-    return min(i.number for i in labelled) if labelled else None
-
-
-def _read_comments(github: GitHub, digest_issue: int | None) -> list[Comment]:
-    if digest_issue is None:
-        return []
-    try:
-        return github.list_comments(digest_issue)
-    except GitHubNotFound as exc:
-        raise ConfigError(
-            f"setting digest-issue: #{digest_issue} does not exist in {github.repository}; "
-            "name an open issue, or leave it empty to use (or create) the issue labelled "
-            f"{DIGEST_LABEL}"
-        ) from exc
+def _mark(posted: str | None) -> str:
+    return f"[//]: # (ai-context-digest-slack:{posted})" if posted else ""
 
 
 def digest_job(ctx: RunContext) -> None:
@@ -250,7 +368,8 @@ def digest_job(ctx: RunContext) -> None:
     settings, log = ctx.settings, ctx.workflow.log
     section = digest_section(ctx.extras, settings)
     today = ctx.now.date().isoformat()
-    digest_issue = _find_digest_issue(settings, ctx.scanned(), ctx.github)
+    home = ctx.scanned()
+    digest_issue = _digest_issue(home, ctx.github, settings.digest_issue)
     wants_comment = "issue-comment" in targets_of(section, settings)
     comments = _read_comments(ctx.github, digest_issue) if wants_comment else []
     names = [ctx.github.repository] + [
@@ -262,11 +381,18 @@ def digest_job(ctx: RunContext) -> None:
     if existing is not None and len(closed) == len(scans) and not any(closed.values()):
         _unchanged(ctx, existing)
         return
-    previous = previous_state(comments, today, settings.bot_login)
+    # Each repository is compared with its own last digest (rules.digest_state.merge_previous).
+    reads = [(ctx.github.repository, previous_state(comments, today, settings.bot_login))]
+    for other in scans[1:]:
+        number = _digest_issue(other, other.github, None)
+        if number is not None:
+            theirs = _read_comments(other.github, number)
+            reads.append((other.repository, previous_state(theirs, today, settings.bot_login)))
+    previous = merge_previous(reads)
+    config = digest_config(settings, ctx.extras, section)
     since = _since(ctx.now, section.window, previous)
-    config = DigestConfig(window=section.window, stale_after=settings.stale_after)
     sources = [
-        gather(
+        gather_facts(
             s,
             now=ctx.now,
             config=config,
@@ -289,11 +415,37 @@ def digest_job(ctx: RunContext) -> None:
         digest_issue=digest_issue,
         workspace=Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or "."),
         log=log,
+        budget=ctx.writes,
         full_url=_run_url(ctx.workflow_env),
     )
     for source in sources:
-        store(source, config, dry_run=settings.dry_run, log=log)
+        store(source, config, dry_run=settings.dry_run, log=log, budget=ctx.writes)
     _report(ctx, outcome)
+
+
+def _digest_issue(found: Scan, github: GitHub, configured: int | None) -> int | None:
+    """The digest issue of FOUND's repository: CONFIGURED, else the open issue labelled
+    ai-context:digest (the scan's listing shows it when it read far enough; else one listing
+    by the label)."""
+    if configured is not None:
+        return configured
+    labelled = [i for i in found.ours if DIGEST_LABEL in i.labels and i.state == "open"]
+    if not labelled and not found.listed_all:
+        labelled = github.list_issues("open", labels=[DIGEST_LABEL])
+    return min(i.number for i in labelled) if labelled else None
+
+
+def _read_comments(github: GitHub, digest_issue: int | None) -> list[Comment]:
+    if digest_issue is None:
+        return []
+    try:
+        return github.list_comments(digest_issue)
+    except GitHubNotFound as exc:
+        raise ConfigError(
+            f"setting digest-issue: #{digest_issue} does not exist in {github.repository}; "
+            "name an open issue, or leave it empty to use (or create) the issue labelled "
+            f"{DIGEST_LABEL}"
+        ) from exc
 
 
 def _run_url(env: Mapping[str, str]) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -24,6 +24,7 @@ from ai_context.rules import digest_facts
 from ai_context.rules.checks import CheckResult, check_body
 from ai_context.rules.digest import DigestConfig
 from ai_context.rules.digest_facts import Row
+from ai_context.rules.sticky import WriteBudget
 
 
 @dataclass
@@ -145,28 +146,31 @@ def _stored(scan: Scan, bot: str, out: Source) -> dict[int, Row] | None:
 
 
 def store(
-    source: Source, config: DigestConfig, *, dry_run: bool, log: Callable[[str], None]
+    source: Source,
+    config: DigestConfig,
+    *,
+    dry_run: bool,
+    log: Callable[[str], None],
+    budget: WriteBudget | None = None,
 ) -> None:
     """Write the facts chunks that changed (edit in place, create, delete what is no longer a
-    chunk), and tell the scan their key for the run state. A failed write leaves the scan
-    without facts: the next run lists this repository in full for the digest."""
+    chunk), and tell the scan their key for the run state. A failed write, or writes BUDGET
+    (max-writes) has no room for, leave the scan without facts: the next run lists this
+    repository in full for the digest."""
     scan = source.scan
     chunks = digest_facts.chunks(scan.repository, source.rows)
     if not source.stored and scan.carrier is not None:
         _stored_anyway(source)  # facts a run left whose state is not this one's: replace them
-    plan: list[tuple[str, int | None, str]] = []  # (create/edit/delete, comment id, text)
-    stored = dict(source.stored)
-    for key, text in sorted(chunks.items()):
-        have = stored.pop(key, [])
-        plan += [("delete", extra.id, "") for extra in have[1:]]
-        if not have:
-            plan.append(("create", None, text))
-        elif have[0].body.strip() != text:
-            plan.append(("edit", have[0].id, text))
-    plan += [("delete", c.id, "") for left in stored.values() for c in left]
+    plan = _plan(chunks, source.stored)
+    if budget is not None and plan and not budget.allows(len(plan)):
+        log(f"ai-context: the digest's facts of {scan.repository} are left (max-writes)")
+        scan.facts = ""
+        return
     if plan:
         verb = "would write" if dry_run else "writes"
         log(f"ai-context: {verb} {len(plan)} chunk(s) of the digest's facts of {scan.repository}")
+        if budget is not None:
+            budget.spend(len(plan))
     try:
         for kind, comment_id, text in [] if dry_run else plan:
             if kind == "create":
@@ -181,6 +185,23 @@ def store(
         return
     scan.facts = facts_key(list(chunks.values()))
     scan.changes = digest_facts.next_change(source.checked, scan.now, config)
+
+
+def _plan(
+    chunks: Mapping[str, str], stored: Mapping[str, list[Comment]]
+) -> list[tuple[str, int | None, str]]:
+    """The writes that make the STORED chunk comments say CHUNKS: (create, edit or delete,
+    the comment's id, the text), a duplicate of a chunk deleted."""
+    plan: list[tuple[str, int | None, str]] = []
+    left = dict(stored)
+    for key, text in sorted(chunks.items()):
+        have = left.pop(key, [])
+        plan += [("delete", extra.id, "") for extra in have[1:]]
+        if not have:
+            plan.append(("create", None, text))
+        elif have[0].body.strip() != text:
+            plan.append(("edit", have[0].id, text))
+    return plan + [("delete", c.id, "") for rest in left.values() for c in rest]
 
 
 def _stored_anyway(source: Source) -> None:

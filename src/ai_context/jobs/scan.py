@@ -121,6 +121,13 @@ class Scan:
         its findings add up to."""
         self.judged[issue.number] = Judged(issue, due, wrote, mark)
 
+    @property
+    def first_seen(self) -> datetime:
+        """When the scheduled runs first saw this repository's tasks: kept in the run state,
+        else this run."""
+        prev = self.previous
+        return prev.first if prev is not None and prev.first is not None else self.now
+
     def remembered(self) -> dict[int, Mark]:
         """What the findings of the open tasks this run did not judge add up to, as the last
         run left them (their comments stand)."""
@@ -168,6 +175,7 @@ class Scan:
             full=full_at,
             until=until,
             tasks=count,
+            first=self.first_seen,
             due=dues,
             seen=seen,
             facts=facts,
@@ -188,7 +196,7 @@ def scan(
     rules: str,
     bot: str,
     now: datetime,
-    asked: bool,
+    asked: str,
     closed: bool = False,
     progress: Callable[[IssuePage], None] | None = None,
 ) -> Scan:
@@ -276,7 +284,7 @@ def scan_other(
     rules: str,
     bot: str,
     now: datetime,
-    asked: bool,
+    asked: str,
     progress: Callable[[IssuePage], None] | None = None,
 ) -> Scan:
     """Scan another repository of the run (`repositories:`), whose CARRIER is in HOME: with a
@@ -419,10 +427,11 @@ def save(
     *,
     dry_run: bool,
     log: Callable[[str], None],
-) -> None:
+) -> int:
     """Write the scan's run state into its carrier when it changed (creating the carrier the
     first time): a conditional re-read first (a 304, free of rate limit, unless a human
-    edited the text around the line since the listing), then one PATCH."""
+    edited the text around the line since the listing), then one PATCH. Returns the writes
+    made (or, in a dry run, that would be)."""
     state = found.state()
     carrier = found.carrier
     limit = runstate.MAX_ENCODED
@@ -431,13 +440,13 @@ def save(
         limit = min(limit, MAX_COMMENT - (len(carrier.body) - own) - 4)
     line, kept = runstate.encode(state, limit)
     if carrier is not None and line in runstate.lines(carrier.body):
-        return
+        return 0
     if found.previous is not None and _same(found.previous, kept) and not _moved(found, kept):
-        return  # only the time moved: the next run lists a little more, for free
+        return 0  # only the time moved: the next run lists a little more, for free
     what = f"run state of {found.repository}: {len(kept.due)} due, {len(kept.seen)} seen"
     if dry_run:
         log(f"[dry-run] would write the {what}")
-        return
+        return 1
     github = found.home
     if carrier is None:
         text = CARRIER_TEXT.format(repository=found.repository)
@@ -445,10 +454,11 @@ def save(
             carrier_title(found.repository), f"{text}\n\n{line}", [STATE_LABEL]
         )
         log(f"ai-context: created #{made.number} to hold the {what}")
-        return
+        return 1
     fresh = github.get_issue(carrier.number, known=carrier)
     github.update_issue_body(carrier.number, runstate.replace_line(fresh.body, line, found.jobs))
     log(f"ai-context: {what} (#{carrier.number})")
+    return 1
 
 
 def _moved(found: Scan, new: RunState) -> bool:

@@ -3,8 +3,9 @@
 
 A digest shows every task, so a run that read only what changed needs the unchanged tasks
 from somewhere. What the digest reads of a task is small and does not depend on the time: the
-issue's title, link, state and review label, the block's actor, phase, plan progress, current
-and next step, blockers and Last updated, and its error findings. `facts_of` keeps that;
+issue's title, link, state, assignees and review label, the block's actor, phase, plan
+progress, current and next step, blockers, Last updated, pull request and follow-ups, and its
+error findings. `facts_of` keeps that;
 `restore` gives back an issue and check result that classify exactly as the originals would
 at any time (the category and the "3 h ago" are worked out again from them, with the run's
 clock). Rows are stored in chunks of issue numbers (`chunks`), compressed, so that a change
@@ -33,6 +34,8 @@ MAX_CHUNK = 60_000  # characters of a chunk's comment
 _STATUS = {"done": "d", "in progress": "i", "pending": "p", "blocked": "b", "skipped": "s"}
 _STATUS_OF = {v: k for k, v in _STATUS.items()}
 PLACEHOLDER = "-"  # the text of a plan step the digest never shows
+BASE = 9  # the issue's part of a row; a task's block follows
+OUTCOME = ("Pull request", "Follow-ups")  # the block's extra fields the digest shows
 
 
 def _epoch(when: datetime | None) -> int | None:
@@ -55,6 +58,7 @@ def facts_of(issue: Issue, result: CheckResult, review_label: str) -> Row:
         _epoch(issue.closed_at),
         _epoch(issue.updated_at),
         int(review_label in issue.labels),
+        list(issue.assignees),
     ]
     if block is None:
         return row
@@ -73,13 +77,14 @@ def facts_of(issue: Issue, result: CheckResult, review_label: str) -> Row:
         block.next_step,
         list(block.blockers),
         errors,
+        {k: v for k, v in block.extra.items() if k in OUTCOME},
     ]
 
 
 def restore(row: Row, repository: str, review_label: str) -> tuple[Issue, CheckResult]:
     """The issue and check result ROW was made from, as far as the digest reads them.
     Raises ValueError (or TypeError, KeyError) on a row that is not one `facts_of` wrote."""
-    number, title, url, state, reason, closed, updated, review = row[:8]
+    number, title, url, state, reason, closed, updated, review, assignees = row[:BASE]
     if state not in ("open", "closed") or type(number) is not int:
         raise ValueError("not a row of facts")
     issue = Issue(
@@ -91,11 +96,12 @@ def restore(row: Row, repository: str, review_label: str) -> tuple[Issue, CheckR
         closed_at=_time(closed),
         updated_at=_time(updated),
         labels=(review_label,) if review else (),
+        assignees=tuple(str(a) for a in assignees),
         repository=repository,
     )
-    if len(row) == 8:
+    if len(row) == BASE:
         return issue, CheckResult(block=None, findings=(), complete=False)
-    actor, phase, chunk, stamp, statuses, at, text, next_step, blockers, errors = row[8:]
+    actor, phase, chunk, stamp, statuses, at, text, next_step, blockers, errors, extra = row[BASE:]
     plan = tuple(
         PlanStep(
             number=k + 1,
@@ -112,6 +118,7 @@ def restore(row: Row, repository: str, review_label: str) -> tuple[Issue, CheckR
         plan=plan,
         blockers=tuple(str(b) for b in blockers),
         next_step=next_step,
+        extra={str(k): str(v) for k, v in extra.items() if k in OUTCOME},
     )
     findings = tuple(
         Finding(code=str(code), severity="error", message=str(message), line=line)
@@ -161,7 +168,7 @@ def read_chunk(text: str, repository: str) -> tuple[str, list[Row]] | None:
     start, end, rows = data.get("from"), data.get("to"), data.get("rows")
     if type(start) is not int or type(end) is not int or not isinstance(rows, list):
         return None
-    if not all(isinstance(r, list) and len(r) >= 8 and type(r[0]) is int for r in rows):
+    if not all(isinstance(r, list) and len(r) >= BASE and type(r[0]) is int for r in rows):
         return None
     if not all(start <= r[0] < end for r in rows):
         return None

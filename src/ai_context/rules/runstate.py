@@ -56,6 +56,7 @@ FIELDS = (
     "full",
     "until",
     "tasks",
+    "first",
     "facts",
     "changes",
     "due",
@@ -81,6 +82,9 @@ class RunState:
     full: datetime  # when the last full listing was: the next is due MAX_AGE later
     until: datetime  # the dues are complete up to here; a run at or after it lists fully
     tasks: int = 0  # open tasks the last run knew of: what a full listing would cost
+    # When the scheduled runs first saw the repository's tasks: a stale episode that began
+    # before it was not seen beginning, so its owner is not mentioned (mention-owners: new).
+    first: datetime | None = None
     facts: str = ""  # digest of the digest's stored facts (rules/digest_facts.py), if any
     changes: datetime | None = None  # when time alone next moves a task of the digest
     due: Mapping[int, datetime] = field(default_factory=dict)
@@ -144,12 +148,12 @@ def changed(issue: Issue, state: RunState | None) -> bool:
 
 
 def full_reason(
-    state: RunState | None, *, now: datetime, asked: bool, why_none: str = "no run state yet"
+    state: RunState | None, *, now: datetime, asked: str, why_none: str = "no run state yet"
 ) -> str:
     """Why this run must list every open issue ('' when the state lets it list what changed).
     NOW is the run's clock (the one the findings are judged by)."""
-    if asked:
-        return "asked for (full: true)"
+    if asked:  # why the run itself wants every open issue
+        return asked
     if state is None:
         return why_none
     if now >= state.until:
@@ -206,6 +210,7 @@ def _columns(state: RunState) -> list[Any]:
         _minutes(state.full),
         _minutes(state.until),
         state.tasks,
+        _minutes(state.first) if state.first else 0,
         state.facts,
         _minutes(state.changes) if state.changes else 0,
         [_deltas([n for n, _ in dues]), [_minutes(when) - base for _, when in dues]],
@@ -257,10 +262,10 @@ def decode(body: str | None, repository: str, bot: str, jobs: str) -> RunState |
 
 
 def _state(columns: list[Any], repository: str, bot: str, jobs: str) -> RunState | None:
-    rules, listed, full, until, tasks, facts, changes, due, seen, marks = columns[4:]
+    rules, listed, full, until, tasks, first, facts, changes, due, seen, marks = columns[4:]
     if not (isinstance(rules, str) and isinstance(facts, str)):
         return None
-    if not _ints([listed, full, until, tasks, changes]):
+    if not _ints([listed, full, until, tasks, first, changes]):
         return None
     if not (isinstance(due, list) and isinstance(seen, list) and len(due) == len(seen) == 2):
         return None
@@ -293,6 +298,7 @@ def _state(columns: list[Any], repository: str, bot: str, jobs: str) -> RunState
         full=full_at,
         until=until_at,
         tasks=tasks,
+        first=_at(first) if first else None,
         facts=facts,
         changes=_at(changes) if changes else None,
         due=dues,

@@ -9,8 +9,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from jinja2 import Environment
-
 from ai_context.adapters.clickup import (
     ClickUpConfigError,
     ClickUpCounter,
@@ -19,6 +17,7 @@ from ai_context.adapters.clickup import (
     ClickUpQuotaExceeded,
     ClickUpUnavailable,
 )
+from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.mirror import (
@@ -135,6 +134,7 @@ class _Run:
         self.report = MirrorReport()
         self.noted_lists: set[str] = set()
         self.writes_stopped = False
+        self.team_checked = False
 
     # --- reading --------------------------------------------------------------------------
 
@@ -203,8 +203,23 @@ class _Run:
 
     # --- writing --------------------------------------------------------------------------
 
+    def check_team(self, task: Task) -> None:
+        """A task of another workspace than clickup-team-id says the setting is wrong: each
+        task read by id works anyway, but a full rebuild's pages would read the wrong one."""
+        if self.team_checked or not self.team_id or not task.team_id:
+            return
+        self.team_checked = True
+        if task.team_id != self.team_id:
+            self.report.errors.append(
+                f"clickup-team-id is {self.team_id}, but ClickUp task {task.id} is in workspace "
+                f"{task.team_id}: set clickup-team-id to {task.team_id} (the number after "
+                "app.clickup.com/ in ClickUp's URLs)"
+            )
+            self.report.exit_code = max(self.report.exit_code, 2)
+
     def mirror(self, item: Mirrored, task: Task) -> None:
         item.task = task
+        self.check_team(task)
         target = item.target
         match = self.fields.resolve(task)
         if match.status == "duplicate":
@@ -229,7 +244,8 @@ class _Run:
         if self.dry_run:
             item.result = "would_write"
             self.log(f"[dry-run] would set {where} ({len(target.text)} chars):")
-            self.log(diff(item.old or "", target.text, task.id, item.number))
+            for line in diff(item.old or "", target.text, task.id, item.number).split("\n"):
+                self.log(line)  # a log line is one line (Workflow.log folds newlines)
             return
         try:
             self.store.set_field(task.id, fld.id, target.text)
@@ -255,10 +271,18 @@ class _Run:
                 f"ClickUp field {name} on list {task.list_id} is a {match.field.type} field: "
                 f"make it a Text field named {name}"
             )
+        elif match.candidates:
+            near = ", ".join(f"'{f.name}'" for f in match.candidates)
+            self.report.notes.append(
+                f"ClickUp field {name} not found on list {task.list_id}, but {near} is there "
+                f"(names match exactly): rename it {name} in ClickUp, or set `mirror.field: "
+                f"{match.candidates[0].name}` in the config file"
+            )
         else:
             self.report.notes.append(
                 f"ClickUp field {name} not found on list {task.list_id}: create a Text field "
-                f"named {name} at the space level"
+                f"named {name} at the space level, or name your field in the config file's "
+                "`mirror.field`"
             )
 
 
@@ -289,7 +313,7 @@ def run_mirror(
     store: TaskStore,
     *,
     config: MirrorConfig,
-    env: Environment,
+    templates: Templates,
     team_id: str | None = None,
     full: bool = False,
     dry_run: bool = False,
@@ -298,7 +322,7 @@ def run_mirror(
     """Mirror every linked issue among ISSUES; FULL reads current values in pages."""
     run = _Run(store, config, team_id=team_id, dry_run=dry_run, log=log)
     report = run.report
-    wanted, findings = targets(issues, env, config, team_id)
+    wanted, findings = templates.run(targets, issues, config=config, team_id=team_id)
     for number, found in findings.items():
         for finding in found:
             report.add_finding(number, finding)
