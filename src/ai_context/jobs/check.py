@@ -46,8 +46,10 @@ def check_job(ctx: RunContext) -> None:
     seen = ctx.scanned().first_seen if scan else None
     tasks = stale_rules(ctx, seen)
     budget = ctx.writes
-    # Room for what the run writes after the tasks: the run state, the digest comment.
-    budget.reserve = (1 + ("digest" in ctx.route.jobs)) if scan else 0
+    # Room for what the run writes after the tasks: the run state (with the digest, its issue
+    # may be made for the digest's facts first, then written), the digest's comment and, the
+    # first time, its issue.
+    budget.reserve = (1 + 3 * ("digest" in ctx.route.jobs)) if scan else 0
     report = run_check(
         _current(ctx),
         ctx.github,

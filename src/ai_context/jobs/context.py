@@ -142,6 +142,9 @@ class RunContext:
     def save_scans(self) -> None:
         """Write each scan's run state (after every job, so it tells of their writes)."""
         for found in self._scans.values():
+            if not self.writes.allows(1):  # max-writes: the next run lists again, and goes on
+                self.workflow.log(f"ai-context: the run state of {found.repository} is left")
+                continue
             self.writes.spend(save(found, dry_run=self.settings.dry_run, log=self.workflow.log))
 
     def _page_read(self, page: IssuePage) -> None:

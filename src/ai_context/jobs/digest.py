@@ -57,6 +57,7 @@ from ai_context.rules.digest_state import (
     merge_previous,
     slack_line,
     slack_posted,
+    tasks_digest,
 )
 from ai_context.rules.sticky import WriteBudget
 
@@ -378,8 +379,14 @@ def digest_job(ctx: RunContext) -> None:
     scans = [ctx.scan_of(name) for name in names]
     closed = {s.repository: closed_since(s) for s in scans if quiet(s)}
     existing = todays_comment(comments, today, settings.bot_login)
-    if existing is not None and len(closed) == len(scans) and not any(closed.values()):
-        _unchanged(ctx, existing)
+    slack = "slack" in targets_of(section, settings) and settings.slack_webhook_url is not None
+    if (
+        existing is not None
+        and len(closed) == len(scans)
+        and not any(closed.values())
+        and not (slack and _slack_behind(existing))
+    ):
+        _unchanged(ctx, existing, slack=slack)
         return
     # Each repository is compared with its own last digest (rules.digest_state.merge_previous).
     reads = [(ctx.github.repository, previous_state(comments, today, settings.bot_login))]
@@ -423,6 +430,14 @@ def digest_job(ctx: RunContext) -> None:
     _report(ctx, outcome)
 
 
+def _slack_behind(existing: Comment) -> bool:
+    """Slack did not get the tasks the day's comment shows (its post failed, or Slack became
+    a target since): a run where nothing changed still posts them."""
+    posted = slack_posted(existing.body)
+    own = find_state(existing.body)
+    return posted is None or own.status != "restored" or posted != tasks_digest(own.state)
+
+
 def _digest_issue(found: Scan, github: GitHub, configured: int | None) -> int | None:
     """The digest issue of FOUND's repository: CONFIGURED, else the open issue labelled
     ai-context:digest (the scan's listing shows it when it read far enough; else one listing
@@ -455,12 +470,14 @@ def _run_url(env: Mapping[str, str]) -> str:
     return f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
 
 
-def _unchanged(ctx: RunContext, existing: Comment) -> None:
+def _unchanged(ctx: RunContext, existing: Comment, *, slack: bool) -> None:
     """Nothing changed since the day's comment: it stands, and the summary links it."""
-    line = f"comment: [unchanged]({existing.html_url}): nothing changed since the last run"
+    lines = [f"comment: [unchanged]({existing.html_url}): nothing changed since the last run"]
+    if slack:
+        lines.append("Slack: not posted: it got these tasks earlier today")
     ctx.workflow.log("ai-context: digest: nothing changed since the last run; the comment stands")
     ctx.outputs["digest-url"] = existing.html_url
-    ctx.summary.append(Delivery(None, "", report=[line]).section())
+    ctx.summary.append(Delivery(None, "", report=lines).section())
     ctx.summary.append(existing.body.split("\n", 1)[-1])
 
 

@@ -162,7 +162,10 @@ def store(
     if not source.stored and scan.carrier is not None:
         _stored_anyway(source)  # facts a run left whose state is not this one's: replace them
     plan = _plan(chunks, source.stored)
-    if budget is not None and plan and not budget.allows(len(plan)):
+    # The writes: the chunks, the carrier when there is none yet; and room kept for the run
+    # state after them.
+    writes = len(plan) + (bool(plan) and scan.carrier is None)
+    if budget is not None and writes and not budget.allows(writes + 1):
         log(f"ai-context: the digest's facts of {scan.repository} are left (max-writes)")
         scan.facts = ""
         return
@@ -170,7 +173,7 @@ def store(
         verb = "would write" if dry_run else "writes"
         log(f"ai-context: {verb} {len(plan)} chunk(s) of the digest's facts of {scan.repository}")
         if budget is not None:
-            budget.spend(len(plan))
+            budget.spend(writes)
     try:
         for kind, comment_id, text in [] if dry_run else plan:
             if kind == "create":

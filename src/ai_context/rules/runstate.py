@@ -242,6 +242,8 @@ def encode(state: RunState, limit: int = MAX_ENCODED) -> tuple[str, RunState]:
             return line, state
         keep = min(keep - 1, int(keep * limit / len(line) * 0.95))
         cut = dues[keep][1] if keep < len(dues) else state.until
+        while keep and dues[keep - 1][1] >= cut:  # every due of the cut minute goes
+            keep -= 1
         state = replace(state, due=dict(dues[:keep]), until=min(state.until, cut))
 
 
