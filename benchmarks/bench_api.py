@@ -53,6 +53,7 @@ ENV = {"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"}
 BOT = "github-actions[bot]"
 WRITES = ("POST", "PATCH", "DELETE")
 TIMEOUT = 3600  # a loaded two-core machine is slow; a bench reports, it does not race
+MAX_WRITES = 500  # the most a run may write (max-writes): a first run of 10,000 issues takes 3
 REPOS, REPO_ISSUES = 50, 1000
 REPEAT = 3
 
@@ -91,6 +92,23 @@ sys.stderr.write(json.dumps(dict(cpu=usage.ru_utime + usage.ru_stime,
 """
 
 
+# The same, through PyGithub's requester (the client ai-context's adapter is built on).
+FETCH_ONLY_PYGITHUB = """
+import json, resource, sys, time
+start = time.process_time()
+from github import Auth, Github
+requester = Github(auth=Auth.Token("t"), base_url={base!r}, per_page=100).requester
+after_import = time.process_time()
+for url in json.load(sys.stdin):
+    requester.requestJsonAndCheck("GET", url)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+peak = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
+sys.stderr.write(json.dumps(dict(cpu=usage.ru_utime + usage.ru_stime,
+                                 work=time.process_time() - after_import,
+                                 rss=int(peak))) + "\\n")
+"""
+
+
 @dataclass
 class Run:
     calls: Counter[str]
@@ -102,6 +120,24 @@ class Run:
     seconds: float
     stdout: str
     gets: list[str]
+    left: int = 0  # writes max-writes left for the next run
+    runs: int = 1
+
+    def then(self, other: Run) -> Run:
+        """This run and OTHER, the next, as one: calls added, the higher peak."""
+        return Run(
+            calls=self.calls + other.calls,
+            counted=self.counted + other.counted,
+            trips=self.trips + other.trips,
+            cpu=self.cpu + other.cpu,
+            work=self.work + other.work,
+            rss_mb=max(self.rss_mb, other.rss_mb),
+            seconds=self.seconds + other.seconds,
+            stdout=other.stdout,
+            gets=self.gets + other.gets,
+            left=other.left,
+            runs=self.runs + other.runs,
+        )
 
 
 def action(gh: GitHubFake, tmp: Path, name: str, *, repository: str = "o/r", **inputs: str) -> Run:
@@ -117,7 +153,7 @@ def action(gh: GitHubFake, tmp: Path, name: str, *, repository: str = "o/r", **i
         "schedule",
         {},
         repository=repository,
-        inputs={"jobs": "check", **inputs},
+        inputs={"jobs": "check", "max-writes": str(MAX_WRITES), **inputs},
         extra_env={**ENV, "PYTHONPATH": str(ROOT / "src")},
         timeout=TIMEOUT,
         command=[sys.executable, "-c", MEASURED.format(src=str(ROOT / "src"))],
@@ -138,6 +174,7 @@ def action(gh: GitHubFake, tmp: Path, name: str, *, repository: str = "o/r", **i
         seconds=seconds,
         stdout=result.stdout,
         gets=[f"{gh.url}{r.path}?{r.query}" for r in gh.requests if r.method == "GET"],
+        left=int(result.outputs.get("writes-left") or 0),
     )
 
 
@@ -222,7 +259,10 @@ def repository(issues: int) -> dict[str, float]:
         tmp = Path(tmp_dir)
         seed(gh, "o/r", issues)
         first = action(gh, tmp, "1")
-        line("first run", first, pages=pages, writes=2 * broken, goal="goal: <= bound + 3")
+        while first.left:  # max-writes stopped it: the next runs go on where it stopped
+            first = first.then(action(gh, tmp, f"1.{first.runs}"))
+        name = "first run" if first.runs == 1 else f"first run ({first.runs} runs)"
+        line(name, first, pages=pages, writes=2 * broken, goal="goal: <= bound + 3")
         rerun = action(gh, tmp, "2")
         written = math.ceil((broken + 1) / 100)
         line("rerun (1)", rerun, pages=1, writes=0, goal=f"({written} page(s) of own writes)")
@@ -292,19 +332,27 @@ def organisation() -> None:
         )
         assert "nothing changed since the last run" in rerun.stdout
         fetch = min((fetch_only(rerun.gets) for _ in range(REPEAT)), key=lambda f: f["cpu"])
+        script = FETCH_ONLY_PYGITHUB.format(base=gh.url)
+        pygithub = min(
+            (fetch_only(rerun.gets, script) for _ in range(REPEAT)), key=lambda f: f["cpu"]
+        )
         print(
             f"  its CPU            {rerun.cpu:5.2f} s; a script fetching the same "
             f"{len(rerun.gets)} pages with requests: {fetch['cpu']:5.2f} s = "
             f"{rerun.cpu / fetch['cpu']:.2f}x (goal <= 1.5x; the least of {REPEAT} runs each)\n"
             f"  {'':18} after the imports: {rerun.work:5.2f} s against {fetch['work']:5.2f} s "
             f"= {rerun.work / max(fetch['work'], 1e-9):.2f}x; peak RSS {rerun.rss_mb:.0f} MB "
-            f"against {fetch['rss'] / 1024:.0f} MB"
+            f"against {fetch['rss'] / 1024:.0f} MB\n"
+            f"  {'':18} the same pages through PyGithub (ai-context's client): "
+            f"{pygithub['cpu']:5.2f} s = {rerun.cpu / pygithub['cpu']:.2f}x; after the imports "
+            f"{pygithub['work']:5.2f} s = {rerun.work / max(pygithub['work'], 1e-9):.2f}x"
         )
 
 
-def fetch_only(urls: list[str]) -> dict[str, float]:
+def fetch_only(urls: list[str], script: str = FETCH_ONLY) -> dict[str, float]:
+    """What SCRIPT (a fetch-only reference) costs to GET every one of URLS."""
     proc = subprocess.run(
-        [sys.executable, "-c", FETCH_ONLY.format()],
+        [sys.executable, "-c", script.format() if script is FETCH_ONLY else script],
         input=json.dumps(urls),
         capture_output=True,
         text=True,

@@ -63,6 +63,7 @@ def check_job(ctx: RunContext) -> None:
         thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
         wrote=ctx.progress.wrote if ctx.progress else None,
         budget=budget,
+        started=ctx.scanned().started if scan else None,
     )
     budget.reserve = 0
     kept: dict[int, Mark] = {}

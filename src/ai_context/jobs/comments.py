@@ -253,6 +253,7 @@ def run_check(
     thorough: bool = False,
     wrote: Callable[[], None] | None = None,
     budget: WriteBudget | None = None,
+    started: datetime | None = None,
 ) -> CheckReport:
     """Plan and apply each issue's writes. The comments due a read are read together before
     any write (read_many: one GraphQL query per 100 issues). A scan (not THOROUGH) settles
@@ -260,9 +261,10 @@ def run_check(
     one issue lists that issue's comments after creating one, at once. WROTE is told of each
     write made (a long run's progress). BUDGET (max-writes) stops the writes once spent: the
     tasks after that point keep their findings but make no write (IssueCheck.deferred), in a
-    dry run too."""
+    dry run too. STARTED: when the run began by GitHub's clock, when known (the settling
+    listing starts before it), else this machine's."""
     report = CheckReport([])
-    started = datetime.now(UTC)
+    started = started or datetime.now(UTC)
     deferred: list[Created] | None = None if thorough or dry_run else []
     kwargs: dict[str, Any] = dict(
         now=now, config=config, extra_findings=extra_findings, tasks=tasks, thorough=thorough

@@ -96,6 +96,7 @@ class Scan:
     ours: list[Issue] = field(default_factory=list)  # our carriers and digest issue, as listed
     closed: list[Issue] | None = None  # closed since the last run, when the listing showed them
     listed: datetime | None = None  # from when the next run lists (`_mark_listed`)
+    started: datetime | None = None  # GitHub's clock when the listing began
     # Issues listed again but unchanged: their fingerprint and updated_at.
     kept: dict[int, tuple[str, datetime | None]] = field(default_factory=dict)
     judged: dict[int, Judged] = field(default_factory=dict)
@@ -240,10 +241,19 @@ def scan(
         read, pages = [], _pages(github, "open", None, progress)
     for page in pages:
         _read(out, read, page)
-    out.tasks = [issue for issue in read if is_task(issue) and not _ours(issue)]
-    out.others = [_light(i) for i in read if not is_task(i) and not _ours(i)]
+    _sort(out, read)
     out.listed_all = True
     return out
+
+
+def _sort(out: Scan, issues: list[Issue]) -> None:
+    """ISSUES (every open one listed) into the scan's tasks and its other issues (no body)."""
+    for issue in issues:
+        if not _ours(issue):
+            if is_task(issue):
+                out.tasks.append(issue)
+            else:
+                out.others.append(_light(issue))
 
 
 def _read(out: Scan, read: list[Issue], page: IssuePage) -> None:
@@ -312,8 +322,7 @@ def scan_other(
         out.pages += 1
         if page.number == 1:
             _mark_listed(out, page)
-        out.tasks += [issue for issue in page.issues if is_task(issue) and not _ours(issue)]
-        out.others += [_light(i) for i in page.issues if not is_task(i) and not _ours(i)]
+        _sort(out, page.issues)
     return out
 
 
@@ -335,6 +344,7 @@ def _mark_listed(out: Scan, page: IssuePage) -> None:
     less than MARGIN older than GitHub's answer: then from MARGIN before the answer (an edit
     a moment older may still have been in flight), or before the edit when GitHub sent no
     date."""
+    out.started = page.date
     newest = _newest([i for i in page.issues if STATE_LABEL not in i.labels])
     if newest is None:
         return
