@@ -1,13 +1,17 @@
-"""Locating blocks in an issue body: headings outside code fences, markers, the block's end.
+"""Locating blocks in an issue body: the AI Context headings GitHub shows, and each block's end.
 
-Only lines that could open a fence, an HTML comment or a block are looked at, so the human text
-around a block costs almost nothing; the scan is linear in the body's size.
+A block is an AI Context heading (`## AI Context`, levels 2-4, or the setext form: `AI Context`
+over a line of dashes; zero-width characters in the title ignored, after a byte order mark at
+the start of the body) that GitHub renders at the top level of the body. What GitHub does not
+show as a heading is no block: one inside a code fence, an HTML block or an HTML comment, or
+text that continues a paragraph. A heading GitHub shows inside a block quote or a list item is
+quoted text, not the block (`nested_titles` finds those, for a finding).
 
-A heading is recognised as GitHub shows it: `## AI Context` (levels 2-4) or the setext form
-(`AI Context` over a line of dashes), zero-width characters inside the title ignored, after a
-byte order mark at the start of the body. What GitHub does not show is no block: one inside a
-code fence, or inside an HTML comment (`<!--` at the start of a line, up to the line holding
-`-->`); the ai-context markers are one-line comments and end where they start.
+The quick scan looks only at lines that could open a fence or an HTML block or hold a title,
+so the human text around a block costs almost nothing and the scan stays linear. It decides
+alone for lines indented by at most one space, which no list item can hold; an indented one,
+or a setext title after text, hands the whole body to `structure`, which walks every line as
+cmark-gfm does.
 """
 
 from __future__ import annotations
@@ -17,20 +21,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ai_context.core.block.structure import (
+    FENCE_CLOSE_RE,
+    FENCE_OPEN_RE,
+    HTML_CLOSE,
+    HTML_OPEN_7_RE,
+    TITLE,
+    html_type,
+    titles,
+)
 from ai_context.core.block.syntax import BEGIN_MARKER, END_MARKER, continues_block, indent_width
 
 BOM = "\ufeff"
-# Zero-width characters GitHub renders as nothing: a title holding them still reads "AI Context".
-# Possessive (`*+`), so no backtracking: the scan stays linear.
-_ZW = "[\u200b\u200c\u200d\u2060\ufeff]*+"
-_TITLE = _ZW + "(?i:" + _ZW.join("ai context") + ")" + _ZW + "(?![A-Za-z0-9])"
 # The title line of a block: an ATX heading (group 1: its hashes) or a setext title (no group
-# 1). One pattern, each of them compiled once: compiling _TITLE is a millisecond of start-up.
-_TITLE_LINE_RE = re.compile(r" {0,3}(?:(#{2,4})[ \t]+)?" + _TITLE)
-_SETEXT_UNDERLINE_RE = re.compile(r" {0,3}-+[ \t]*")
+# 1). One pattern, each of them compiled once: compiling TITLE is a millisecond of start-up.
+_TITLE_LINE_RE = re.compile(r" {0,3}(?:(#{2,4})[ \t]+)?" + TITLE)
+_TITLE_ANYWHERE_RE = re.compile(TITLE)
+_SETEXT_UNDERLINE_RE = re.compile(r" {0,3}(?:(-+)|=+)[ \t]*")
 _COMMENT_OPEN = "<!--"
 _ANY_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
-_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# The line after an HTML block of type 6 or 7, which ends at a blank line.
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*+\r?(?=\n|\Z)")
 
 
 # --- locating blocks --------------------------------------------------------------------
@@ -82,19 +93,18 @@ class Region:
         return (self.begin_marker or self.heading).number
 
 
-def _fence_closes(text: str, fence: str) -> bool:
-    stripped = text.lstrip(" ")
-    if len(text) - len(stripped) > 3:
-        return False
-    run = len(stripped) - len(stripped.lstrip(fence[0]))
-    return run >= len(fence) and not stripped[run:].strip()
-
-
-# Only lines that open or close a fence or could start a block matter to `find`; one C-level
-# scan finds them, so the human text around a block costs almost nothing.
+# Only lines that open or close a fence, open an HTML block or could hold a title matter to the
+# quick scan; one C-level scan finds them, so the human text around a block costs almost nothing.
 # Anchored on the newline (a literal) rather than `^` with MULTILINE: the regex engine then
 # skips ahead to each newline instead of trying every position, about five times faster.
-_CANDIDATE_RE = re.compile(r"\n {0,3}(?:`{3,}|~{3,}|<!--|(?:#{2,4}[ \t]+)?" + _TITLE + ")")
+_CANDIDATE_RE = re.compile(r"\n {0,3}(?:`{3,}|~{3,}|<|(?:#{2,4}[ \t]+)?" + TITLE + ")")
+_BAIL = -1  # the quick scan cannot place this line alone: the scanner decides
+
+
+class _Title(NamedTuple):
+    heading: Line
+    level: int
+    underline: Line | None
 
 
 def _candidate_starts(body: str) -> Iterator[int]:
@@ -113,77 +123,149 @@ def _line_at(body: str, start: int, number: int) -> Line:
 
 
 def find(body: str) -> list[Region]:
-    """Every AI Context block GitHub would show (outside code fences and HTML comments)."""
+    """Every AI Context block GitHub shows at the top level of BODY, in order."""
     if body.startswith(BOM):  # the offsets stay the body's own; the mark stays outside
         return [_shifted(region, len(BOM)) for region in _find(body[len(BOM) :])]
     return _find(body)
 
 
 def _find(body: str) -> list[Region]:
+    found = _quick_titles(body)
+    if found is None:
+        found = _scanned_titles(body)
     regions: list[Region] = []
+    resume = 0
+    for title in found:
+        if title.heading.start < resume:
+            continue  # a deeper AI Context heading inside the block before: the block's line
+        region = _collect(body, title.heading, title.level, title.underline)
+        regions.append(region)
+        resume = region.resume
+    return regions
+
+
+def nested_titles(body: str) -> list[tuple[int, str]]:
+    """(line number, "block quote" or "list item") of each AI Context heading GitHub shows
+    inside a block quote or a list item: quoted text, never the block."""
+    if body.startswith(BOM):
+        body = body[len(BOM) :]
+    if _TITLE_ANYWHERE_RE.search(body) is None:
+        return []  # most bodies: no title anywhere, no scan
+    lines = [text[:-1] if text[-1:] == "\r" else text for text in body.split("\n")]
+    return [(title.line + 1, title.container) for title in titles(lines) if title.container]
+
+
+def _scanned_titles(body: str) -> list[_Title]:
+    """The top-level titles, every line walked as cmark-gfm walks it."""
+    raw = body.split("\n")
+    starts, at = [], 0
+    for text in raw:
+        starts.append(at)
+        at += len(text) + 1
+    lines = [text[:-1] if text[-1:] == "\r" else text for text in raw]
+
+    def line(index: int) -> Line:
+        return Line(index + 1, starts[index], lines[index])
+
+    return [
+        _Title(line(t.line), t.level, None if t.underline is None else line(t.underline))
+        for t in titles(lines)
+        if not t.container
+    ]
+
+
+def _quick_titles(body: str) -> list[_Title] | None:
+    """The top-level titles from the candidate lines alone, or None when a line needs the
+    scanner (see the module's docstring)."""
+    found: list[_Title] = []
     fence: str | None = None
     skip_to = 0
     line_no, counted_to = 1, 0
     for pos in _candidate_starts(body):
         if pos < skip_to:
             continue
+        end = body.find("\n", pos)
+        text = body[pos:] if end < 0 else body[pos:end]
+        if text[-1:] == "\r":
+            text = text[:-1]
+        at = len(text) - len(text.lstrip(" "))
+        if fence is not None:
+            fence = None if _closes(text, at, fence) else fence
+            continue
+        if at > 1:
+            return None  # a list item may hold this line
+        first = text[at]
+        if first in "`~":
+            opened = FENCE_OPEN_RE.match(text, at)  # none: an info string with a backtick
+            fence = opened.group() if opened else None
+            continue
+        if first == "<":
+            skip_to = _html_end(body, pos, text, at)
+            if skip_to == _BAIL:
+                return None
+            continue
         line_no += body.count("\n", counted_to, pos)
         counted_to = pos
-        line = _line_at(body, pos, line_no)
-        if fence is not None:
-            if _fence_closes(line.text, fence):
-                fence = None
+        heading = Line(line_no, pos, text)
+        title = _TITLE_LINE_RE.match(text)
+        assert title is not None  # the candidate pattern holds the title's
+        if title.group(1):
+            found.append(_Title(heading, len(title.group(1)), None))
             continue
-        opened = _FENCE_RE.match(line.text)
-        if opened:
-            fence = opened.group(1)
-            continue
-        if line.text.lstrip(" ").startswith(_COMMENT_OPEN):
-            skip_to = _comment_end(body, line)
-            continue
-        region = _block_at(body, line)
-        if region is not None:
-            regions.append(region)
-            skip_to = region.resume
-    return regions
+        underline = _setext_underline(body, heading)
+        if underline == _BAIL:
+            return None
+        if underline:
+            found.append(_Title(heading, 2, _line_at(body, underline, line_no + 1)))
+    return found
 
 
-def _comment_end(body: str, line: Line) -> int:
-    """Where scanning goes on after the HTML comment LINE opens: the next line when it closes
-    on its own line (the ai-context markers), else past the line holding `-->`."""
-    opening = line.start + line.text.index(_COMMENT_OPEN)
-    close = body.find("-->", opening + 2)  # `<!-->` and `<!--->` close where they open
-    if close < 0:
-        return len(body) + 1  # never closed: the rest of the body is hidden
-    return close + 1
+def _closes(text: str, at: int, fence: str) -> bool:
+    close = FENCE_CLOSE_RE.match(text, at) if at <= 3 else None
+    return close is not None and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence)
 
 
-def _block_at(body: str, line: Line) -> Region | None:
-    """The block whose heading is LINE (ATX or setext), or None."""
-    title = _TITLE_LINE_RE.match(line.text)
-    if title is None:
-        return None
-    if title.group(1):
-        return _collect(body, line, len(title.group(1)))
-    if not _starts_paragraph(body, line):
-        return None
-    end = body.find("\n", line.start)
-    if end < 0:
-        return None
-    underline = _line_at(body, end + 1, line.number + 1)
-    if not _SETEXT_UNDERLINE_RE.fullmatch(underline.text):
-        return None
-    return _collect(body, line, 2, underline=underline)
-
-
-def _starts_paragraph(body: str, line: Line) -> bool:
-    """LINE starts a paragraph (so a dashed line under it makes it a setext heading): it is the
-    first line, or the line above is blank, a heading, or closes an HTML comment."""
-    if line.start == 0:
+def _blank_above(body: str, pos: int) -> bool:
+    if pos == 0:
         return True
-    begin = body.rfind("\n", 0, line.start - 1) + 1
-    above = body[begin : line.start - 1].rstrip("\r")
-    return not above.strip() or "-->" in above or _heading_level(above) > 0
+    begin = body.rfind("\n", 0, pos - 1) + 1
+    return not body[begin : pos - 1].strip(" \t\r")
+
+
+def _html_end(body: str, pos: int, text: str, at: int) -> int:
+    """Where the quick scan goes on after the line at POS: past the HTML block it opens (to
+    the line holding its end, or to the next blank line), or _BAIL."""
+    kind = html_type(text, at)
+    if not kind:
+        if not HTML_OPEN_7_RE.match(text, at):
+            return pos  # no HTML block (an autolink, a `<` in prose)
+        if not _blank_above(body, pos):
+            return _BAIL  # the tag may continue a paragraph, or end a table
+        kind = 7
+    if kind <= 5:  # ends on the line holding its closing text, the first line included
+        close = HTML_CLOSE[kind].search(body, pos + at)
+        return len(body) + 1 if close is None else close.end()
+    blank = _BLANK_LINE_RE.search(body, pos)
+    return len(body) + 1 if blank is None else blank.start() + 1
+
+
+def _setext_underline(body: str, title: Line) -> int:
+    """Where the underline of the setext title TITLE starts, 0 when TITLE is no heading, or
+    _BAIL when only the scanner can tell (a line of text above or below it)."""
+    if title.start > 0 and not _blank_above(body, title.start):
+        begin = body.rfind("\n", 0, title.start - 1) + 1
+        above = body[begin : title.start - 1]
+        at = len(above) - len(above.lstrip(" "))
+        # A letter at most one space in starts no block: the title continues its paragraph.
+        return 0 if at <= 1 and above[at].isalpha() else _BAIL
+    end = body.find("\n", title.start)
+    if end < 0:
+        return 0
+    below = _line_at(body, end + 1, title.number + 1).text
+    underline = _SETEXT_UNDERLINE_RE.fullmatch(below)
+    if underline:
+        return end + 1 if underline.group(1) else 0  # `===` makes a level 1 heading
+    return 0 if not below.strip(" \t") else _BAIL  # a paragraph of more lines may be one
 
 
 def _shifted(region: Region, by: int) -> Region:
@@ -206,6 +288,18 @@ def _shifted(region: Region, by: int) -> Region:
 
 def _opens_comment(stripped: str) -> bool:
     return stripped.startswith(_COMMENT_OPEN) and "-->" not in stripped[2:]
+
+
+def _raw_html(text: str) -> bool:
+    """TEXT opens an HTML block outside the block's list items (a comment is hidden text,
+    and one on a single line, such as a marker, is left to the block)."""
+    at = len(text) - len(text.lstrip(" "))
+    return at <= 1 and html_type(text, at) not in (0, 2)
+
+
+def _opens_fence(text: str) -> bool:
+    at = len(text) - len(text.lstrip(" "))
+    return at <= 3 and FENCE_OPEN_RE.match(text, at) is not None
 
 
 def _previous_nonblank(body: str, start: int, number: int) -> Line | None:
@@ -256,7 +350,9 @@ def _collect(body: str, heading: Line, level: int, underline: Line | None = None
             or (first == "<" and stripped.startswith(BEGIN_MARKER))
             # an HTML comment spanning lines is hidden text, never the block's
             or (first == "<" and _opens_comment(stripped))
-            or (first in "`~" and _FENCE_RE.match(text))
+            # raw HTML GitHub shows as it is (a tag such as <div> or <details> at the top)
+            or (first == "<" and _raw_html(text))
+            or (first in "`~" and _opens_fence(text))
             # a new top-level paragraph after a blank line is human text, not the block's
             or (after_blank and indent_width(text) < 2 and not continues_block(text))
         ):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ai_context.core.block.locate import Line, Region, find
+from ai_context.core.block.locate import Line, Region, find, nested_titles
 from ai_context.core.block.markers import Marker, check_marker
 from ai_context.core.block.model import Block, BlockError, PlanStep, format_timestamp
 from ai_context.core.block.syntax import (
@@ -69,6 +69,7 @@ def parse(body: str) -> Parsed:
                 "Add a '## AI Context' heading with the fields at the top of the issue body.",
             )
         )
+        findings.extend(_nested(body))
         return Parsed(None, findings)
     for extra in regions[1:]:
         findings.append(
@@ -87,6 +88,25 @@ def parse(body: str) -> Parsed:
     marker = check_marker(region, findings)
     dropped = _dropped(region, raw_fields, findings)
     return Parsed(block, findings, region, field_lines, marker, len(regions), dropped)
+
+
+def _nested(body: str) -> list[Finding]:
+    """AIC107 for each AI Context heading GitHub shows inside a block quote or a list item: a
+    quotation (GitHub's "Quote reply" writes one) or part of an item, never the block, so a
+    quoted old or foreign block cannot steer the tools; said, so nobody wonders where it went."""
+    return [
+        make_finding(
+            "AIC107",
+            "warning",
+            f"this AI Context heading is inside a {container}: "
+            + ("a quotation" if container == "block quote" else "part of the item")
+            + ", not the block",
+            line,
+            "To make it the block, move it to the top level (without the '>' or the list "
+            "marker); a quotation can stay as it is.",
+        )
+        for line, container in nested_titles(body)
+    ]
 
 
 def _dropped(region: Region, raw_fields: list[_RawField], findings: list[Finding]) -> list[Line]:
