@@ -19,6 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
+from itertools import accumulate, count
+from operator import add
 from typing import NamedTuple
 
 from ai_context.core.block.structure import (
@@ -314,53 +317,89 @@ def _previous_nonblank(body: str, start: int, number: int) -> Line | None:
     return None
 
 
+# The lines that may end a block: a heading, HTML (a marker, a comment, a tag), a fence, a rule,
+# and a blank line (the line after it may start a paragraph of human text). One C-level search
+# skips the block's other lines, so a field costs only its Line; `_ends` decides each one found.
+_MAY_END_RE = re.compile(
+    r"\n[^\S\n]*+(?:[#<`~]|(?:-[-\t ]*+|\*[*\t ]*+|_[_\t ]*+)[^\S\n]*+(?=\n|\Z)|(?=\n))"
+)
+_make_line = partial(_new_tuple, Line)  # Line(...) without its Python __new__, in C
+
+
 def _collect(body: str, heading: Line, level: int, underline: Line | None = None) -> Region:
     before = _previous_nonblank(body, heading.start, heading.number)
     begin = before if before and before.text.strip().startswith(BEGIN_MARKER) else None
-    content: list[Line] = []
-    end_marker = None
-    after_blank = False
-    resume = len(body) + 1
     title = underline or heading  # a setext heading's underline is part of it
-    # The lines after the title, walked here rather than through a generator: this loop
-    # runs for every line of every block, and the generator's calls were most of its cost.
-    number, cut = title.number, body.find("\n", title.start)
-    while cut >= 0:
-        start, number = cut + 1, number + 1
-        cut = body.find("\n", start)
-        text = body[start:] if cut < 0 else body[start:cut]
-        if text[-1:] == "\r":
-            text = text[:-1]
-        line = _new_tuple(Line, (number, start, text))  # Line(...) without its Python __new__
-        stripped = text.strip()
-        if not stripped:
-            after_blank = True
-            content.append(line)
-            continue
-        first = stripped[0]
-        if first == "<" and stripped == END_MARKER:
-            end_marker = line
-            resume = line.start + len(line.text)
-            break
-        # Cheap first-character tests keep the common line (a bullet) to a few operations.
-        if (
-            (first == "#" and 0 < _heading_level(text) <= level)
-            # a rule ends in its own character; a field's bullet line does not
-            or (first in "-*_" and stripped[-1] == first and _is_rule(text))
-            or (first == "<" and stripped.startswith(BEGIN_MARKER))
-            # an HTML comment spanning lines is hidden text, never the block's
-            or (first == "<" and _opens_comment(stripped))
-            # raw HTML GitHub shows as it is (a tag such as <div> or <details> at the top)
-            or (first == "<" and _raw_html(text))
-            or (first in "`~" and _opens_fence(text))
-            # a new top-level paragraph after a blank line is human text, not the block's
-            or (after_blank and indent_width(text) < 2 and not continues_block(text))
-        ):
-            resume = line.start
-            break
-        after_blank = False
-        content.append(line)
+    end_marker = None
+    newline = body.find("\n", title.start)
+    if newline < 0:
+        content: list[Line] = []
+        resume = len(body) + 1
+    else:
+        stop, marked = _block_end(body, newline, level)
+        content = _lines(body, newline + 1, stop - 1, title.number + 1)
+        resume = stop
+        if marked:
+            end_marker = _line_at(body, stop, title.number + 1 + len(content))
+            resume = stop + len(end_marker.text)
     last = end_marker or next((ln for ln in reversed(content) if ln.text.strip()), title)
     start = (begin or heading).start
     end = last.start + len(last.text)
     return Region(heading, level, content, start, end, begin, end_marker, resume)
+
+
+def _lines(body: str, start: int, stop: int, number: int) -> list[Line]:
+    """The lines of BODY[START:STOP], the first numbered NUMBER: built in C, not line by line."""
+    if stop < start:
+        return []  # the title's next line ends the block
+    raw = body[start:stop].split("\n")
+    texts = [t[:-1] if t[-1:] == "\r" else t for t in raw] if "\r" in body else raw
+    starts = map(add, accumulate(map(len, raw), initial=start), count())
+    return list(map(_make_line, zip(count(number), starts, texts)))
+
+
+def _block_end(body: str, newline: int, level: int) -> tuple[int, bool]:
+    """Where the block whose title line ends at NEWLINE stops: the offset of the line that
+    ends it (past the body, at len + 1, when none does), and whether that is the end marker."""
+    after_blank = False
+    at = newline
+    while at >= 0:
+        if after_blank:
+            start = at + 1  # the line after a blank one is looked at whatever it holds
+        else:
+            found = _MAY_END_RE.search(body, at)
+            if found is None:
+                break
+            start = found.start() + 1
+        at = body.find("\n", start)
+        text = body[start:] if at < 0 else body[start:at]
+        if text[-1:] == "\r":
+            text = text[:-1]
+        stripped = text.strip()
+        if not stripped:
+            after_blank = True
+            continue
+        if stripped == END_MARKER:
+            return start, True
+        if _ends(text, stripped, level, after_blank):
+            return start, False
+        after_blank = False
+    return len(body) + 1, False
+
+
+def _ends(text: str, stripped: str, level: int, after_blank: bool) -> bool:
+    """TEXT (STRIPPED, not blank) ends a block of LEVEL; AFTER_BLANK: a blank line is above."""
+    first = stripped[0]
+    return (
+        (first == "#" and 0 < _heading_level(text) <= level)
+        # a rule ends in its own character; a field's bullet line does not
+        or (first in "-*_" and stripped[-1] == first and _is_rule(text))
+        or (first == "<" and stripped.startswith(BEGIN_MARKER))
+        # an HTML comment spanning lines is hidden text, never the block's
+        or (first == "<" and _opens_comment(stripped))
+        # raw HTML GitHub shows as it is (a tag such as <div> or <details> at the top)
+        or (first == "<" and _raw_html(text))
+        or (first in "`~" and _opens_fence(text))
+        # a new top-level paragraph after a blank line is human text, not the block's
+        or (after_blank and indent_width(text) < 2 and not continues_block(text))
+    )
