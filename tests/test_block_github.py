@@ -47,13 +47,17 @@ class _Headings(HTMLParser):
         self.current: list[object] | None = None
         self.found: list[tuple[int, str, list[str], str]] = []
 
+    VOID = ("br", "hr", "img", "input")  # no end tag (`<hr />` closes nothing else)
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             self.current = [int(tag[1]), dict(attrs)["data-sourcepos"], list(self.open), ""]
-        if tag not in ("br", "hr", "img", "input"):
+        if tag not in self.VOID:
             self.open.append(tag)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
         while self.open and self.open.pop() != tag:
             pass
         if self.current is not None and tag == f"h{self.current[0]}":
@@ -164,6 +168,7 @@ def test_a_block_ends_where_raw_html_starts() -> None:
 
 FOUND = {
     "setext title inside a quote": "> AI Context\n> ---\n",
+    "heading after a rule in a quote": " > ---\n > ## AI Context",
     "setext title continuing a quoted paragraph": "> a\nAI Context\n---\n",
     "setext title of two lines": "AI Context\nmore\n---\n",
     "setext title after link references": "[a]: /u\nAI Context\n---\n",

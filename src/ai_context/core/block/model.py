@@ -169,7 +169,8 @@ def block_data(block: Block, *, json: bool = False) -> dict[str, Any]:
 def _actor(value: str | None) -> str | None:
     if value is None:
         return None
-    value = _text("actor", value).strip().strip("`")  # agents often write the id as code
+    value = value if type(value) is str else _text("actor", value)
+    value = value.strip().strip("`")  # agents often write the id as code
     if len(value.split()) != 1:  # empty, or more than one word
         raise BlockError("actor", "the actor id is one word, e.g. cc-ariel-laptop")
     return value
@@ -231,13 +232,18 @@ def _items(name: str, value: object) -> tuple[str, ...]:
         raise BlockError(name, "Input should be a valid tuple")
     if not value:
         return ()
-    # "none" (or a dash placeholder, which Markdown would read as a rule) is no item.
-    items = (one_line(_text(f"{name}.{i}", v)) for i, v in enumerate(value))
-    return tuple(item for item in items if item and not is_placeholder(item))
+    # "none" (or a dash placeholder, which Markdown would read as a rule) is no item. The
+    # location is spelt only for a value that is not text (every decision of every body).
+    items: list[str] = []
+    for i, v in enumerate(value):
+        item = one_line(v if type(v) is str else _text(f"{name}.{i}", v))
+        if item and not is_placeholder(item):
+            items.append(item)
+    return tuple(items)
 
 
 def _extra(value: object) -> dict[str, str]:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict: no ABC check
         raise BlockError("extra", "Input should be a valid dictionary")
     if not value:
         return {}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from ai_context.core.block.locate import Line, Region, find, nested_titles
 from ai_context.core.block.markers import Marker, check_marker
@@ -43,10 +45,9 @@ class Parsed:
     dropped: list[Line] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class _RawField:
-    """A field line as written, and the lines under it (made once per field of every body:
-    slots and an explicit list are the cheapest dataclass to build)."""
+class _RawField(NamedTuple):
+    """A field line as written, and the lines under it (made once per field of every body: a
+    named tuple is the cheapest record to build; only its list of children grows)."""
 
     label: str
     key: str | None
@@ -123,11 +124,20 @@ def _dropped(region: Region, raw_fields: list[_RawField], findings: list[Finding
     return [line for line in region.lines if line.number in dropped_numbers]
 
 
+_new_field = tuple.__new__  # _RawField(...) without its Python __new__
+
+
+@lru_cache(maxsize=256)  # the same few labels on every field line of every body
+def _field_key(label: str) -> str | None:
+    """The known field a label names (an alias, any case), or None for an extra field."""
+    return ALIASES.get(canon_label(label))
+
+
 def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
     fields: list[_RawField] = []
     current: _RawField | None = None
     for line in region.lines:
-        text = line.text
+        number, _, text = line
         stripped = text.strip()
         if not stripped:
             continue
@@ -137,8 +147,7 @@ def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
             pair = field_of(stripped)
             if pair is not None:
                 label, value = pair
-                key = ALIASES.get(canon_label(label))
-                current = _RawField(label, key, value, line.number, [])
+                current = _new_field(_RawField, (label, _field_key(label), value, number, []))
                 fields.append(current)
                 continue
             current = None
@@ -198,8 +207,15 @@ def _list_items(raw: _RawField) -> list[str]:
 
 
 def _joined(raw: _RawField) -> str:
+    if not raw.children:
+        return raw.value  # a field on one line: most of them
     parts = [raw.value] + [_strip_item(c.text) for c in raw.children]
     return " ".join(p for p in parts if p)
+
+
+# Where a plan step's text starts, the checkbox (group 1), number (group 2) or bullet before
+# it, in that order of preference: one match for CHECKBOX_RE, NUMBERED_RE and BULLET_RE.
+_STEP_START_RE = re.compile("|".join((CHECKBOX_RE.pattern, NUMBERED_RE.pattern, "[-*+][ \t]+")))
 
 
 def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
@@ -209,20 +225,20 @@ def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
     # (line, number, text, checkbox): a line that starts no step continues the one before it,
     # so a step wrapped over two lines keeps the status written at its end.
     pending: list[tuple[int, int, str, str | None]] = []
+    step: tuple[int, int, str, str | None]
     for number, _, text in lines:
         stripped = text.strip()
-        if checkbox := CHECKBOX_RE.match(stripped):
-            step = (number, len(pending) + 1, stripped[checkbox.end() :], checkbox.group(1))
-        elif numbered := NUMBERED_RE.match(stripped):
-            step = (number, int(numbered.group(1)), stripped[numbered.end() :], None)
-        elif bullet := BULLET_RE.match(stripped):
-            step = (number, len(pending) + 1, stripped[bullet.end() :], None)
-        elif pending:
-            at, written, before, box = pending[-1]
-            pending[-1] = (at, written, f"{before} {stripped}", box)
-            continue
-        else:
+        start = _STEP_START_RE.match(stripped)
+        if start is None:
+            if pending:
+                at, written, before, box = pending[-1]
+                pending[-1] = (at, written, f"{before} {stripped}", box)
+                continue
             step = (number, 1, stripped, None)
+        elif start.group(2) is not None:
+            step = (number, int(start.group(2)), stripped[start.end() :], None)
+        else:  # a checkbox (group 1: its mark) or a bullet
+            step = (number, len(pending) + 1, stripped[start.end() :], start.group(1))
         pending.append(step)
     steps: list[PlanStep] = []
     for step in pending:
@@ -280,6 +296,8 @@ def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
         stamp = datetime.fromisoformat(text)
     except ValueError:
         return None, "AIC301"
+    if stamp.tzinfo is UTC and not stamp.microsecond:
+        return stamp, None  # written with Z, as the format asks: already what is returned
     if stamp.tzinfo is None:
         return stamp.replace(tzinfo=UTC, microsecond=0), "AIC302"
     offset = stamp.utcoffset()
@@ -290,23 +308,21 @@ def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
 def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block, dict[str, int]]:
     values: dict[str, Any] = {}  # the readers give field names and values: Block checks them
     extra: dict[str, str] = {}
-    field_lines: dict[str, int] = {}
-    seen: dict[str, int] = {}
+    field_lines: dict[str, int] = {}  # also the fields seen so far
     for raw in raw_fields:
         name = raw.key or canon_label(raw.label)
-        if name in seen:
+        if name in field_lines:
             findings.append(
                 make_finding(
                     "AIC104",
                     "warning",
-                    f"field '{raw.label}' appears again (first on line {seen[name]}); "
+                    f"field '{raw.label}' appears again (first on line {field_lines[name]}); "
                     "this one is ignored",
                     raw.line,
                     "Keep each field once.",
                 )
             )
             continue
-        seen[name] = raw.line
         field_lines[name] = raw.line
         if raw.key is None:
             lines = [raw.value] + [c.text.rstrip() for c in raw.children]

@@ -93,19 +93,8 @@ def canon_label(label: str) -> str:
 def split_label(content: str) -> tuple[str, str] | None:
     """`**Label:** value`, `**Label**: value` or `Label: value` -> (label, value)."""
     if content[:2] in ("**", "__"):
-        delim = content[:2]
-        closing = content.find(delim, 2)
-        if closing < 0:
-            return None
-        label = content[2:closing].strip()
-        rest = content[closing + 2 :]
-        if label.endswith(":"):
-            label = label[:-1].strip()
-        elif rest.lstrip().startswith(":"):
-            rest = rest.lstrip()[1:]
-        elif canon_label(label) not in ALIASES:
-            return None
-        return (label, rest.strip()) if label else None
+        closing = content.find(content[:2], 2)
+        return None if closing < 0 else _bold(content[2:closing], content[closing + 2 :])
     colon = content.find(":")
     if colon <= 0:
         return None
@@ -117,9 +106,35 @@ def split_label(content: str) -> tuple[str, str] | None:
     return label, rest.strip()
 
 
+def _bold(label: str, rest: str) -> tuple[str, str] | None:
+    """The label between the bold marks and the REST after them -> (label, value): the colon
+    inside or outside the bold, or none for a known label."""
+    label = label.strip()
+    if label.endswith(":"):
+        label = label[:-1].strip()
+    elif rest.lstrip().startswith(":"):
+        rest = rest.lstrip()[1:]
+    elif canon_label(label) not in ALIASES:
+        return None
+    return (label, rest.strip()) if label else None
+
+
+# `- **Label:** value`, the line the renderer and most agents write: the label (no `*`, no
+# space at either end) and the value (no space at either end, once the line is stripped) in
+# one match; then any bullet and bold label (up to the first closing `**`, as split_label).
+_LABELLED_RE = re.compile(r"[-*+][ \t]+\*\*([^*\s:](?:[^*]*[^*\s])?):\*\*\s*(.*)", re.DOTALL)
+_BOLD_BULLET_RE = re.compile(r"[-*+][ \t]+\*\*(.*?)\*\*(.*)", re.DOTALL)
+
+
 def field_of(text: str) -> tuple[str, str] | None:
     """(label, value) when the line starts a field: a labelled bullet, or a known plain label."""
     stripped = text.strip()
+    labelled = _LABELLED_RE.match(stripped)
+    if labelled is not None:
+        return labelled.group(1), labelled.group(2)
+    bold = _BOLD_BULLET_RE.match(stripped)
+    if bold is not None:
+        return _bold(bold.group(1), bold.group(2))
     bullet = BULLET_RE.match(stripped)
     pair = split_label(stripped[bullet.end() :] if bullet else stripped)
     if pair is None or (bullet is None and canon_label(pair[0]) not in ALIASES):
