@@ -179,7 +179,7 @@ def _actor(value: str | None) -> str | None:
 def _single_line(name: str, value: str | None) -> str | None:
     if value is None:
         return None
-    return one_line(_text(name, value)) or None
+    return one_line(value if type(value) is str else _text(name, value)) or None
 
 
 def _chunk(value: object) -> tuple[int, int] | None:

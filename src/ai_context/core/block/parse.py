@@ -20,6 +20,7 @@ from ai_context.core.block.syntax import (
     EMPTY_WORDS,
     NUMBERED_RE,
     STEP_STATUSES,
+    StepStatus,
     canon_label,
     field_of,
     is_placeholder,
@@ -30,7 +31,7 @@ from ai_context.core.block.syntax import (
 from ai_context.core.findings import Finding, make_finding
 
 
-@dataclass
+@dataclass(slots=True)
 class Parsed:
     """What parsing a body found: the block (if any), its findings and where things are."""
 
@@ -242,18 +243,27 @@ def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
         pending.append(step)
     steps: list[PlanStep] = []
     for step in pending:
-        _add_step(steps, findings, step)
+        body, word = split_status(step[2])
+        status = normalise_status(word) if word is not None else None
+        if status is not None:  # the common step: its text, then a known status
+            steps.append(PlanStep(step[1], body, status))
+        else:
+            _add_step(steps, findings, step, body, word)
     return steps
 
 
 def _add_step(
-    steps: list[PlanStep], findings: list[Finding], step: tuple[int, int, str, str | None]
+    steps: list[PlanStep],
+    findings: list[Finding],
+    step: tuple[int, int, str, str | None],
+    body: str,
+    word: str | None,
 ) -> None:
-    """STEP is (line, number, text, checkbox mark or None)."""
+    """STEP is (line, number, text, checkbox mark or None), its TEXT split into BODY and a
+    status WORD that names no status (or None): a finding, or a status from the checkbox."""
     line, number, text, box = step
-    body, word = split_status(text)
-    status = normalise_status(word) if word is not None else None
-    if word is not None and status is None:
+    status: StepStatus | None = None
+    if word is not None:
         findings.append(
             make_finding(
                 "AIC106",
@@ -265,7 +275,7 @@ def _add_step(
             )
         )
         body = text.strip()
-    if status is None and box is not None and word is None:
+    elif box is not None:
         status = "done" if box in "xX" else "pending"
     if not body.strip():
         findings.append(
@@ -332,7 +342,7 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
             continue
         reader = _READERS.get(raw.key)  # each known field has its own reader
         if reader is not None:
-            values.update(reader(raw, findings))
+            reader(raw, findings, values)
     return _block(values, extra, field_lines, findings), field_lines
 
 
@@ -382,27 +392,29 @@ def _extra_ok(label: str, text: str) -> bool:
     return True
 
 
-def _actor_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+def _actor_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
     text = _joined(raw)
     if not text.strip("`"):
-        return {}
+        return
     word, rest = (*text.split(None, 1), "")[:2]  # any whitespace: a tab, a no-break space
     rest = rest.strip()
     if rest.startswith("(") and rest.endswith(")"):
         rest = rest[1:-1].strip()
-    return {"actor": word.strip("`") or None, "actor_description": rest or None}
+    values["actor"] = word.strip("`") or None
+    values["actor_description"] = rest or None
 
 
-def _phase_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+def _phase_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
     text = _joined(raw)
     match = CHUNK_RE.search(text)
     head = text[: match.start()].rstrip() if match else text
     if match and head:
-        return {"phase": head, "chunk": (int(match.group(1)), int(match.group(2)))}
-    return {"phase": text} if text else {}
+        values["phase"], values["chunk"] = head, (int(match.group(1)), int(match.group(2)))
+    elif text:
+        values["phase"] = text
 
 
-def _updated_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+def _updated_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
     text = _joined(raw)
     stamp, problem = parse_timestamp(text)
     if problem == "AIC301":
@@ -426,21 +438,22 @@ def _updated_values(raw: _RawField, findings: list[Finding]) -> dict[str, object
                 "Write timestamps in UTC with a Z suffix.",
             )
         )
-    return {"last_updated": stamp}
+    values["last_updated"] = stamp
 
 
-def _files_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+def _files_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
     parts = [raw.value] + [_strip_item(c.text) for c in raw.children]
-    return {"files_touched": ", ".join(p for p in parts if p)}
+    values["files_touched"] = ", ".join(p for p in parts if p)
 
 
-_READERS: dict[str, Callable[[_RawField, list[Finding]], dict[str, object]]] = {
+# Each known field's reader: it reads the raw field into the values Block is built from.
+_READERS: dict[str, Callable[[_RawField, list[Finding], dict[str, Any]], None]] = {
     "actor": _actor_values,
     "phase": _phase_values,
     "last_updated": _updated_values,
-    "plan": lambda raw, findings: {"plan": _plan(raw, findings)},
+    "plan": lambda raw, findings, values: values.__setitem__("plan", _plan(raw, findings)),
     "files_touched": _files_values,
-    "decisions": lambda raw, findings: {"decisions": _list_items(raw)},
-    "blockers": lambda raw, findings: {"blockers": _list_items(raw)},
-    "next_step": lambda raw, findings: {"next_step": _joined(raw)},
+    "decisions": lambda raw, findings, values: values.__setitem__("decisions", _list_items(raw)),
+    "blockers": lambda raw, findings, values: values.__setitem__("blockers", _list_items(raw)),
+    "next_step": lambda raw, findings, values: values.__setitem__("next_step", _joined(raw)),
 }

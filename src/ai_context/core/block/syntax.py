@@ -57,8 +57,12 @@ CHUNK_RE = re.compile(r"\(chunk[ \t]+(\d{1,9})[ \t]+of[ \t]+(\d{1,9})\)$", re.IG
 _PLAIN_LABEL_RE = re.compile(r"[A-Za-z][A-Za-z0-9 _/'-]{0,40}")
 
 
+_LONGEST_EMPTY = max(map(len, EMPTY_WORDS))  # lower() never shortens a text
+
+
 def is_placeholder(item: str) -> bool:
-    return item.lower() in EMPTY_WORDS or not item.replace("-", "").replace(" ", "")
+    """ "none", "n/a" and the like, or dashes and spaces alone."""
+    return (len(item) <= _LONGEST_EMPTY and item.lower() in EMPTY_WORDS) or not item.strip("- ")
 
 
 def one_line(value: str) -> str:
@@ -145,10 +149,12 @@ def field_of(text: str) -> tuple[str, str] | None:
 def continues_block(text: str) -> bool:
     """After a blank line, only a known field or a bold label (the agent's own style) is still
     the block; `- Note: ask Dana` there is a person's list, and stays theirs."""
-    pair = field_of(text)
+    stripped = text.strip()
+    if _LABELLED_RE.match(stripped):
+        return True  # a bold label: the agent's own style (and the renderer's)
+    pair = field_of(stripped)
     if pair is None:
         return False
-    stripped = text.strip()
     bullet = BULLET_RE.match(stripped)
     content = stripped[bullet.end() :] if bullet else stripped
     return canon_label(pair[0]) in ALIASES or content[:2] in ("**", "__")
