@@ -24,22 +24,21 @@ from itertools import accumulate, count
 from operator import add
 from typing import NamedTuple
 
-from ai_context.core.block.structure import (
+from ai_context.core.block.syntax import (
+    BEGIN_MARKER,
+    END_MARKER,
     FENCE_CLOSE_RE,
     FENCE_OPEN_RE,
-    HTML_CLOSE,
-    HTML_OPEN_7_RE,
     TITLE,
+    TITLE_LINE_RE,
+    continues_block,
+    html_end,
+    html_tag_line,
     html_type,
-    titles,
+    indent_width,
 )
-from ai_context.core.block.syntax import BEGIN_MARKER, END_MARKER, continues_block, indent_width
 
 BOM = "\ufeff"
-# The title line of a block: an ATX heading (group 1: its hashes) or a setext title (no group
-# 1). One pattern, each of them compiled once: compiling TITLE is a millisecond of start-up.
-_TITLE_LINE_RE = re.compile(r" {0,3}(?:(#{2,4})[ \t]+)?" + TITLE)
-_TITLE_ANYWHERE_RE = re.compile(TITLE)
 _SETEXT_UNDERLINE_RE = re.compile(r" {0,3}(?:(-+)|=+)[ \t]*")
 _COMMENT_OPEN = "<!--"
 _ANY_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
@@ -108,10 +107,8 @@ _MAYBE_CANDIDATE_RE = re.compile("\n {0,3}[`~<#Aa\u200b\u200c\u200d\u2060\ufeff]
 _BAIL = -1  # the quick scan cannot place this line alone: the scanner decides
 
 
-class _Title(NamedTuple):
-    heading: Line
-    level: int
-    underline: Line | None
+# A top-level title: its heading line, its level and its setext underline (or None).
+_Title = tuple[Line, int, Line | None]
 
 
 def _candidate_starts(body: str) -> Iterator[int]:
@@ -144,10 +141,10 @@ def _find(body: str) -> list[Region]:
         found = _scanned_titles(body)
     regions: list[Region] = []
     resume = 0
-    for title in found:
-        if title.heading.start < resume:
+    for heading, level, underline in found:
+        if heading.start < resume:
             continue  # a deeper AI Context heading inside the block before: the block's line
-        region = _collect(body, title.heading, title.level, title.underline)
+        region = _collect(body, heading, level, underline)
         regions.append(region)
         resume = region.resume
     return regions
@@ -158,14 +155,18 @@ def nested_titles(body: str) -> list[tuple[int, str]]:
     inside a block quote or a list item: quoted text, never the block."""
     if body.startswith(BOM):
         body = body[len(BOM) :]
-    if _TITLE_ANYWHERE_RE.search(body) is None:
+    if TITLE_LINE_RE.search(body) is None:
         return []  # most bodies: no title anywhere, no scan
+    from ai_context.core.block.structure import titles  # noqa: PLC0415 - rare: start-up
+
     lines = [text[:-1] if text[-1:] == "\r" else text for text in body.split("\n")]
     return [(title.line + 1, title.container) for title in titles(lines) if title.container]
 
 
 def _scanned_titles(body: str) -> list[_Title]:
     """The top-level titles, every line walked as cmark-gfm walks it."""
+    from ai_context.core.block.structure import titles  # noqa: PLC0415 - rare: start-up
+
     raw = body.split("\n")
     starts, at = [], 0
     for text in raw:
@@ -177,7 +178,7 @@ def _scanned_titles(body: str) -> list[_Title]:
         return Line(index + 1, starts[index], lines[index])
 
     return [
-        _Title(line(t.line), t.level, None if t.underline is None else line(t.underline))
+        (line(t.line), t.level, None if t.underline is None else line(t.underline))
         for t in titles(lines)
         if not t.container
     ]
@@ -216,16 +217,16 @@ def _quick_titles(body: str) -> list[_Title] | None:
         line_no += body.count("\n", counted_to, pos)
         counted_to = pos
         heading = _make_line((line_no, pos, text))
-        title = _TITLE_LINE_RE.match(text)
+        title = TITLE_LINE_RE.match(text)
         assert title is not None  # the candidate pattern holds the title's
         if title.group(1):
-            found.append(_Title(heading, len(title.group(1)), None))
+            found.append((heading, len(title.group(1)), None))
             continue
         underline = _setext_underline(body, heading)
         if underline == _BAIL:
             return None
         if underline:
-            found.append(_Title(heading, 2, _line_at(body, underline, line_no + 1)))
+            found.append((heading, 2, _line_at(body, underline, line_no + 1)))
     return found
 
 
@@ -246,13 +247,14 @@ def _html_end(body: str, pos: int, text: str, at: int) -> int:
     the line holding its end, or to the next blank line), or _BAIL."""
     kind = html_type(text, at)
     if not kind:
-        if not HTML_OPEN_7_RE.match(text, at):
+        if not html_tag_line(text, at):
             return pos  # no HTML block (an autolink, a `<` in prose)
         if not _blank_above(body, pos):
             return _BAIL  # the tag may continue a paragraph, or end a table
         kind = 7
-    if kind <= 5:  # ends on the line holding its closing text, the first line included
-        close = HTML_CLOSE[kind].search(body, pos + at)
+    ending = html_end(kind)
+    if ending is not None:  # ends on the line holding its closing text, the first included
+        close = ending.search(body, pos + at)
         return len(body) + 1 if close is None else close.end()
     blank = _BLANK_LINE_RE.search(body, pos)
     return len(body) + 1 if blank is None else blank.start() + 1

@@ -187,7 +187,9 @@ def _chunk(value: object) -> tuple[int, int] | None:
         return None
     if not isinstance(value, tuple | list) or len(value) != 2:
         raise BlockError("chunk", "Input should be a valid tuple of two numbers")
-    first, second = _number("chunk.0", value[0]), _number("chunk.1", value[1])
+    first, second = value
+    if type(first) is not int or type(second) is not int:  # the check written out: hot
+        first, second = _number("chunk.0", first), _number("chunk.1", second)
     if not (0 <= first < _LIMIT and 0 <= second < _LIMIT):
         raise BlockError("chunk", "chunk numbers are between 0 and 999999999")
     return first, second

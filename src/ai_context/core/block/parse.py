@@ -18,6 +18,7 @@ from ai_context.core.block.syntax import (
     CHECKBOX_RE,
     CHUNK_RE,
     EMPTY_WORDS,
+    LABELLED_RE,
     NUMBERED_RE,
     STEP_STATUSES,
     StepStatus,
@@ -31,7 +32,7 @@ from ai_context.core.block.syntax import (
 from ai_context.core.findings import Finding, make_finding
 
 
-@dataclass(slots=True)
+@dataclass
 class Parsed:
     """What parsing a body found: the block (if any), its findings and where things are."""
 
@@ -126,6 +127,7 @@ def _dropped(region: Region, raw_fields: list[_RawField], findings: list[Finding
 
 
 _new_field = tuple.__new__  # _RawField(...) without its Python __new__
+_labelled = LABELLED_RE.match
 
 
 @lru_cache(maxsize=256)  # the same few labels on every field line of every body
@@ -145,7 +147,8 @@ def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
         # Top level (indent_width < 2), inline: no space or tab first, or one space then neither.
         lead = text[0]
         if lead not in " \t" or (lead == " " and text[1] not in " \t"):
-            pair = field_of(stripped)
+            labelled = _labelled(stripped)  # `- **Label:** value`: field_of's first, inline
+            pair = labelled.groups() if labelled is not None else field_of(stripped)
             if pair is not None:
                 label, value = pair
                 current = _new_field(_RawField, (label, _field_key(label), value, number, []))
@@ -198,8 +201,9 @@ def _list_items(raw: _RawField) -> list[str]:
         items.append(raw.value)
     for child in raw.children:
         stripped = child.text.strip()
-        if BULLET_RE.match(stripped) or NUMBERED_RE.match(stripped) or not items:
-            item = _strip_item(stripped)
+        marker = BULLET_RE.match(stripped) or NUMBERED_RE.match(stripped)
+        if marker or not items:
+            item = stripped[marker.end() :].strip() if marker else stripped  # as _strip_item
             if item and not is_placeholder(item):
                 items.append(item)
         else:
@@ -236,8 +240,8 @@ def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
                 pending[-1] = (at, written, f"{before} {stripped}", box)
                 continue
             step = (number, 1, stripped, None)
-        elif start.group(2) is not None:
-            step = (number, int(start.group(2)), stripped[start.end() :], None)
+        elif (digits := start.group(2)) is not None:
+            step = (number, int(digits), stripped[start.end() :], None)
         else:  # a checkbox (group 1: its mark) or a bullet
             step = (number, len(pending) + 1, stripped[start.end() :], start.group(1))
         pending.append(step)
@@ -442,6 +446,9 @@ def _updated_values(raw: _RawField, findings: list[Finding], values: dict[str, A
 
 
 def _files_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
+    if not raw.children:
+        values["files_touched"] = raw.value  # a field on one line: most of them
+        return
     parts = [raw.value] + [_strip_item(c.text) for c in raw.children]
     values["files_touched"] = ", ".join(p for p in parts if p)
 

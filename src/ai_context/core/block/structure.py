@@ -19,19 +19,18 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-# Zero-width characters GitHub renders as nothing: a title holding them still reads "AI Context".
-# Possessive (`*+`), so no backtracking: the scans stay linear.
-_ZW = "[\u200b\u200c\u200d\u2060\ufeff]*+"
-TITLE = _ZW + "(?i:" + _ZW.join("ai context") + ")" + _ZW + "(?![A-Za-z0-9])"
-_TITLE_RE = re.compile(TITLE)
-_ATX_TITLE_RE = re.compile(r"#{2,4}[ \t]+" + TITLE)
+from ai_context.core.block.syntax import (
+    FENCE_CLOSE_RE,
+    FENCE_OPEN_RE,
+    TITLE_LINE_RE,
+    html_end,
+    html_tag_line,
+    html_type,
+)
 
 # The block starts, as cmark-gfm's scanners (scanners.re) spell them, anchored at the line's
 # first character that is not a space or tab.
 ATX_RE = re.compile(r"(#{1,6})(?:[ \t]|$)")
-# A backtick fence's info string may not hold a backtick; a tilde fence's may.
-FENCE_OPEN_RE = re.compile(r"`{3,}+(?!.*`)|~{3,}+")
-FENCE_CLOSE_RE = re.compile(r"(`{3,}+|~{3,}+)[ \t]*$")
 _SETEXT_RE = re.compile(r"(?:(=+)|-+)[ \t]*$")
 _BREAK_RE = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,})$")
 _BULLET_RE = re.compile(r"[*+-]")
@@ -46,44 +45,8 @@ _REFERENCE_RE = re.compile(
     r"""(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^()]*\)))?[ \t]*$"""
 )
 _ORDERED_RE = re.compile(r"([0-9]{1,9})([.)])")
-_BLOCK_TAGS = (
-    "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|"
-    "details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|"
-    "h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|"
-    "optgroup|option|p|param|section|source|summary|table|tbody|td|tfoot|th|thead|title|tr|"
-    "track|ul"
-)
-_ATTRIBUTE = (
-    r"(?:[ \t\v\f]+[a-zA-Z_:][a-zA-Z0-9:._-]*"
-    r"""(?:[ \t\v\f]*=[ \t\v\f]*(?:[^ \t\v\f"'=<>`]+|'[^']*'|"[^"]*"))?)"""
-)
-# Types 1-6 of an HTML block (which may interrupt a paragraph), then type 7 (which may not).
-HTML_OPEN_RE = re.compile(
-    r"<(?:(?i:script|pre|style|textarea)(?:[ \t\v\f]|>|$)()"
-    r"|!--()|\?()|![A-Z]()|!\[CDATA\[()"
-    r"|/?(?i:" + _BLOCK_TAGS + r")(?:[ \t\v\f]|/?>|$)())"
-)
-HTML_OPEN_7_RE = re.compile(
-    r"<(?:[A-Za-z][A-Za-z0-9-]*" + _ATTRIBUTE + r"*[ \t\v\f]*/?>"
-    r"|/[A-Za-z][A-Za-z0-9-]*[ \t\v\f]*>)[ \t\f]*$"
-)
-# What ends an HTML block of types 1-5, anywhere on a line from the block's first line on.
-HTML_CLOSE = {
-    1: re.compile(r"</(?:script|pre|style|textarea)>", re.IGNORECASE),
-    2: re.compile("-->"),
-    3: re.compile(r"\?>"),
-    4: re.compile(">"),
-    5: re.compile(r"\]\]>"),
-}
-
 
 _CONTAINERS = ("doc", "quote", "item", "list")
-
-
-def html_type(text: str, pos: int) -> int:
-    """The type (1-6) of the HTML block TEXT starts at POS, or 0."""
-    match = HTML_OPEN_RE.match(text, pos)
-    return match.lastindex or 0 if match else 0
 
 
 class Title(NamedTuple):
@@ -281,7 +244,8 @@ class _Scanner:
             self.close_unmatched()
             self.add(_Open("heading"))
             level = len(atx.group(1))
-            if 2 <= level <= 4 and _ATX_TITLE_RE.match(text, at):
+            title = TITLE_LINE_RE.match(text, at) if 2 <= level <= 4 else None
+            if title is not None and title.group(1):
                 self.titles.append(Title(self.number, None, level, self.container()))
             return True
         if ch in "`~" and (fence := FENCE_OPEN_RE.match(text, at)):
@@ -293,7 +257,7 @@ class _Scanner:
             # Type 7 may not interrupt a paragraph, but cmark-gfm lets it end a block quote
             # or list item that a lazy line would have continued (GitHub shows raw HTML).
             if not kind and container.kind != "para":
-                kind = 7 if HTML_OPEN_7_RE.match(text, at) else 0
+                kind = 7 if html_tag_line(text, at) else 0
             if kind:
                 self.close_unmatched()
                 self.add(_Open("html", html=kind))
@@ -317,7 +281,8 @@ class _Scanner:
             para.first, para.lines = self.number, []
             return
         self.open[-1] = _Open("heading")
-        if level == 2 and _TITLE_RE.match(para.lines[skip].lstrip(" \t")):
+        title = TITLE_LINE_RE.match(para.lines[skip].lstrip(" \t")) if level == 2 else None
+        if title is not None and not title.group(1):
             self.titles.append(Title(para.first + skip, self.number, 2, self.container()))
 
     def _list_item(self, container: _Open) -> bool:
@@ -399,7 +364,7 @@ class _Scanner:
         self.close_unmatched()
         tip = self.open[-1]
         if tip.kind == "html":
-            closing = HTML_CLOSE.get(tip.html)
+            closing = html_end(tip.html)
             if closing is not None and closing.search(self.text, self.nonspace):
                 self.open.pop()
             return
