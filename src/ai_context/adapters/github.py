@@ -224,6 +224,13 @@ class GitHub:
             path = f"/issues/{number}/labels/{quote(label, safe='')}"
             self._request("DELETE", path, refused=(404,))
 
+    def pace_write(self) -> None:
+        """Wait until the next write may go (`write_interval` after the last one), so that a
+        read made right after is as fresh as it can be when that write goes."""
+        wait = self._last_write + self._write_interval - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+
     # --- git refs and commits (leases) ----------------------------------------------------
     # Refs are GitHub's one compare-and-swap: creating an existing ref and a non-fast-forward
     # update both answer 422, which these methods return as False ("you lost, re-read").
@@ -352,9 +359,7 @@ class GitHub:
         headers: Mapping[str, str] | None,
     ) -> requests.Response:
         if verb in WRITES and url != self._graphql:
-            wait = self._last_write + self._write_interval - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
+            self.pace_write()
         self.counter.add(calls=1)
         try:
             response = self._session.request(
