@@ -22,7 +22,9 @@ from ai_context.core.block import Block, parse, render
 from ai_context.core.models import BodyHistory
 from ai_context.jobs import agent
 from ai_context.jobs.agent import Outcome
+from ai_context.rules.memory import decode_state
 from ai_context.rules.overwrite import UNKNOWN, Region, judge, merge3, predecessor
+from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -238,3 +240,47 @@ def test_merge3_never_drops_a_side_it_claims_to_have_merged(
         for text in (m, t):
             added = [line for line in text.splitlines(True) if line not in b.splitlines(True)]
             assert all(line in merged.splitlines(True) for line in added)
+
+
+# --- the Action's own body write: the run state on the digest issue -------------------------
+
+BOT, TOKEN = "github-actions[bot]", "ghs_SECRETsecretSECRET0123456789"
+BROKEN = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n"
+
+
+def scheduled_run(gh: GitHubFake, tmp: Path) -> None:
+    result = run_action(
+        tmp,
+        gh.url,
+        "schedule",
+        {"schedule": "17 * * * *"},
+        token=TOKEN,
+        inputs={"jobs": "check"},
+        extra_env={"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"},
+    )
+    assert result.code == 0, result.stdout + result.stderr
+
+
+def test_an_agent_save_landing_while_the_run_state_patch_is_held_is_kept(tmp_path: Path) -> None:
+    with GitHubFake() as gh:
+        gh.add_token(TOKEN, BOT)
+        for n in range(1, 5):
+            gh.add_issue("o/r", f"Task {n}", BROKEN if n % 2 == 0 else SEED_BLOCK, number=n)
+        scheduled_run(gh, tmp_path / "1")
+        (carrier,) = [
+            n for n, i in gh.repos["o/r"].issues.items() if "ai-context:digest" in i.labels
+        ]
+        gh.edit_issue("o/r", 2, body=SEED_BLOCK)  # fixed: the next run remembers a change
+        agents = render(block("Agent's step on the digest issue"), markers=True) + "\n\n"
+        held = gh.hold("PATCH", f"/repos/o/r/issues/{carrier}")
+        run = threading.Thread(target=scheduled_run, args=(gh, tmp_path / "2"))
+        run.start()
+        held.wait()
+        gh.edit_issue("o/r", carrier, body=agents + (gh.issue("o/r", carrier).body or ""))
+        held.release()
+        run.join(120)
+        text = gh.issue("o/r", carrier).body or ""
+        kept = parse(text).block
+        assert kept is not None and kept.next_step == "Agent's step on the digest issue"
+        remembered = decode_state(text, "o/r", BOT)
+        assert remembered is not None and 2 in remembered.tasks
