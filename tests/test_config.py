@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.adapters.config import load_settings, mask_secrets, setting_names
+from ai_context.adapters.config import load_settings, secrets_to_mask, setting_names
 from ai_context.core.errors import ConfigError
 
 TOKEN = "ghp_" + "a" * 36
@@ -31,7 +31,7 @@ def test_tokens_from_inputs_or_plain_env() -> None:
     assert settings.github_token is not None
     assert settings.github_token.get_secret_value() == TOKEN
     assert TOKEN not in repr(settings) and TOKEN not in str(settings.model_dump())
-    assert mask_secrets(settings) == [f"::add-mask::{TOKEN}"]
+    assert secrets_to_mask(settings) == [TOKEN]
 
 
 @pytest.mark.parametrize(

@@ -221,11 +221,12 @@ def _explain(exc: ValidationError, sources: Mapping[str, Source]) -> str:
     return "bad configuration: " + "; ".join(problems)
 
 
-def mask_secrets(settings: Settings) -> list[str]:
-    """`::add-mask::` commands for every secret, so the runner scrubs them from all logs."""
+def secrets_to_mask(settings: Settings) -> list[str]:
+    """Every secret's value, for `::add-mask::` (Workflow.add_mask), so the runner scrubs
+    them from all logs."""
     out = []
     for name in SECRETS_FIELDS:
         secret = getattr(settings, name)
         if secret is not None and secret.get_secret_value():
-            out.append(f"::add-mask::{secret.get_secret_value()}")
+            out.append(secret.get_secret_value())
     return out

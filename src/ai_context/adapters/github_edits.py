@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ai_context.adapters.github import GitHubError
 from ai_context.adapters.github_graphql import GraphQLClient
-from ai_context.adapters.github_wire import GitHubError
 from ai_context.core.models import BodyHistory
 
 REVISIONS = 20  # a write finds its own revision among the newest few

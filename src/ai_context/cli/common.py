@@ -24,8 +24,7 @@ from ai_context.core.errors import UsageError
 if TYPE_CHECKING:
     from pathlib import Path  # at run time only where used: `validate` needs no pathlib
 
-    from ai_context.adapters.github import GitHub
-    from ai_context.adapters.github_wire import Secret
+    from ai_context.adapters.github import GitHub, Secret
 
 DEFAULT_API_URL = "https://api.github.com"
 ACTOR_ENV = "AI_CONTEXT_ACTOR"

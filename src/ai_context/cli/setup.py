@@ -141,7 +141,7 @@ def add_setup_command(sub: Any) -> None:
 
 
 def template(name: str) -> str:
-    from ai_context.rules.templating import bundled_templates  # noqa: PLC0415
+    from ai_context.adapters.templates import bundled_templates  # noqa: PLC0415
 
     node = bundled_templates()
     for part in name.split("/"):

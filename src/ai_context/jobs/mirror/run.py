@@ -9,8 +9,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from jinja2 import Environment
-
 from ai_context.adapters.clickup import (
     ClickUpConfigError,
     ClickUpCounter,
@@ -19,6 +17,7 @@ from ai_context.adapters.clickup import (
     ClickUpQuotaExceeded,
     ClickUpUnavailable,
 )
+from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.actors import ActorMap
@@ -239,7 +238,8 @@ class _Run:
         if self.dry_run:
             item.result = "would_write"
             self.log(f"[dry-run] would set {where} ({len(target.text)} chars):")
-            self.log(diff(item.old or "", target.text, task.id, item.number))
+            for line in diff(item.old or "", target.text, task.id, item.number).split("\n"):
+                self.log(line)  # a log line is one line (Workflow.log folds newlines)
             return
         try:
             self.store.set_field(task.id, fld.id, target.text)
@@ -299,7 +299,7 @@ def run_mirror(
     store: TaskStore,
     *,
     config: MirrorConfig,
-    env: Environment,
+    templates: Templates,
     team_id: str | None = None,
     full: bool = False,
     dry_run: bool = False,
@@ -311,7 +311,7 @@ def run_mirror(
     another issue (one this run does not see link elsewhere) is not written."""
     run = _Run(store, config, team_id=team_id, dry_run=dry_run, log=log)
     report = run.report
-    wanted, findings = targets(issues, env, config, team_id, actors)
+    wanted, findings = templates.run(targets, issues, config=config, team_id=team_id, actors=actors)
     run.claims = {issue_key(i): "" for i in issues}
     run.claims.update({issue_key(t.issue): t.link.key for t in wanted})
     for number, found in findings.items():

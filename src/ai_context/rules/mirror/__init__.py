@@ -51,7 +51,6 @@ from ai_context.rules.mirror.text import (
     mirror_data,
     mirror_text,
     same_value,
-    template_env,
 )
 
 __all__ = [
@@ -81,5 +80,4 @@ __all__ = [
     "same_value",
     "shared_task",
     "targets",
-    "template_env",
 ]
