@@ -284,3 +284,31 @@ def test_an_agent_save_landing_while_the_run_state_patch_is_held_is_kept(tmp_pat
         assert kept is not None and kept.next_step == "Agent's step on the digest issue"
         remembered = decode_state(text, "o/r", BOT)
         assert remembered is not None and 2 in remembered.tasks
+
+
+class Answers:
+    """A GraphQL client that answers each query with the next of ANSWERS."""
+
+    repository = REPO
+
+    def __init__(self, *answers: dict[str, object]) -> None:
+        self.answers = list(answers)
+
+    def graphql(self, query: str, variables: object) -> dict[str, object]:
+        return self.answers.pop(0)
+
+
+def test_the_history_answer_is_read_and_a_malformed_one_refused() -> None:
+    from ai_context.adapters.github import GitHubError
+    from ai_context.adapters.github_edits import read_history
+
+    edits = {"pageInfo": {"hasNextPage": False}, "nodes": [{"diff": "new"}, {"diff": None}]}
+    good = {"repository": {"issue": {"body": "new", "userContentEdits": edits}}}
+    assert read_history(Answers(good), 1) == BodyHistory(
+        body="new", edits=("new", None), complete=True
+    )
+    never_edited = {"repository": {"issue": {"body": "b", "userContentEdits": None}}}
+    assert read_history(Answers(never_edited), 1) == BodyHistory(body="b", complete=True)
+    for bad in ({"repository": None}, {"repository": {"issue": {"body": None}}}, {}):
+        with pytest.raises(GitHubError, match="edit history"):
+            read_history(Answers(bad), 1)
