@@ -7,7 +7,7 @@ import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ai_context.action.route import route
 from ai_context.adapters.config import Settings, load_settings, secrets_to_mask
@@ -22,8 +22,8 @@ from ai_context.adapters.workflow import Workflow
 from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
 from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
-from ai_context.jobs.context import RunContext
-from ai_context.jobs.digest import digest_section
+from ai_context.jobs.context import Route, RunContext
+from ai_context.jobs.digest import digest_on, digest_section
 from ai_context.jobs.registry import JOBS
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.lease import parse_lease_config
@@ -89,8 +89,8 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         github=github,
         workflow=wf,
         now=settings.now or datetime.now(UTC),
-        route=route(_event(env, event, repository), settings, repository),
-        outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
+        route=_route(env, event, repository, settings, extras),
+        outputs={},
         workflow_env=env,
         event=event,
         github_api_url=api_url,
@@ -112,9 +112,9 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
                     wf.endgroup()
     except Exception as exc:
         ctx.summary.append(f"**Stopped:** {escape_cell(str(exc))}")
+        _finish(ctx, github, wf, stopped=True)
         raise
-    finally:
-        _finish(ctx, github, wf)
+    _finish(ctx, github, wf, stopped=False)
     return max(ctx.exit_codes, default=0)
 
 
@@ -175,8 +175,23 @@ def _check_digest_issue(github: GitHub, settings: Settings) -> None:
         )
 
 
-def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
-    """Outputs, summary and the calls line: written whether the jobs finished or not."""
+# The counts a finished run reports when no job set them (nothing found, nothing written).
+DEFAULT_OUTPUTS = {
+    "findings": "0",
+    "errors": "0",
+    "stale": "0",
+    "mirrored": "0",
+    "digest-url": "",
+    "writes-left": "0",
+}
+
+
+def _finish(ctx: RunContext, github: GitHub, wf: Workflow, *, stopped: bool) -> None:
+    """Outputs, summary and the calls line: written whether the jobs finished or not. A run
+    that STOPPED leaves the counts it did not reach empty: `findings=0` would say it found
+    nothing, when it did not look."""
+    for name, value in DEFAULT_OUTPUTS.items():
+        ctx.outputs.setdefault(name, "" if stopped else value)
     calls = {service: count() for service, count in ctx.api_calls.items()}
     ctx.outputs["api-calls"] = str(sum(calls.values()))
     wf.set_outputs(ctx.outputs)
@@ -185,6 +200,16 @@ def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
     left = f"; GitHub rate limit {limit[0]}/{limit[1]} left" if limit else ""
     per_service = ", ".join(f"{service} {n}" for service, n in calls.items())
     wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
+
+
+def _route(
+    env: Mapping[str, str], event: str, repository: str, settings: Settings, extras: dict[str, Any]
+) -> Route:
+    """The event's route, without the digest when the config file says `digest: false`."""
+    found = route(_event(env, event, repository), settings, repository)
+    if not digest_on(extras):
+        found.jobs = tuple(job for job in found.jobs if job != "digest")
+    return found
 
 
 def _event(env: Mapping[str, str], name: str, repository: str) -> Event:

@@ -59,6 +59,10 @@ class Settings(BaseModel):
     digest_issue: int | None = Field(default=None, gt=0)
     templates: str | None = None
     bot_login: str = "github-actions[bot]"
+    # GitHub's content-creation limits are 80 writes a minute and 500 an hour: 50 a run stays
+    # under both, however the runs fall.
+    max_writes: int = Field(default=50, ge=1, le=500)
+    mention_owners: Literal["new", "all", "none"] = "new"
     write_interval: float = Field(default=1.0, ge=0)
     http_retries: int = Field(default=5, ge=0, le=20)
     http_backoff: float = Field(default=1.0, ge=0, le=60)
@@ -97,6 +101,13 @@ class Settings(BaseModel):
             raise ValueError(f"{value!r} is not true or false")
         return value
 
+    @field_validator("mention_owners", mode="before")
+    @classmethod
+    def _mention(cls, value: Any) -> Any:
+        # `true` and `false` read as the two plain answers: owners of new episodes, nobody.
+        lowered = str(value).strip().lower()
+        return {"true": "new", "yes": "new", "false": "none", "no": "none"}.get(lowered, lowered)
+
     @field_validator("required", mode="before")
     @classmethod
     def _required(cls, value: Any) -> Any:
@@ -113,10 +124,13 @@ class Settings(BaseModel):
     def _webhook(cls, value: SecretStr | None) -> SecretStr | None:
         # Checked up front, so a bad URL fails the run (exit 2) before anything is posted;
         # the message never repeats the URL, which is a secret.
-        if value is not None and not value.get_secret_value().startswith(("https://", "http://")):
-            raise ValueError(
-                "is not an http(s) URL (paste the whole https://hooks.slack.com/... URL)"
-            )
+        if value is None:
+            return None
+        from ai_context.adapters.slack import webhook_problem  # noqa: PLC0415 - only when set
+
+        problem = webhook_problem(value.get_secret_value())
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("clickup_api_url")
@@ -194,8 +208,8 @@ def load_settings(
             extras[str(key)] = value
         else:
             raise ConfigError(
-                f"{config_path} line {lines.get(str(key))}: unknown setting {key!r}; known: "
-                + ", ".join(sorted({*names, *KNOWN_SECTIONS}))
+                f"{config_path} line {lines.get(str(key))}: unknown setting {key!r}; the file "
+                "takes: " + ", ".join(file_settings())
             )
     try:
         settings = Settings.model_validate(values)
@@ -206,6 +220,17 @@ def load_settings(
 
 
 SECRETS_FIELDS = frozenset(_field(n) for n in SECRETS)
+# Settings for tests, replays and tuning (environment variables): the file takes them, but a
+# message offering keys to a reader lists only the documented ones.
+TUNING = frozenset({"write-interval", "http-retries", "http-backoff", "now"})
+
+
+def file_settings() -> list[str]:
+    """The keys the config file takes and the README documents: settings and sections."""
+    names = {n for n in setting_names() if n not in SECRETS and n not in TUNING}
+    return sorted(names | KNOWN_SECTIONS)
+
+
 # Sections of the config file that other parts of the tool read (actors, digest, mirror...).
 KNOWN_SECTIONS = frozenset({"actors", "digest", "mirror", "stale", "repositories", "lease"})
 
