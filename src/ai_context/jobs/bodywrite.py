@@ -39,9 +39,11 @@ class BodyTracker(Protocol):
 class Committed:
     """How a body write ended. LANDED: the writer's region is in the issue now. OTHER: the
     body of the edit that could not be kept beside ours (both copies go to the writer).
-    PROBLEM says why the write did not land; NOTES what else happened."""
+    PROBLEM says why the write did not land; NOTES what else happened; WRITES counts the
+    PATCHes made (the first and any corrective one)."""
 
     issue: Issue
+    writes: int
     landed: bool = True
     reapplied: bool = False
     other: str | None = None
@@ -61,24 +63,25 @@ def commit_body(
     """PATCH PLANNED (made from READ, the body re-read just now), then make sure no edit was
     overwritten by it, correcting the body when one was."""
     written = tracker.update_issue_body(number, planned)
+    writes = 1
     restored: str | None = None
     reapplied = False
     for _ in range(ATTEMPTS):
         history = _history(tracker, number)
-        if history is None:
-            return _unchecked(tracker, number, written, region)
-        lost = predecessor(history, written.body)
-        if lost == UNKNOWN:
-            return _unchecked(tracker, number, written, region, history=history)
+        if history is None or (lost := predecessor(history, written.body)) == UNKNOWN:
+            return _unchecked(tracker, number, written, region, writes, history=history)
         verdict = judge(read=read, lost=lost, region=region)
         if verdict.kind == "clean":
-            return _settled(history, written, region, restored=restored, reapplied=reapplied)
+            return _settled(
+                history, written, region, writes, restored=restored, reapplied=reapplied
+            )
         assert verdict.want is not None and verdict.lost is not None
         fresh = fresh_read(tracker, number)
         target = merge3(written.body, verdict.want, fresh.body)
         if target is None:
             return Committed(
                 fresh,
+                writes,
                 landed=False,
                 other=verdict.lost,
                 problem="an edit of the issue landed while this write was on its way and "
@@ -90,8 +93,10 @@ def commit_body(
             reapplied = True
         read = fresh.body
         written = tracker.update_issue_body(number, target)
+        writes += 1
     return Committed(
         written,
+        writes,
         landed=False,
         other=restored,
         problem=f"the issue's body kept changing during {ATTEMPTS} checked writes",
@@ -112,6 +117,7 @@ def _settled(
     history: BodyHistory,
     written: Issue,
     region: Region,
+    writes: int,
     *,
     restored: str | None,
     reapplied: bool,
@@ -120,6 +126,7 @@ def _settled(
     if restored is not None:
         return Committed(
             written,
+            writes,
             landed=False,
             other=restored,
             problem="another edit of the same part of the issue landed while this write was "
@@ -128,12 +135,13 @@ def _settled(
     if region.own(history.body) != region.own(written.body):
         return Committed(
             written,
+            writes,
             landed=False,
             other=history.body,
             problem="the issue's copy was replaced right after this write",
         )
     notes = ("an edit made while this write was on its way was re-applied on top of it",)
-    return Committed(written, reapplied=reapplied, notes=notes if reapplied else ())
+    return Committed(written, writes, reapplied=reapplied, notes=notes if reapplied else ())
 
 
 def _unchecked(
@@ -141,6 +149,7 @@ def _unchecked(
     number: int,
     written: Issue,
     region: Region,
+    writes: int,
     *,
     history: BodyHistory | None = None,
 ) -> Committed:
@@ -149,6 +158,7 @@ def _unchecked(
     if region.own(now) != region.own(written.body):
         return Committed(
             written,
+            writes,
             landed=False,
             other=now,
             problem="the issue's copy was replaced right after this write",
@@ -157,4 +167,4 @@ def _unchecked(
         "the issue's edit history could not be read or did not show this write, so an edit "
         "made between the re-read and this write would not have been seen"
     )
-    return Committed(written, notes=(note,))
+    return Committed(written, writes, notes=(note,))

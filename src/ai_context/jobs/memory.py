@@ -121,6 +121,6 @@ def save(
     )
     if not done.landed:
         log(f"run state not written on #{found.number}: {done.problem}")
-        return
+        return done.writes
     log(f"run state: {len(tasks)} task(s) remembered on #{found.number}")
-    return 1
+    return done.writes
