@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.adapters.config import load_settings, mask_secrets, setting_names
+from ai_context.adapters.config import load_settings, secrets_to_mask, setting_names
 from ai_context.core.errors import ConfigError
 
 TOKEN = "ghp_" + "a" * 36
@@ -31,7 +31,7 @@ def test_tokens_from_inputs_or_plain_env() -> None:
     assert settings.github_token is not None
     assert settings.github_token.get_secret_value() == TOKEN
     assert TOKEN not in repr(settings) and TOKEN not in str(settings.model_dump())
-    assert mask_secrets(settings) == [f"::add-mask::{TOKEN}"]
+    assert secrets_to_mask(settings) == [TOKEN]
 
 
 @pytest.mark.parametrize(
@@ -114,6 +114,9 @@ def test_every_action_input_is_documented_and_read_by_the_code() -> None:
         assert re.search(rf"settings\.{field}\b", sources), f"no code reads settings.{field}"
 
 
+HOOK = "https://hooks.slack.com/services/T000/B000/x"
+
+
 def test_the_readme_config_example_is_valid(tmp_path: Path) -> None:
     """What the README shows users to copy must load, section by section."""
     import re
@@ -129,7 +132,7 @@ def test_the_readme_config_example_is_valid(tmp_path: Path) -> None:
     [example] = [b for b in blocks if b.startswith("stale-after:")]
     path = tmp_path / "ai-context.yml"
     path.write_text(example, encoding="utf-8")
-    settings, extras = load_settings({"INPUT_CONFIG": str(path), "SLACK_WEBHOOK_URL": "https://x"})
+    settings, extras = load_settings({"INPUT_CONFIG": str(path), "SLACK_WEBHOOK_URL": HOOK})
     assert settings.stale_after == timedelta(days=2) and settings.fail_on == "error"
     source = str(path)
     assert parse_actors(extras["actors"], source).owner("cc-ariel-laptop") == "ariel"

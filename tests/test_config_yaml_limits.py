@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.adapters.config import MAX_YAML_BYTES, load_settings
+from ai_context.adapters.config import load_settings
+from ai_context.adapters.yamlfile import MAX_YAML_BYTES
 from ai_context.core.errors import ConfigError
 from tests.actionrun import run_action
 from tests.fakes import GitHubFake

@@ -9,9 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ai_context.adapters.templates import Templates
 from ai_context.core.block import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
+from ai_context.jobs.mirror import mirror_templates
+from ai_context.rules.actors import parse_actors
 from ai_context.rules.mirror import (
     CustomField,
     Link,
@@ -26,9 +29,9 @@ from ai_context.rules.mirror import (
     resolve_field,
     same_value,
     targets,
-    template_env,
 )
-from tests.conftest import SEED_BLOCK
+from ai_context.rules.mirror.link import mirrored_from, trusted
+from tests.conftest import BUNDLED, SEED_BLOCK
 
 URL = "https://github.com/acme/shop/issues/42"
 
@@ -40,6 +43,7 @@ def issue(body: str = SEED_BLOCK, number: int = 42, **kw: object) -> Issue:
         body=body,
         html_url=f"https://github.com/acme/shop/issues/{number}",
         repository="acme/shop",
+        author_association=str(kw.pop("author_association", "MEMBER")),
         **kw,  # type: ignore[arg-type]
     )
 
@@ -130,7 +134,7 @@ def test_any_text_gives_a_usable_link_or_none(text: str) -> None:
 
 
 def test_the_seed_block_renders_every_wanted_line() -> None:
-    text = mirror_text(issue(), block(), template_env())
+    text = mirror_text(issue(), block(), BUNDLED)
     assert text == (
         "AI Context — acme/shop#42 Booking history\n"
         "Actor: cc-ariel-laptop (Claude Code on Ariel's laptop)\n"
@@ -148,11 +152,11 @@ def test_blockers_list_and_an_empty_block() -> None:
     text = SEED_BLOCK.replace(
         "- **Blockers:** none", "- **Blockers:**\n  - waiting on API keys\n  - CI red"
     )
-    rendered = mirror_text(issue(text), block(text), template_env())
+    rendered = mirror_text(issue(text), block(text), BUNDLED)
     assert "Blockers:\n- waiting on API keys\n- CI red\nIssue:" in rendered
 
     bare = "## AI Context\n\n- **Phase:** planning\n"
-    rendered = mirror_text(issue(bare), block(bare), template_env())
+    rendered = mirror_text(issue(bare), block(bare), BUNDLED)
     assert (
         "Actor: -\nPhase: planning\nLast updated: -\nPlan: no plan\nCurrent step: -\n" in rendered
     )
@@ -176,7 +180,7 @@ def test_only_a_web_address_is_shown_as_the_issue_url() -> None:
 
 def test_control_characters_are_stripped_from_data_and_output() -> None:
     hostile = issue(title="Fix\x1b[31m red\u202e txt\x00", body=SEED_BLOCK)
-    text = mirror_text(hostile, block(), template_env())
+    text = mirror_text(hostile, block(), BUNDLED)
     assert "Fix[31m red txt" in text
     assert not any(ch in text for ch in "\x1b\x00\u202e\r\t")
 
@@ -191,7 +195,7 @@ def test_clean_leaves_no_control_character(text: str) -> None:
 def test_a_long_text_is_cut_with_a_visible_mark_carrying_the_issue_url() -> None:
     long_step = "x" * 300
     text = SEED_BLOCK.replace("Finish unit tests in booking.repository.spec.ts", long_step)
-    out = mirror_text(issue(text), block(text), template_env(), limit=300)
+    out = mirror_text(issue(text), block(text), BUNDLED, limit=300)
     assert len(out) <= 300
     assert out.endswith(f"[… truncated by ai-context; the full AI Context is at {URL}]")
     assert out.startswith("AI Context — acme/shop#42")
@@ -210,27 +214,27 @@ def test_fit_never_exceeds_the_limit(text: str, limit: int) -> None:
 
 def test_a_user_template_overrides_ours(tmp_path: Path) -> None:
     (tmp_path / "mirror.txt.j2").write_text("{{ actor }} | {{ progress }} | {{ issue_url }}\n")
-    out = mirror_text(issue(), block(), template_env(tmp_path))
+    out = mirror_text(issue(), block(), Templates(tmp_path).env)
     assert out == f"cc-ariel-laptop | 2/5 done | {URL}"
 
 
 def test_a_user_template_is_sandboxed_and_strict(tmp_path: Path) -> None:
     (tmp_path / "mirror.txt.j2").write_text("{{ actr }}")
     with pytest.raises(ConfigError, match=r"mirror template mirror\.txt\.j2: UndefinedError"):
-        mirror_text(issue(), block(), template_env(tmp_path))
+        mirror_text(issue(), block(), Templates(tmp_path).env)
     (tmp_path / "mirror.txt.j2").write_text("{{ ''.__class__.__mro__ }}")
     with pytest.raises(ConfigError, match=r"SecurityError|UndefinedError"):
-        mirror_text(issue(), block(), template_env(tmp_path))
+        mirror_text(issue(), block(), Templates(tmp_path).env)
 
 
 def test_a_missing_templates_directory_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="setting templates"):
-        template_env(tmp_path / "nope")
+        mirror_templates(tmp_path / "nope")
 
 
 def test_issue_text_is_data_never_template_source() -> None:
     text = SEED_BLOCK.replace("Finish unit tests", "{{ 7 * 7 }} {% raw %}")
-    out = mirror_text(issue(text), block(text), template_env())
+    out = mirror_text(issue(text), block(text), BUNDLED)
     assert "{{ 7 * 7 }} {% raw %}" in out
 
 
@@ -302,7 +306,7 @@ def test_targets_skip_quietly_and_report_unusable_links() -> None:
         issue(SEED_BLOCK + "\n\nCU-shared1\n", 5),
         issue(SEED_BLOCK + "\n\nhttps://app.clickup.com/t/shared1\n", 6),
     ]
-    found, findings = targets(issues, template_env(), MirrorConfig())
+    found, findings = targets(issues, BUNDLED, MirrorConfig())
     assert [t.issue.number for t in found] == [1]
     assert found[0].text.endswith("Issue: https://github.com/acme/shop/issues/1")
     assert {n: [f.code for f in fs] for n, fs in findings.items()} == {
@@ -311,3 +315,39 @@ def test_targets_skip_quietly_and_report_unusable_links() -> None:
         6: ["AIC704"],
     }
     assert "#6" in findings[5][0].message and findings[4][0].line == 19
+
+
+# --- may a link be followed ---------------------------------------------------------------
+
+
+def test_a_link_is_trusted_by_the_authors_association_or_the_config_actors() -> None:
+    actors = parse_actors(
+        {"cc-ariel-laptop": {"owner": "ariel"}, "copilot": {"aliases": ["app/copilot"]}}, "t"
+    )
+
+    def by(author: str, association: str | None) -> Issue:
+        return Issue(number=1, title="t", author=author, author_association=association)
+
+    for association in ("OWNER", "MEMBER", "COLLABORATOR", "member"):
+        assert trusted(by("x", association), None, actors)
+    for association in ("NONE", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", None):
+        assert not trusted(by("mallory", association), "mallory-bot", actors)
+    assert trusted(by("ariel", "NONE"), None, actors)  # an owner in actors:
+    assert trusted(by("copilot[bot]", "NONE"), None, actors)  # a bot alias
+    assert trusted(by("visitor", "NONE"), "cc-ariel-laptop", actors)  # a listed actor
+    # A login is never taken for an actor id: anyone may register `cc-ariel-laptop`.
+    assert not trusted(by("cc-ariel-laptop", "NONE"), None, actors)
+
+
+def test_the_field_names_the_issue_it_mirrors() -> None:
+    mine = Issue(number=9, title="t", repository="Acme/Shop")
+    assert mirrored_from(None, mine) is None and mirrored_from("", mine) is None
+    assert mirrored_from("no issue named here", mine) is None
+    assert mirrored_from("Issue: https://github.com/acme/shop/issues/9", mine) is None
+    assert mirrored_from("AI Context — acme/shop#9 t", mine) is None
+    assert mirrored_from("Issue: https://ghe.example.com/acme/shop/issues/7\n", mine) == (
+        "acme/shop",
+        7,
+    )
+    assert mirrored_from("AI Context — acme/shop#70 t", mine) == ("acme/shop", 70)
+    assert mirrored_from("AI Context — other/repo#9 t", mine) == ("other/repo", 9)

@@ -3,33 +3,33 @@
 from __future__ import annotations
 
 import os
-import sys
 import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import Any, TextIO
 
 from ai_context.action.route import route
-from ai_context.adapters.config import Settings, load_settings, mask_secrets
+from ai_context.adapters.config import Settings, load_settings, secrets_to_mask
 from ai_context.adapters.github import (
     DEFAULT_API_URL,
     GitHub,
     GitHubNotFound,
     url_problem,
 )
+from ai_context.adapters.templates import Templates
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
 from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
-from ai_context.jobs.context import RunContext
-from ai_context.jobs.digest import digest_section
+from ai_context.jobs.context import Route, RunContext
+from ai_context.jobs.digest import digest_on, digest_section
 from ai_context.jobs.registry import JOBS
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.lease import parse_lease_config
 from ai_context.rules.mirror import load_mirror_config
 from ai_context.rules.stale import parse_stale_config
-from ai_context.rules.templating import compile_all, make_env
+from ai_context.rules.templating import compile_all
 
 
 def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> int:
@@ -43,7 +43,7 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
         wf.annotate("error", str(exc), title=f"ai-context: {title}")
         return int(exc.exit_code)
     except Exception as exc:  # a bug of ours: say so plainly, never as a findings exit (1)
-        traceback.print_exc(file=sys.stderr)
+        wf.trace(traceback.format_exc())
         wf.annotate(
             "error",
             f"ai-context stopped on an unexpected {type(exc).__name__}: {exc}. Please report it "
@@ -57,8 +57,8 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
     wf.check_files()
     workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
     settings, extras = load_settings(env, workspace)
-    for command in mask_secrets(settings):
-        wf.stream.write(command + "\n")
+    for secret in secrets_to_mask(settings):
+        wf.add_mask(secret)
     event = env.get("GITHUB_EVENT_NAME", "")
     repository = env.get("GITHUB_REPOSITORY", "")
     if settings.github_token is None:
@@ -89,8 +89,8 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         github=github,
         workflow=wf,
         now=settings.now or datetime.now(UTC),
-        route=route(_event(env, event, repository), settings, repository),
-        outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
+        route=_route(env, event, repository, settings, extras),
+        outputs={},
         workflow_env=env,
         event=event,
         github_api_url=api_url,
@@ -112,14 +112,10 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
                     wf.endgroup()
     except Exception as exc:
         ctx.summary.append(f"**Stopped:** {escape_cell(str(exc))}")
+        _finish(ctx, github, wf, stopped=True)
         raise
-    finally:
-        _finish(ctx, github, wf)
+    _finish(ctx, github, wf, stopped=False)
     return max(ctx.exit_codes, default=0)
-
-
-if TYPE_CHECKING:
-    from jinja2 import Environment
 
 
 def check_settings(ctx: RunContext) -> None:
@@ -138,12 +134,12 @@ def check_settings(ctx: RunContext) -> None:
     if settings.templates:
         workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
         try:
-            env = make_env(workspace / settings.templates)
+            templates = Templates(workspace / settings.templates)
         except ValueError as exc:
             raise ConfigError(f"setting templates ({settings.source('templates')}): {exc}") from exc
-        compile_all(env)
+        templates.run(compile_all)
         if delivers:
-            _rehearse_digest(ctx, env)
+            _rehearse_digest(ctx, templates)
     # Every run checks the section's values; only a run that delivers the digest needs the
     # Slack webhook and reads the digest issue (one call).
     digest_section(extras, settings, needs_webhook=delivers)
@@ -151,7 +147,7 @@ def check_settings(ctx: RunContext) -> None:
         _check_digest_issue(ctx.github, settings)
 
 
-def _rehearse_digest(ctx: RunContext, env: Environment) -> None:
+def _rehearse_digest(ctx: RunContext, templates: Templates) -> None:
     """Render the digest's templates once over this run's tasks before any write: a user
     template that fails only when it runs (an undefined name, a runaway loop) stops the run
     with nothing written, not after the check job has edited comments. The listing it needs
@@ -161,8 +157,8 @@ def _rehearse_digest(ctx: RunContext, env: Environment) -> None:
     from ai_context.rules.digest_slack import slack_messages  # noqa: PLC0415
 
     digest = build_digest(ctx.issues(), ctx.now)
-    render_markdown(digest, env)
-    slack_messages(digest, env)
+    templates.run(render_markdown, digest)
+    templates.run(slack_messages, digest)
 
 
 def _check_digest_issue(github: GitHub, settings: Settings) -> None:
@@ -179,8 +175,23 @@ def _check_digest_issue(github: GitHub, settings: Settings) -> None:
         )
 
 
-def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
-    """Outputs, summary and the calls line: written whether the jobs finished or not."""
+# The counts a finished run reports when no job set them (nothing found, nothing written).
+DEFAULT_OUTPUTS = {
+    "findings": "0",
+    "errors": "0",
+    "stale": "0",
+    "mirrored": "0",
+    "digest-url": "",
+    "writes-left": "0",
+}
+
+
+def _finish(ctx: RunContext, github: GitHub, wf: Workflow, *, stopped: bool) -> None:
+    """Outputs, summary and the calls line: written whether the jobs finished or not. A run
+    that STOPPED leaves the counts it did not reach empty: `findings=0` would say it found
+    nothing, when it did not look."""
+    for name, value in DEFAULT_OUTPUTS.items():
+        ctx.outputs.setdefault(name, "" if stopped else value)
     calls = {service: count() for service, count in ctx.api_calls.items()}
     ctx.outputs["api-calls"] = str(sum(calls.values()))
     wf.set_outputs(ctx.outputs)
@@ -189,6 +200,16 @@ def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
     left = f"; GitHub rate limit {limit[0]}/{limit[1]} left" if limit else ""
     per_service = ", ".join(f"{service} {n}" for service, n in calls.items())
     wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
+
+
+def _route(
+    env: Mapping[str, str], event: str, repository: str, settings: Settings, extras: dict[str, Any]
+) -> Route:
+    """The event's route, without the digest when the config file says `digest: false`."""
+    found = route(_event(env, event, repository), settings, repository)
+    if not digest_on(extras):
+        found.jobs = tuple(job for job in found.jobs if job != "digest")
+    return found
 
 
 def _event(env: Mapping[str, str], name: str, repository: str) -> Event:

@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -25,9 +24,10 @@ from pydantic import (
     field_validator,
 )
 
+from ai_context.adapters.yamlfile import load_yaml
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
-from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig
+from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig, required_fields
 
 JOB_NAMES = ("check", "mirror", "stale", "digest")
 
@@ -59,6 +59,10 @@ class Settings(BaseModel):
     digest_issue: int | None = Field(default=None, gt=0)
     templates: str | None = None
     bot_login: str = "github-actions[bot]"
+    # GitHub's content-creation limits are 80 writes a minute and 500 an hour: 50 a run stays
+    # under both, however the runs fall.
+    max_writes: int = Field(default=50, ge=1, le=500)
+    mention_owners: Literal["new", "all", "none"] = "new"
     write_interval: float = Field(default=1.0, ge=0)
     http_retries: int = Field(default=5, ge=0, le=20)
     http_backoff: float = Field(default=1.0, ge=0, le=60)
@@ -97,14 +101,18 @@ class Settings(BaseModel):
             raise ValueError(f"{value!r} is not true or false")
         return value
 
+    @field_validator("mention_owners", mode="before")
+    @classmethod
+    def _mention(cls, value: Any) -> Any:
+        # `true` and `false` read as the two plain answers: owners of new episodes, nobody.
+        lowered = str(value).strip().lower()
+        return {"true": "new", "yes": "new", "false": "none", "no": "none"}.get(lowered, lowered)
+
     @field_validator("required", mode="before")
     @classmethod
     def _required(cls, value: Any) -> Any:
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list | tuple):
-            raise ValueError("must be a list of block fields, e.g. [actor, phase, plan]")
         # Known names are CheckConfig's to judge (check_config); run.check_settings asks it.
-        return tuple(str(v).strip().lower().replace(" ", "_") for v in items if str(v).strip())
+        return required_fields(value)
 
     @field_validator("now")
     @classmethod
@@ -116,10 +124,13 @@ class Settings(BaseModel):
     def _webhook(cls, value: SecretStr | None) -> SecretStr | None:
         # Checked up front, so a bad URL fails the run (exit 2) before anything is posted;
         # the message never repeats the URL, which is a secret.
-        if value is not None and not value.get_secret_value().startswith(("https://", "http://")):
-            raise ValueError(
-                "is not an http(s) URL (paste the whole https://hooks.slack.com/... URL)"
-            )
+        if value is None:
+            return None
+        from ai_context.adapters.slack import webhook_problem  # noqa: PLC0415 - only when set
+
+        problem = webhook_problem(value.get_secret_value())
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("clickup_api_url")
@@ -160,110 +171,6 @@ def setting_names() -> list[str]:
     return [name.replace("_", "-") for name in Settings.model_fields]
 
 
-# Bounds of the config file: a settings file is a few KB of shallow mappings. Past these, it
-# is refused (exit 2) before anything is built from it, so an alias bomb ("billion laughs")
-# or a file nested thousands deep costs a fraction of a second, not the runner's memory.
-MAX_YAML_BYTES = 1_000_000
-MAX_YAML_DEPTH = 64
-MAX_YAML_ALIASES = 100  # uses of `*anchor`
-MAX_YAML_NODES = 100_000  # values once every alias is expanded
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that composes with a depth limit and counts alias uses."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-        self._aliases = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self._aliases += 1
-            if self._aliases > MAX_YAML_ALIASES:
-                raise _TooBig(f"more than {MAX_YAML_ALIASES} aliases (*name)")
-        self._depth += 1
-        if self._depth > MAX_YAML_DEPTH:
-            raise _TooBig(f"nested more than {MAX_YAML_DEPTH} levels deep")
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-class _TooBig(Exception):
-    pass
-
-
-def _expanded_size(node: yaml.Node) -> int:
-    """How many values NODE stands for once aliases are expanded (shared nodes counted at
-    each use, computed once each); refuses a node that contains itself."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()
-
-    def size(n: yaml.Node) -> int:
-        key = id(n)
-        if key in sizes:
-            return sizes[key]
-        if key in open_:
-            raise _TooBig("an alias refers to a value that contains it")
-        open_.add(key)
-        children: list[yaml.Node] = []
-        if isinstance(n, yaml.SequenceNode):
-            children = list(n.value)
-        elif isinstance(n, yaml.MappingNode):
-            children = [part for pair in n.value for part in pair]
-        total = 1
-        for child in children:
-            total += size(child)
-            if total > MAX_YAML_NODES:
-                raise _TooBig(f"more than {MAX_YAML_NODES} values once aliases are expanded")
-        open_.discard(key)
-        sizes[key] = total
-        return total
-
-    return size(node)
-
-
-def parse_yaml(text: str, where: str) -> tuple[Any, yaml.Node | None]:
-    """YAML TEXT within the bounds above: its data and its node (for line numbers).
-    ConfigError naming WHERE when it is not YAML or too big."""
-    if len(text) > MAX_YAML_BYTES:
-        raise ConfigError(f"{where} is larger than {MAX_YAML_BYTES} bytes; is it the right file?")
-    loader = _BoundedLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, None
-        _expanded_size(node)
-        return loader.construct_document(node), node
-    except _TooBig as exc:
-        raise ConfigError(f"{where} is refused: {exc}; write the settings out plainly") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where} is not valid YAML: {exc}") from exc
-    finally:
-        loader.dispose()
-
-
-def load_yaml(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
-    """The config file's mapping and the line of each top-level key."""
-    try:
-        if path.stat().st_size > MAX_YAML_BYTES:  # not even read into memory
-            raise ConfigError(f"config file {path} is larger than {MAX_YAML_BYTES} bytes")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
-    data, node = parse_yaml(text, f"config file {path}")
-    if data is None:
-        return {}, {}
-    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-        raise ConfigError(f"config file {path} must be a mapping of setting: value")
-    lines = {str(k.value): k.start_mark.line + 1 for k, _ in node.value}
-    return data, lines
-
-
 def load_settings(
     env: Mapping[str, str], workspace: Path | None = None, *, file_only_keys: tuple[str, ...] = ()
 ) -> tuple[Settings, dict[str, Any]]:
@@ -301,8 +208,8 @@ def load_settings(
             extras[str(key)] = value
         else:
             raise ConfigError(
-                f"{config_path} line {lines.get(str(key))}: unknown setting {key!r}; known: "
-                + ", ".join(sorted({*names, *KNOWN_SECTIONS}))
+                f"{config_path} line {lines.get(str(key))}: unknown setting {key!r}; the file "
+                "takes: " + ", ".join(file_settings())
             )
     try:
         settings = Settings.model_validate(values)
@@ -313,6 +220,17 @@ def load_settings(
 
 
 SECRETS_FIELDS = frozenset(_field(n) for n in SECRETS)
+# Settings for tests, replays and tuning (environment variables): the file takes them, but a
+# message offering keys to a reader lists only the documented ones.
+TUNING = frozenset({"write-interval", "http-retries", "http-backoff", "now"})
+
+
+def file_settings() -> list[str]:
+    """The keys the config file takes and the README documents: settings and sections."""
+    names = {n for n in setting_names() if n not in SECRETS and n not in TUNING}
+    return sorted(names | KNOWN_SECTIONS)
+
+
 # Sections of the config file that other parts of the tool read (actors, digest, mirror...).
 KNOWN_SECTIONS = frozenset({"actors", "digest", "mirror", "stale", "repositories", "lease"})
 
@@ -328,11 +246,12 @@ def _explain(exc: ValidationError, sources: Mapping[str, Source]) -> str:
     return "bad configuration: " + "; ".join(problems)
 
 
-def mask_secrets(settings: Settings) -> list[str]:
-    """`::add-mask::` commands for every secret, so the runner scrubs them from all logs."""
+def secrets_to_mask(settings: Settings) -> list[str]:
+    """Every secret's value, for `::add-mask::` (Workflow.add_mask), so the runner scrubs
+    them from all logs."""
     out = []
     for name in SECRETS_FIELDS:
         secret = getattr(settings, name)
         if secret is not None and secret.get_secret_value():
-            out.append(f"::add-mask::{secret.get_secret_value()}")
+            out.append(secret.get_secret_value())
     return out

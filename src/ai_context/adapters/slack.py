@@ -42,6 +42,7 @@ class SlackResult(BaseModel):
     total: int
     calls: int
     error: str | None = None
+    status: int | None = None  # Slack's last HTTP status, when it answered
 
     @property
     def ok(self) -> bool:
@@ -55,6 +56,7 @@ class _Attempt(BaseModel):
     retry: bool = False
     wait: float = 0.0
     error: str = ""
+    status: int | None = None
 
 
 def _sent_nothing(exc: requests.exceptions.ConnectionError) -> bool:
@@ -79,6 +81,71 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_ERROR_TEXT else text[: MAX_ERROR_TEXT - 1] + "…"
 
 
+# Where Slack's incoming webhooks live: /services/T…/B…/… (an app's webhook), /workflows/…
+# and /triggers/… (Workflow Builder's). Any other path is a page, an API method or a typo.
+WEBHOOK_PATHS = ("/services/", "/workflows/", "/triggers/")
+GET_A_WEBHOOK = (
+    "create an incoming webhook (https://api.slack.com/messaging/webhooks) and pass its "
+    "https://hooks.slack.com/services/... URL"
+)
+# Slack's error texts, each with what to do about it.
+REMEDIES = {
+    "invalid_token": "the webhook's app was uninstalled or its token revoked: create a new "
+    "incoming webhook and update the secret that holds it (SLACK_WEBHOOK_URL)",
+    "no_service": "no webhook at this URL (removed, or a part of the URL is missing): copy it "
+    "again from the app's Incoming Webhooks page",
+    "no_team": "the workspace in the URL does not exist: copy the webhook URL again",
+    "team_disabled": "the Slack workspace is disabled: use a webhook of another workspace",
+    "channel_not_found": "the webhook's channel was deleted: " + GET_A_WEBHOOK,
+    "channel_is_archived": "the webhook's channel is archived: unarchive it, or " + GET_A_WEBHOOK,
+    "action_prohibited": "a Slack admin restricted posting there: ask them, or post to "
+    "another channel",
+    "posting_to_general_channel_denied": "only admins may post to that channel: choose "
+    "another one for the webhook",
+    "too_many_attachments": "ai-context sent a message Slack refused: report it with this log",
+    "invalid_payload": "ai-context sent a message Slack refused: report it with this log",
+    "invalid_blocks": "ai-context sent blocks Slack refused: report it with this log "
+    "(a template override in `templates` may be the cause)",
+    "no_text": "ai-context sent an empty message: report it with this log",
+    "rate_limited": "Slack asked to wait: run again in a minute",
+}
+# When Slack's body names no known error: what the status alone says.
+STATUS_REMEDIES = {
+    400: "Slack refused the message: report it with this log",
+    403: "Slack refused the webhook (revoked, or posting restricted): " + GET_A_WEBHOOK,
+    404: REMEDIES["no_service"],
+    410: "the webhook's channel is archived or the webhook disabled: " + GET_A_WEBHOOK,
+}
+
+
+def webhook_problem(url: str) -> str | None:
+    """Why URL is not an incoming webhook (None when it looks like one); never quotes the
+    URL, which is a secret. Checked before anything is sent: a channel's address
+    (https://app.slack.com/client/...) would be retried and fail, never post."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"is not an http(s) URL; {GET_A_WEBHOOK}"
+    host = (parts.hostname or "").lower()
+    if host.endswith("slack.com") and host != "hooks.slack.com":
+        return (
+            f"is a Slack page ({host}), not an incoming webhook (a channel's or app's address "
+            f"does not take messages); {GET_A_WEBHOOK}"
+        )
+    if not parts.path.startswith(WEBHOOK_PATHS):
+        return f"is not an incoming webhook (its path is not /services/...); {GET_A_WEBHOOK}"
+    return None
+
+
+def remedy(status: int, body: str) -> str:
+    """What to do about Slack's answer STATUS BODY ('' when nothing but waiting helps)."""
+    known = REMEDIES.get(body.strip().split(" ")[0]) if body else None
+    if known:
+        return known
+    if status >= 500:
+        return "Slack is failing: run again later (https://slack-status.com)"
+    return STATUS_REMEDIES.get(status, "")
+
+
 class SlackWebhook:
     """An incoming webhook. `repr` shows the host only: the path is the secret."""
 
@@ -95,12 +162,10 @@ class SlackWebhook:
         backoff: float = 2.0,
         retry_unsure: bool = False,
     ) -> None:
+        problem = webhook_problem(url)
+        if problem is not None:
+            raise ValueError(f"the Slack webhook URL {problem}")
         parts = urlsplit(url.strip())
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(
-                "the Slack webhook URL must be an http(s) URL such as "
-                "https://hooks.slack.com/services/...; check the slack-webhook-url setting"
-            )
         if max_attempts < 1:
             raise ValueError("max_attempts is at least 1")
         self._url = url.strip()
@@ -158,21 +223,29 @@ class SlackWebhook:
         if status == 200 and body == "ok":
             return _Attempt(ok=True)
         error = f"HTTP {status} {body or '(empty body)'}"
+        fix = remedy(status, body)
+        error += f": {fix}" if fix else ""
         if status == 429:
             wait = _retry_after(response, backoff)
             if wait > self._max_wait:
                 return _Attempt(
                     ok=False,
+                    status=status,
                     error=f"{error}: Slack asked to wait {wait:g}s, over {self._max_wait:g}s",
                 )
-            return _Attempt(ok=False, retry=True, wait=wait, error=error)
+            return _Attempt(ok=False, retry=True, wait=wait, error=error, status=status)
         if status == 503:
-            return _Attempt(ok=False, retry=True, wait=_retry_after(response, backoff), error=error)
+            wait = _retry_after(response, backoff)
+            return _Attempt(ok=False, retry=True, wait=wait, error=error, status=status)
         if status >= 500:
             return _Attempt(
-                ok=False, retry=self._retry_unsure, wait=backoff, error=f"{error}; {unsure}"
+                ok=False,
+                retry=self._retry_unsure,
+                wait=backoff,
+                error=f"{error}; {unsure}",
+                status=status,
             )
-        return _Attempt(ok=False, error=error)
+        return _Attempt(ok=False, error=error, status=status)
 
     def post(self, messages: Sequence[dict[str, Any]]) -> SlackResult:
         """Post every message in order; stop at the first that cannot be delivered."""
@@ -190,7 +263,13 @@ class SlackWebhook:
                 if not result.retry or attempt >= self._max_attempts:
                     tries = f" after {attempt} attempts" if attempt > 1 else ""
                     error = f"Slack message {index} of {len(messages)}{tries}: {result.error}"
-                    return SlackResult(sent=sent, total=len(messages), calls=calls, error=error)
+                    return SlackResult(
+                        sent=sent,
+                        total=len(messages),
+                        calls=calls,
+                        error=error,
+                        status=result.status,
+                    )
                 if result.wait > 0:
                     self._sleep(result.wait)
                 attempt += 1

@@ -4,7 +4,9 @@ Agents run these at every checkpoint, so start-up stays lean: this module import
 at the top; a command imports the GitHub adapter only when it runs, and nothing imports jinja2.
 Settings: token from $GITHUB_TOKEN or $GH_TOKEN (or --token-env NAME), repository from --repo,
 an issue URL, $GITHUB_REPOSITORY or the `origin` remote, API URL from $GITHUB_API_URL, cache from
---cache or $AI_CONTEXT_CACHE, actor from --actor or $AI_CONTEXT_ACTOR.
+--cache or $AI_CONTEXT_CACHE, actor from --actor or $AI_CONTEXT_ACTOR, the fields a complete
+block needs from $AI_CONTEXT_REQUIRED or the config file's `required:` (--config, else
+$AI_CONTEXT_CONFIG, else .github/ai-context.yml), as the Action reads them.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from ai_context.cli.common import (
 )
 from ai_context.cli.mirror import agent_mirror_hook
 from ai_context.core.block import parse
-from ai_context.core.errors import UsageError
+from ai_context.core.errors import ConfigError, UsageError
+from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig, required_fields
 
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
@@ -63,8 +66,22 @@ def add_agent_commands(sub: Any) -> None:
             "(default $AI_CONTEXT_CACHE or .ai-context/cache)",
         )
         add_actor(p)
+        p.add_argument(
+            "--config",
+            metavar="FILE",
+            help=f"for required: and actors.<id>.owner (default $AI_CONTEXT_CONFIG or "
+            f"{DEFAULT_CONFIG})",
+        )
         p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601) for timestamps")
         add_format(p)
+
+    def take_local(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--take",
+            choices=("local",),
+            help="write even though the write guard refuses (another actor's block, or one "
+            "this machine has not read); logged with both copies",
+        )
 
     save = sub.add_parser("save", help="write an AI Context block into its issue")
     add_issue(save)
@@ -75,11 +92,7 @@ def add_agent_commands(sub: Any) -> None:
         help="the block (or a body holding it); default stdin",
     )
     save.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    save.add_argument(
-        "--take",
-        choices=("local",),
-        help="replace the issue's block even if it changed since this machine read it",
-    )
+    take_local(save)
     common(save)
     save.set_defaults(handler=cmd_save)
 
@@ -89,9 +102,6 @@ def add_agent_commands(sub: Any) -> None:
         "--take", choices=("local", "remote"), help="resolve a conflict with this copy"
     )
     resume.add_argument("--assignee", metavar="LOGIN", help="your GitHub login (finds your task)")
-    resume.add_argument(
-        "--config", metavar="FILE", help=f"for actors.<id>.owner ({DEFAULT_CONFIG})"
-    )
     common(resume)
     resume.set_defaults(handler=cmd_resume)
 
@@ -101,6 +111,7 @@ def add_agent_commands(sub: Any) -> None:
     handoff.add_argument("--description", metavar="TEXT", help="who the next actor is")
     handoff.add_argument("--next-step", metavar="TEXT", help="replace Next step")
     handoff.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    take_local(handoff)
     common(handoff)
     handoff.set_defaults(handler=cmd_handoff)
 
@@ -116,7 +127,18 @@ def add_agent_commands(sub: Any) -> None:
         help="follow-up work, one argument each",
     )
     done.add_argument("--shipped", metavar="TEXT", help="default: the plan's done steps")
+    done.add_argument(
+        "--done-step",
+        dest="done_steps",
+        action="append",
+        type=_step_number,
+        default=[],
+        metavar="N",
+        help="plan step N is done with the finish (e.g. the Open PR step, with --pr); a step "
+        "still pending that is not named is marked skipped (repeatable)",
+    )
     done.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    take_local(done)
     common(done)
     done.set_defaults(handler=cmd_done)
 
@@ -137,15 +159,47 @@ def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
     return open_cache(args.cache, dict(env))
 
 
+def _step_number(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a plan step number (1, 2, ...)")
+    return int(text)
+
+
+def config_path(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
+    """The config file: --config, else $AI_CONTEXT_CONFIG, else .github/ai-context.yml."""
+    return Path(getattr(args, "config", None) or env.get("AI_CONTEXT_CONFIG") or DEFAULT_CONFIG)
+
+
 def login_for(actor: str | None, config: Path) -> str | None:
     """The actor's human owner (`actors.<actor>.owner` in the config file), when both exist."""
     if actor is None:
         return None
-    from ai_context.adapters.config import load_yaml  # noqa: PLC0415
+    from ai_context.adapters.yamlfile import load_yaml  # noqa: PLC0415
     from ai_context.rules.actors import parse_actors  # noqa: PLC0415 - resume step 1 only
 
     data, _ = load_yaml(config)
     return parse_actors(data.get("actors"), str(config)).owner(actor)
+
+
+def required_for(config: Path, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The fields a complete block needs, as the Action reads them: $AI_CONTEXT_REQUIRED, else
+    the config file's `required:`, else the default; an unknown field is bad configuration
+    (exit 2). No file, no YAML: the common case costs a stat."""
+    raw: object = env.get("AI_CONTEXT_REQUIRED", "").strip() or None
+    where = "$AI_CONTEXT_REQUIRED"
+    if raw is None:
+        if not config.is_file():
+            return REQUIRED_DEFAULT
+        from ai_context.adapters.yamlfile import load_yaml  # noqa: PLC0415 - only with a file
+
+        data, lines = load_yaml(config)
+        if data.get("required") is None:
+            return REQUIRED_DEFAULT
+        raw, where = data["required"], f"{config} line {lines.get('required')}"
+    try:
+        return CheckConfig(required=required_fields(raw)).required
+    except ValueError as exc:
+        raise ConfigError(f"bad configuration: setting required ({where}): {exc}") from None
 
 
 def _now(args: argparse.Namespace) -> datetime:
@@ -207,6 +261,7 @@ def _run(
 def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     block = _read_block(args, stdin)
     actor = resolve_actor(args, os.environ)
+    required = required_for(config_path(args, os.environ), os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -221,6 +276,7 @@ def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             now=_now(args),
             dry_run=args.dry_run,
             take=args.take,
+            required=required,
             mirror=agent_mirror_hook(),
         ),
     )
@@ -229,7 +285,8 @@ def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
-    config = Path(args.config or DEFAULT_CONFIG)
+    config = config_path(args, os.environ)
+    required = required_for(config, os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -243,6 +300,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             login=lambda: args.assignee or login_for(actor, config),
             now=_now(args),
             take=args.take,
+            required=required,
             mirror=agent_mirror_hook(),
         ),
     )
@@ -251,6 +309,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
+    required = required_for(config_path(args, os.environ), os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -266,6 +325,8 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
+            take=args.take,
+            required=required,
             release_lease=agent.lease_release(gh),
             mirror=agent_mirror_hook(),
         ),
@@ -275,6 +336,7 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
+    required = required_for(config_path(args, os.environ), os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -287,9 +349,12 @@ def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             pr=args.pr,
             followups=args.followup,
             shipped=args.shipped,
+            done_steps=args.done_steps,
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
+            take=args.take,
+            required=required,
             release_lease=agent.lease_release(gh),
             mirror=agent_mirror_hook(),
         ),

@@ -24,13 +24,15 @@ from ai_context.core.errors import UsageError
 if TYPE_CHECKING:
     from pathlib import Path  # at run time only where used: `validate` needs no pathlib
 
-    from ai_context.adapters.github import GitHub
-    from ai_context.adapters.github_wire import Secret
+    from ai_context.adapters.github import GitHub, Secret
 
 DEFAULT_API_URL = "https://api.github.com"
 ACTOR_ENV = "AI_CONTEXT_ACTOR"
 REPOSITORY_ENV = "GITHUB_REPOSITORY"
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
+# `gh`: with no token in TOKEN_ENVS, ask the GitHub CLI (`gh auth token`), as `setup claude
+# --token-from gh` arranges for Claude Code, so no token is ever written to a settings file.
+TOKEN_FROM_ENV = "AI_CONTEXT_TOKEN_FROM"  # noqa: S105 - a variable's name, not a secret
 ACTOR_MAX = 100  # characters: an actor id is a short name, not a document
 ENVIRONMENT_HELP = (
     "environment: GITHUB_TOKEN (or GH_TOKEN), GITHUB_REPOSITORY (default for --repo), "
@@ -221,6 +223,10 @@ def github_api_url(env: Mapping[str, str]) -> str:
 
 def github_token(env: Mapping[str, str], names: Sequence[str] = TOKEN_ENVS) -> str:
     token = next((env[n].strip() for n in names if env.get(n, "").strip()), None)
+    if token is None and env.get(TOKEN_FROM_ENV, "").strip() == "gh":
+        from ai_context.adapters.ghcli import gh_token  # noqa: PLC0415
+
+        return gh_token()
     if token is None:
         raise UsageError(
             f"no GitHub token in ${' or $'.join(names)}: set {names[0]} to a token with issues "

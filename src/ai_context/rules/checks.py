@@ -18,6 +18,16 @@ _OPEN_STEPS = frozenset({"pending", "in progress", None})  # a step left open (N
 REQUIRED_DEFAULT = ("actor", "phase", "last_updated", "plan", "files_touched", "next_step")
 
 
+def required_fields(value: object) -> tuple[str, ...]:
+    """The config's `required:` (a list, or one comma-separated text) as field keys: `Files
+    touched` and `files_touched` alike. Whether each is a known field is CheckConfig's to say.
+    The Action's settings and the agent commands both read it here: one notion of complete."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise ValueError("must be a list of block fields, e.g. [actor, phase, plan]")
+    return tuple(str(v).strip().lower().replace(" ", "_") for v in items if str(v).strip())
+
+
 @dataclass(frozen=True, slots=True)
 class CheckConfig:
     """What the checks require and tolerate (a dataclass: `validate` imports no pydantic).

@@ -9,11 +9,13 @@ from ai_context.adapters.clickup import (
     ClickUp,
     ClickUpCounter,
 )
+from ai_context.adapters.templates import Templates
+from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
+from ai_context.rules.actors import parse_actors
 from ai_context.rules.mirror import (
     find_link,
     load_mirror_config,
-    template_env,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ def mirror_job(ctx: RunContext) -> None:
             ctx.summary.append(f"### ClickUp mirror\n\n{line}.")
         return
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
-    env = template_env(_templates_dir(settings.templates, workspace))
+    templates = mirror_templates(_templates_dir(settings.templates, workspace))
     store = ClickUp(
         settings.clickup_token,
         api_url=settings.clickup_api_url,
@@ -56,11 +58,12 @@ def mirror_job(ctx: RunContext) -> None:
         issues,
         store,
         config=config,
-        env=env,
+        templates=templates,
         team_id=settings.clickup_team_id,
         full=ctx.route.scan_all,
         dry_run=settings.dry_run,
         log=ctx.workflow.log,
+        actors=parse_actors(ctx.extras.get("actors"), settings.config),
     )
     for number, findings in report.findings.items():
         ctx.findings.setdefault(number, []).extend(findings)
@@ -68,6 +71,14 @@ def mirror_job(ctx: RunContext) -> None:
     ctx.outputs["mirrored"] = str(report.count("written"))
     ctx.summary.append(summary(report, store.counter, dry_run=settings.dry_run))
     ctx.exit_codes.append(report.exit_code)
+
+
+def mirror_templates(user_dir: Path | None) -> Templates:
+    """The mirror's templates; a missing directory is a ConfigError."""
+    try:
+        return Templates(user_dir)
+    except ValueError as exc:
+        raise ConfigError(f"setting templates: {exc}") from exc
 
 
 def _templates_dir(setting: str | None, workspace: Path) -> Path | None:

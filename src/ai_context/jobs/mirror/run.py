@@ -9,8 +9,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from jinja2 import Environment
-
 from ai_context.adapters.clickup import (
     ClickUpConfigError,
     ClickUpCounter,
@@ -19,8 +17,10 @@ from ai_context.adapters.clickup import (
     ClickUpQuotaExceeded,
     ClickUpUnavailable,
 )
+from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
+from ai_context.rules.actors import ActorMap
 from ai_context.rules.mirror import (
     CustomField,
     FieldMatch,
@@ -34,6 +34,7 @@ from ai_context.rules.mirror import (
     same_value,
     targets,
 )
+from ai_context.rules.mirror.link import IssueKey, issue_key, mirrored_from, taken
 
 if TYPE_CHECKING:
     pass
@@ -135,6 +136,10 @@ class _Run:
         self.report = MirrorReport()
         self.noted_lists: set[str] = set()
         self.writes_stopped = False
+        self.team_checked = False
+        # The issues of this run -> the task each one mirrors ("" for none: no block, no
+        # link, not trusted): a field naming one of them for another task is a stale claim.
+        self.claims: dict[IssueKey, str] = {}
 
     # --- reading --------------------------------------------------------------------------
 
@@ -203,8 +208,23 @@ class _Run:
 
     # --- writing --------------------------------------------------------------------------
 
+    def check_team(self, task: Task) -> None:
+        """A task of another workspace than clickup-team-id says the setting is wrong: each
+        task read by id works anyway, but a full rebuild's pages would read the wrong one."""
+        if self.team_checked or not self.team_id or not task.team_id:
+            return
+        self.team_checked = True
+        if task.team_id != self.team_id:
+            self.report.errors.append(
+                f"clickup-team-id is {self.team_id}, but ClickUp task {task.id} is in workspace "
+                f"{task.team_id}: set clickup-team-id to {task.team_id} (the number after "
+                "app.clickup.com/ in ClickUp's URLs)"
+            )
+            self.report.exit_code = max(self.report.exit_code, 2)
+
     def mirror(self, item: Mirrored, task: Task) -> None:
         item.task = task
+        self.check_team(task)
         target = item.target
         match = self.fields.resolve(task)
         if match.status == "duplicate":
@@ -219,6 +239,11 @@ class _Run:
         fld = match.field
         current = next((f.value for f in task.fields if f.id == fld.id), None)
         item.old = current if isinstance(current, str) else None
+        other = mirrored_from(current, target.issue)
+        if other is not None and self.claims.get(other, target.link.key) == target.link.key:
+            item.result = "skipped"  # another issue's mirror, which this run does not void
+            self.report.add_finding(item.number, taken(target.link, other))
+            return
         if same_value(current, target.text):
             item.result = "unchanged"
             return
@@ -229,7 +254,8 @@ class _Run:
         if self.dry_run:
             item.result = "would_write"
             self.log(f"[dry-run] would set {where} ({len(target.text)} chars):")
-            self.log(diff(item.old or "", target.text, task.id, item.number))
+            for line in diff(item.old or "", target.text, task.id, item.number).split("\n"):
+                self.log(line)  # a log line is one line (Workflow.log folds newlines)
             return
         try:
             self.store.set_field(task.id, fld.id, target.text)
@@ -255,10 +281,18 @@ class _Run:
                 f"ClickUp field {name} on list {task.list_id} is a {match.field.type} field: "
                 f"make it a Text field named {name}"
             )
+        elif match.candidates:
+            near = ", ".join(f"'{f.name}'" for f in match.candidates)
+            self.report.notes.append(
+                f"ClickUp field {name} not found on list {task.list_id}, but {near} is there "
+                f"(names match exactly): rename it {name} in ClickUp, or set `mirror.field: "
+                f"{match.candidates[0].name}` in the config file"
+            )
         else:
             self.report.notes.append(
                 f"ClickUp field {name} not found on list {task.list_id}: create a Text field "
-                f"named {name} at the space level"
+                f"named {name} at the space level, or name your field in the config file's "
+                "`mirror.field`"
             )
 
 
@@ -289,16 +323,21 @@ def run_mirror(
     store: TaskStore,
     *,
     config: MirrorConfig,
-    env: Environment,
+    templates: Templates,
     team_id: str | None = None,
     full: bool = False,
     dry_run: bool = False,
     log: Callable[[str], None] = print,
+    actors: ActorMap | None = None,
 ) -> MirrorReport:
-    """Mirror every linked issue among ISSUES; FULL reads current values in pages."""
+    """Mirror every linked issue among ISSUES; FULL reads current values in pages. A link is
+    followed only when trusted (ACTORS: the config's `actors:`), and a field that mirrors
+    another issue (one this run does not see link elsewhere) is not written."""
     run = _Run(store, config, team_id=team_id, dry_run=dry_run, log=log)
     report = run.report
-    wanted, findings = targets(issues, env, config, team_id)
+    wanted, findings = templates.run(targets, issues, config=config, team_id=team_id, actors=actors)
+    run.claims = {issue_key(i): "" for i in issues}
+    run.claims.update({issue_key(t.issue): t.link.key for t in wanted})
     for number, found in findings.items():
         for finding in found:
             report.add_finding(number, finding)
