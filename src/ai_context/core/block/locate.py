@@ -103,6 +103,8 @@ class Region:
 # first character alone (a class) rules out most lines at half the cost of the whole pattern,
 # which then confirms the few left.
 _CANDIDATE_RE = re.compile(r"\n {0,3}(?:`{3,}|~{3,}|<|(?:#{2,4}[ \t]+)?" + TITLE + ")")
+# A line that may hold a title inside containers: block quote and list marks, indentation.
+_NESTED_TITLE = r"\n[ \t>*+\-0-9.)]*+(?:#{2,4}[ \t]+)?" + TITLE
 _MAYBE_CANDIDATE_RE = re.compile("\n {0,3}[`~<#Aa\u200b\u200c\u200d\u2060\ufeff]")
 _BAIL = -1  # the quick scan cannot place this line alone: the scanner decides
 
@@ -155,8 +157,10 @@ def nested_titles(body: str) -> list[tuple[int, str]]:
     inside a block quote or a list item: quoted text, never the block."""
     if body.startswith(BOM):
         body = body[len(BOM) :]
-    if TITLE_LINE_RE.search(body) is None:
-        return []  # most bodies: no title anywhere, no scan
+    # Most bodies hold no title after container marks at all: one scan anchored on the
+    # newlines (compiled once, by re, on the first body without a block) says so.
+    if re.search(_NESTED_TITLE, "\n" + body) is None:
+        return []
     from ai_context.core.block.structure import titles  # noqa: PLC0415 - rare: start-up
 
     lines = [text[:-1] if text[-1:] == "\r" else text for text in body.split("\n")]
