@@ -42,8 +42,9 @@ BOM = "\ufeff"
 _SETEXT_UNDERLINE_RE = re.compile(r" {0,3}(?:(-+)|=+)[ \t]*")
 _COMMENT_OPEN = "<!--"
 _ANY_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
-# The line after an HTML block of type 6 or 7, which ends at a blank line.
-_BLANK_LINE_RE = re.compile(r"\n[ \t]*+\r?(?=\n|\Z)")
+# The line after an HTML block of type 6 or 7, which ends at a blank line (compiled by re
+# when first needed).
+_BLANK_LINE = r"\n[ \t]*+\r?(?=\n|\Z)"
 
 
 # --- locating blocks --------------------------------------------------------------------
@@ -260,7 +261,7 @@ def _html_end(body: str, pos: int, text: str, at: int) -> int:
     if ending is not None:  # ends on the line holding its closing text, the first included
         close = ending.search(body, pos + at)
         return len(body) + 1 if close is None else close.end()
-    blank = _BLANK_LINE_RE.search(body, pos)
+    blank = re.compile(_BLANK_LINE).search(body, pos)
     return len(body) + 1 if blank is None else blank.start() + 1
 
 

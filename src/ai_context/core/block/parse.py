@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,11 +14,11 @@ from ai_context.core.block.model import Block, BlockError, PlanStep, format_time
 from ai_context.core.block.syntax import (
     ALIASES,
     BULLET_RE,
-    CHECKBOX_RE,
     CHUNK_RE,
     EMPTY_WORDS,
     LABELLED_RE,
     NUMBERED_RE,
+    STEP_START_RE,
     STEP_STATUSES,
     StepStatus,
     canon_label,
@@ -218,11 +217,6 @@ def _joined(raw: _RawField) -> str:
     return " ".join(p for p in parts if p)
 
 
-# Where a plan step's text starts, the checkbox (group 1), number (group 2) or bullet before
-# it, in that order of preference: one match for CHECKBOX_RE, NUMBERED_RE and BULLET_RE.
-_STEP_START_RE = re.compile("|".join((CHECKBOX_RE.pattern, NUMBERED_RE.pattern, "[-*+][ \t]+")))
-
-
 def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
     lines = raw.children
     if raw.value and raw.value.lower() not in EMPTY_WORDS:
@@ -233,7 +227,7 @@ def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
     step: tuple[int, int, str, str | None]
     for number, _, text in lines:
         stripped = text.strip()
-        start = _STEP_START_RE.match(stripped)
+        start = STEP_START_RE.match(stripped)
         if start is None:
             if pending:
                 at, written, before, box = pending[-1]

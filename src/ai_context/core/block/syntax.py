@@ -125,7 +125,11 @@ def html_end(kind: int) -> re.Pattern[str] | None:
 
 BULLET_RE = re.compile(r"([-*+])[ \t]+")
 NUMBERED_RE = re.compile(r"(\d{1,9})[.)](?:[ \t]+|$)")
-CHECKBOX_RE = re.compile(r"[-*+][ \t]+\[([ xX])\](?:[ \t]+|$)")
+# Where a plan step's text starts: its checkbox (group 1: the mark), number (group 2) or
+# bullet, in that order of preference.
+STEP_START_RE = re.compile(
+    r"[-*+][ \t]+\[([ xX])\](?:[ \t]+|$)|(\d{1,9})[.)](?:[ \t]+|$)|[-*+][ \t]+"
+)
 CHUNK_RE = re.compile(r"\(chunk[ \t]+(\d{1,9})[ \t]+of[ \t]+(\d{1,9})\)$", re.IGNORECASE)
 _PLAIN_LABEL_RE = re.compile(r"[A-Za-z][A-Za-z0-9 _/'-]{0,40}")
 
@@ -200,7 +204,7 @@ def _bold(label: str, rest: str) -> tuple[str, str] | None:
 # space at either end) and the value (no space at either end, once the line is stripped) in
 # one match; then any bullet and bold label (up to the first closing `**`, as split_label).
 LABELLED_RE = re.compile(r"[-*+][ \t]+\*\*([^*\s:](?:[^*]*[^*\s])?):\*\*\s*(.*)", re.DOTALL)
-_BOLD_BULLET_RE = re.compile(r"[-*+][ \t]+\*\*(.*?)\*\*(.*)", re.DOTALL)
+_BOLD_BULLET = r"[-*+][ \t]+\*\*(.*?)\*\*(.*)"  # compiled by re when first needed
 
 
 def field_of(text: str) -> tuple[str, str] | None:
@@ -209,7 +213,7 @@ def field_of(text: str) -> tuple[str, str] | None:
     labelled = LABELLED_RE.match(stripped)
     if labelled is not None:
         return labelled.group(1), labelled.group(2)
-    bold = _BOLD_BULLET_RE.match(stripped)
+    bold = re.compile(_BOLD_BULLET, re.DOTALL).match(stripped)
     if bold is not None:
         return _bold(bold.group(1), bold.group(2))
     bullet = BULLET_RE.match(stripped)
