@@ -56,6 +56,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.adapters.github import GitHub, GitHubNotFound  # noqa: PLC0415
     from ai_context.jobs.comments import is_task  # noqa: PLC0415
     from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
+    from ai_context.rules.actors import parse_actors  # noqa: PLC0415
     from ai_context.rules.mirror import load_mirror_config  # noqa: PLC0415
 
     del stdin
@@ -101,6 +102,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         full=args.all,
         dry_run=args.dry_run or settings.dry_run,
         log=log,
+        actors=parse_actors(extras.get("actors"), settings.config),
     )
     calls = {"clickup_reads": store.counter.reads, "clickup_writes": store.counter.writes}
     calls["github"] = github.counter.total
@@ -184,12 +186,14 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
         from ai_context.adapters.config import load_settings  # noqa: PLC0415
         from ai_context.core.errors import ConfigError  # noqa: PLC0415
         from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
+        from ai_context.rules.actors import parse_actors  # noqa: PLC0415
         from ai_context.rules.mirror import load_mirror_config  # noqa: PLC0415
 
         workspace = Path.cwd()
         try:
             settings, extras = load_settings(os.environ, workspace)
             config = load_mirror_config(extras, settings.config)
+            actors = parse_actors(extras.get("actors"), settings.config)
             user_dir = workspace / settings.templates if settings.templates else None
             templates = mirror_templates(user_dir)
         except ConfigError as exc:
@@ -215,6 +219,7 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
                 templates=templates,
                 team_id=settings.clickup_team_id,
                 log=log,
+                actors=actors,
             )
         except ClickUpError as exc:
             out.write(f"mirror: ClickUp failed ({exc}); the issue holds the block\n")

@@ -32,6 +32,8 @@ class Issue:
     labels: tuple[str, ...] = ()
     assignees: tuple[str, ...] = ()
     author: str | None = None
+    # GitHub's `author_association` of the author (OWNER, MEMBER, COLLABORATOR, NONE, ...)
+    author_association: str | None = None
     comments: int | None = None  # the count GitHub lists with the issue; None: unknown
     updated_at: datetime | None = None
     closed_at: datetime | None = None
@@ -115,12 +117,23 @@ def _check_texts(values: Mapping[str, Any]) -> None:
     for name in ("title", "body", "html_url", "repository"):
         if name in values:
             _check_text(name, values[name])
-    for name in ("state_reason", "author"):
+    for name in ("state_reason", "author", "author_association"):
         _check_text(name, values.get(name), optional=True)
     if values.get("state", "open") not in ("open", "closed"):
         raise IssueDataError("state", "Input should be 'open' or 'closed'")
     if type(values.get("is_pull_request", False)) is not bool:
         raise IssueDataError("is_pull_request", "Input should be a valid boolean")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BodyHistory:
+    """An issue's body now and the full texts of its latest recorded revisions, newest first
+    (GitHub's `userContentEdits`); a text is None where that revision was deleted from the
+    history. COMPLETE: no older revision exists beyond these."""
+
+    body: str
+    edits: tuple[str | None, ...] = ()
+    complete: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,8 +24,10 @@ from datetime import UTC, datetime, timedelta
 
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.core.models import Issue
+from ai_context.jobs.bodywrite import commit_body
 from ai_context.jobs.comments import is_task
 from ai_context.rules import runstate
+from ai_context.rules.overwrite import Region
 from ai_context.rules.runstate import MAX_AGE, Mark, RunState, fingerprint
 from ai_context.rules.sticky import MAX_COMMENT
 
@@ -440,8 +442,8 @@ def save(
 ) -> int:
     """Write the scan's run state into its carrier when it changed (creating the carrier the
     first time): a conditional re-read first (a 304, free of rate limit, unless a human
-    edited the text around the line since the listing), then one PATCH. Returns the writes
-    made (or, in a dry run, that would be)."""
+    edited the text around the line since the listing), then one PATCH and a read of the
+    issue's edit history. Returns the writes made (or, in a dry run, that would be)."""
     state = found.state()
     carrier = found.carrier
     limit = runstate.MAX_ENCODED
@@ -465,10 +467,22 @@ def save(
         )
         log(f"ai-context: created #{made.number} to hold the {what}")
         return 1
+    # The write spacing first, then the re-read, so the PATCH goes on what GitHub holds; an
+    # edit that lands in between all the same is put back (jobs/bodywrite.py).
+    github.pace_write()
     fresh = github.get_issue(carrier.number, known=carrier)
-    github.update_issue_body(carrier.number, runstate.replace_line(fresh.body, line, found.jobs))
+    jobs = found.jobs
+    region = Region(
+        own=lambda body: runstate.line_of(body, jobs),
+        put=lambda body: runstate.replace_line(body, line, jobs),
+    )
+    planned = runstate.replace_line(fresh.body, line, jobs)
+    done = commit_body(github, carrier.number, read=fresh.body, planned=planned, region=region)
+    if not done.landed:
+        log(f"ai-context: run state not written on #{carrier.number}: {done.problem}")
+        return done.writes
     log(f"ai-context: {what} (#{carrier.number})")
-    return 1
+    return done.writes
 
 
 def _moved(found: Scan, new: RunState) -> bool:

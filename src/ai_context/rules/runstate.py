@@ -342,6 +342,11 @@ def lines(body: str | None) -> list[str]:
     return out
 
 
+def line_of(body: str, jobs: str) -> str | None:
+    """The run-state line of JOBS in BODY, None when it has none."""
+    return next((line for line in lines(body) if jobs_of(line) == jobs), None)
+
+
 def jobs_of(line: str) -> str | None:
     """The job set a run-state line is for (None when unreadable)."""
     return _named(line, "jobs")

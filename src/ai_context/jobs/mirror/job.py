@@ -13,6 +13,7 @@ from ai_context.adapters.clickup import (
 from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
+from ai_context.rules.actors import parse_actors
 from ai_context.rules.mirror import (
     find_link,
     load_mirror_config,
@@ -74,6 +75,7 @@ def mirror_job(ctx: RunContext) -> None:
         full=ctx.route.scan_all and bool(ctx.scanned().full),
         dry_run=settings.dry_run,
         log=ctx.workflow.log,
+        actors=parse_actors(ctx.extras.get("actors"), settings.config),
     )
     for number, findings in report.findings.items():
         ctx.findings.setdefault(number, []).extend(findings)
