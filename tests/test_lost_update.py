@@ -22,8 +22,8 @@ from ai_context.core.block import Block, parse, render
 from ai_context.core.models import BodyHistory
 from ai_context.jobs import agent
 from ai_context.jobs.agent import Outcome
-from ai_context.rules.runstate import decode
 from ai_context.rules.overwrite import UNKNOWN, Region, judge, merge3, predecessor
+from ai_context.rules.runstate import decode
 from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
