@@ -186,6 +186,8 @@ def kinds(requests: list[Request], free: set[int]) -> Counter[str]:
             out["304"] += 1
         elif r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues":
             out["page"] += 1
+        elif r.method == "POST" and r.template == "/graphql" and "userContentEdits" in str(r.json):
+            out["edit history"] += 1
         elif r.method == "POST" and r.template == "/graphql":  # a read, though a POST
             out["graphql"] += 1
         elif r.method == "GET" and r.template == "/repos/{owner}/{repo}/issues/comments":
@@ -208,6 +210,7 @@ def kinds(requests: list[Request], free: set[int]) -> Counter[str]:
 WHY = {
     "page": "page(s) of issues",
     "graphql": "GraphQL read(s) of comments (100 issues each)",
+    "edit history": "edit history read(s) after the state's write (jobs/bodywrite.py)",
     "settle": "settle listing(s) (the run's new comments, 100 a page: jobs/settle.py)",
     "comments": "REST comment listing(s)",
     "due read": "due task(s) read",
