@@ -2,9 +2,10 @@
 `report` cli/report.py), and the one place that maps errors to exit codes and messages (`main`).
 
 Exit codes are core/errors.py's `Exit`: 0 done; 1 findings at or above the fail threshold (for
-`validate`: errors); 2 bad configuration or usage; 3 an outside service failed; 4 conflict or
-lease held by another; 5 incomplete state. A bare `ai-context` prints the help and exits 2; the
-Action runs only as `ai-context action`.
+`validate`: errors); 2 bad configuration or usage; 3 an outside service failed, or a bug of ours
+(one line saying where to report it; the traceback with `--debug` or AI_CONTEXT_DEBUG=1);
+4 conflict or lease held by another; 5 incomplete state. A bare `ai-context` prints the help and
+exits 2; the Action runs only as `ai-context action`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from ai_context.cli.common import ENVIRONMENT_HELP, HelpFormatter, duration_arg,
 from ai_context.core.errors import AIContextError, Exit, UsageError
 
 __all__ = ["UsageError", "build_parser", "main"]
+
+ISSUES_URL = "https://github.com/ai-context/ai-context/issues"
+DEBUG_FLAG, DEBUG_ENV = "--debug", "AI_CONTEXT_DEBUG"
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,6 +49,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=ENVIRONMENT_HELP + ". Run `ai-context COMMAND --help` for a command's flags.",
     )
     parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument(
+        DEBUG_FLAG,
+        action="store_true",
+        help=f"show the traceback of an internal error (or set {DEBUG_ENV}=1)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     action = sub.add_parser(
@@ -253,7 +262,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_error(exc, as_json, sys.stdout, sys.stderr)
     except BrokenPipeError:
         return _reader_left()
+    except Exception as exc:  # a bug of ours: never a findings exit (1), never a bare traceback
+        debug = DEBUG_FLAG in args_list or os.environ.get(DEBUG_ENV, "") == "1"
+        return internal_error(exc, as_json, debug, sys.stdout, sys.stderr)
     return int(code)
+
+
+def internal_error(exc: Exception, as_json: bool, debug: bool, out: TextIO, err: TextIO) -> int:
+    """An unexpected exception: one line naming it and where to report it (exit 3); the
+    traceback only when DEBUG asks for it."""
+    if debug:
+        import traceback  # noqa: PLC0415 - only for a bug, and only when asked
+
+        traceback.print_exception(exc, file=err)
+    hint = "" if debug else f" (run with {DEBUG_FLAG} or {DEBUG_ENV}=1 for the traceback)"
+    what = " ".join(str(exc).split())[:300]  # one line, whatever the exception holds
+    line = (
+        f"internal error: {type(exc).__name__}: {what}. This is a bug in ai-context; please "
+        f"report it at {ISSUES_URL} with the command you ran{hint}"
+    )
+    return report_error(_Internal(line), as_json, out, err)
+
+
+class _Internal(AIContextError):
+    """An unexpected exception, as the one error line `report_error` writes (exit 3)."""
 
 
 def _reader_left() -> int:
