@@ -7,7 +7,6 @@ import json
 import pytest
 import requests
 import responses
-from pydantic import SecretStr
 from responses import matchers
 
 from ai_context.adapters.clickup import (
@@ -18,6 +17,7 @@ from ai_context.adapters.clickup import (
     ClickUpQuotaExceeded,
     ClickUpUnavailable,
 )
+from ai_context.core.secret import Secret
 
 API = "https://clickup.example.com/api/v2"
 TOKEN = "pk_1234_" + "A" * 32
@@ -43,7 +43,7 @@ def adapter(clock: Clock | None = None, **kwargs: object) -> ClickUp:
     clock = clock or Clock()
     options: dict[str, object] = {"api_url": API, "sleep": clock.sleep, "clock": clock.time}
     options.update(kwargs)
-    return ClickUp(SecretStr(TOKEN), **options)  # type: ignore[arg-type]
+    return ClickUp(Secret(TOKEN), **options)  # type: ignore[arg-type]
 
 
 def task_json(task_id: str = "86c0abc", value: object = None, **extra: object) -> dict[str, object]:
@@ -355,4 +355,4 @@ def test_the_token_is_never_shown() -> None:
 
 def test_an_empty_token_is_a_config_error() -> None:
     with pytest.raises(ClickUpConfigError, match="clickup-token"):
-        ClickUp(SecretStr(" "))
+        ClickUp(Secret(" "))

@@ -1,4 +1,5 @@
-"""The Action's main: settings, the route, the jobs, then outputs, summary and the calls line."""
+"""The Action's main: the configuration, the route, the jobs, then outputs, summary and the
+calls line."""
 
 from __future__ import annotations
 
@@ -11,24 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ai_context.action.route import route
-from ai_context.adapters.config import Settings, load_settings, mask_secrets
-from ai_context.adapters.github import (
-    DEFAULT_API_URL,
-    GitHub,
-    GitHubNotFound,
-    url_problem,
-)
+from ai_context.adapters import clients
+from ai_context.adapters.config import Config, load_config
+from ai_context.adapters.github import GitHub, GitHubNotFound, url_problem
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
 from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import RunContext
-from ai_context.jobs.digest import digest_section
+from ai_context.jobs.digest import check_delivery
 from ai_context.jobs.registry import JOBS
-from ai_context.rules.actors import parse_actors
-from ai_context.rules.lease import parse_lease_config
-from ai_context.rules.mirror import load_mirror_config
-from ai_context.rules.stale import parse_stale_config
 from ai_context.rules.templating import compile_all, make_env
 
 
@@ -56,9 +49,9 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
 def _run(env: Mapping[str, str], wf: Workflow) -> int:
     wf.check_files()
     workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
-    settings, extras = load_settings(env, workspace)
-    for command in mask_secrets(settings):
-        wf.stream.write(command + "\n")
+    settings = load_config(env, workspace)
+    for secret in settings.secrets():
+        wf.add_mask(secret)
     event = env.get("GITHUB_EVENT_NAME", "")
     repository = env.get("GITHUB_REPOSITORY", "")
     if settings.github_token is None:
@@ -71,21 +64,13 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             "GITHUB_EVENT_NAME and GITHUB_REPOSITORY are not set: run this inside GitHub "
             "Actions, or use the CLI commands locally"
         )
-    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
+    api_url = clients.github_api_url(env)
     problem = url_problem(api_url)  # a bad configuration (its title), before any client
     if problem is not None:
         raise ConfigError(f"environment variable GITHUB_API_URL: {problem}")
-    github = GitHub(
-        settings.github_token,
-        repository,
-        api_url=api_url,
-        write_interval=settings.write_interval,
-        retries=settings.http_retries,
-        backoff=settings.http_backoff,
-    )
+    github = clients.github(settings.github_token, repository, api_url=api_url, http=settings.http)
     ctx = RunContext(
         settings=settings,
-        extras=extras,
         github=github,
         workflow=wf,
         now=settings.now or datetime.now(UTC),
@@ -124,16 +109,9 @@ if TYPE_CHECKING:
 
 def check_settings(ctx: RunContext) -> None:
     """Every setting and section the run's jobs read, checked before any job runs, so a bad
-    value is exit 2 with nothing written (the jobs parse them again, each for itself)."""
-    settings, extras, source = ctx.settings, ctx.extras, ctx.settings.config
-    try:
-        settings.check_config  # noqa: B018 - validates `required:` against the block's fields
-    except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
-        raise ConfigError(f"setting required ({settings.source('required')}): {exc}") from None
-    parse_actors(extras.get("actors"), source)
-    parse_stale_config(extras.get("stale"), source, settings.stale_after)
-    parse_lease_config(extras.get("lease"), source)
-    load_mirror_config(extras, source)
+    value is exit 2 with nothing written (the jobs then read the sections parsed here)."""
+    settings = ctx.settings
+    settings.check_sections()
     delivers = "digest" in ctx.route.jobs and ctx.route.scan_all
     if settings.templates:
         workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
@@ -144,9 +122,10 @@ def check_settings(ctx: RunContext) -> None:
         compile_all(env)
         if delivers:
             _rehearse_digest(ctx, env)
-    # Every run checks the section's values; only a run that delivers the digest needs the
-    # Slack webhook and reads the digest issue (one call).
-    digest_section(extras, settings, needs_webhook=delivers)
+    # Only a run that delivers the digest needs the Slack webhook and reads the digest issue
+    # (one call).
+    if delivers:
+        check_delivery(settings)
     if delivers and settings.digest_issue is not None:
         _check_digest_issue(ctx.github, settings)
 
@@ -165,7 +144,7 @@ def _rehearse_digest(ctx: RunContext, env: Environment) -> None:
     slack_messages(digest, env)
 
 
-def _check_digest_issue(github: GitHub, settings: Settings) -> None:
+def _check_digest_issue(github: GitHub, settings: Config) -> None:
     number = settings.digest_issue
     try:
         what = "is a pull request in" if github.get_issue(number or 0).is_pull_request else ""

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
-from pydantic import SecretStr
 
 from ai_context.core.errors import ServiceError, ServiceRefused
+from ai_context.core.secret import Secret
 from ai_context.rules.mirror import CustomField, Task
 
 DEFAULT_API_URL = "https://api.clickup.com/api/v2"
@@ -98,7 +98,7 @@ class ClickUp:
 
     def __init__(
         self,
-        token: SecretStr,
+        token: Secret,
         *,
         api_url: str = DEFAULT_API_URL,
         timeout: float = 15.0,

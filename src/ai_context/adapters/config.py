@@ -1,36 +1,48 @@
-"""Settings: action inputs, then environment variables, then the YAML config file, then defaults.
+"""`Config`: everything a run is configured with, loaded once (`load_config`): action inputs,
+then environment variables, then the YAML config file, then defaults; the file's sections are
+typed too, each by its own model, parsed on first use and kept.
 
 An input reaches a docker action as `INPUT_<NAME>` (upper case, hyphens kept). action.yml
 leaves the overridable inputs empty by default, so a value in `.github/ai-context.yml` is not
 shadowed by a default GitHub always passes. A bad value exits 2 with a message naming the
-setting, where it came from and, for the file, its line.
+setting, where it came from and, for the file, its line. The file's vocabulary and its safe
+reading are adapters/config_file.py's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainValidator,
     PrivateAttr,
-    SecretStr,
     ValidationError,
     field_validator,
 )
 
+from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
-from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig
+from ai_context.core.fields import utc
+from ai_context.core.secret import Secret
+from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields
+
+if TYPE_CHECKING:
+    from ai_context.adapters.clients import Http
+    from ai_context.rules.actors import ActorMap
+    from ai_context.rules.digest import DigestSection
+    from ai_context.rules.lease import LeaseConfig
+    from ai_context.rules.mirror import MirrorConfig
+    from ai_context.rules.stale import StaleConfig
 
 JOB_NAMES = ("check", "mirror", "stale", "digest")
-
 # Setting name (as in action.yml and the YAML file) -> plain environment variables to try.
 ENV_FALLBACKS: dict[str, tuple[str, ...]] = {
     "github-token": ("GITHUB_TOKEN", "GH_TOKEN"),
@@ -38,38 +50,56 @@ ENV_FALLBACKS: dict[str, tuple[str, ...]] = {
     "clickup-api-url": ("CLICKUP_API_URL",),
     "slack-webhook-url": ("SLACK_WEBHOOK_URL",),
 }
-SECRETS = ("github-token", "clickup-token", "slack-webhook-url")
+# Settings for tests, demos and tuning: environment variables only (AI_CONTEXT_NOW...), never
+# an input nor a key of the file.
+INTERNAL = ("write-interval", "http-retries", "http-backoff", "now")
 
 
-class Settings(BaseModel):
-    """Every setting of a run; field names are the input names with `_` for `-`."""
+def _secret(value: Any) -> Secret:
+    if isinstance(value, Secret):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be text")  # never repeats the value: it is a secret
+    return Secret(value)
+
+
+SecretField = Annotated[Secret, PlainValidator(_secret)]
+
+
+class Config(BaseModel):
+    """Every setting of a run (field names are the setting names with `_` for `-`) and the
+    config file's sections (`actors`, `stale`, `lease`, `mirror`, `digest`: properties)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    github_token: SecretStr | None = None
-    config: str = ".github/ai-context.yml"
+    # Inputs (action.yml), also keys of the file.
+    config: str = DEFAULT_CONFIG
     jobs: tuple[str, ...] = ("auto",)
     dry_run: bool = False
     fail_on: Literal["never", "error", "warning"] = "never"
-    stale_after: Duration = timedelta(hours=24)
-    clickup_token: SecretStr | None = None
+    stale_after: Duration = STALE_AFTER
+    required: tuple[str, ...] = REQUIRED_DEFAULT
     clickup_api_url: str = "https://api.clickup.com/api/v2"
     clickup_team_id: str | None = None
-    slack_webhook_url: SecretStr | None = None
     digest_issue: int | None = Field(default=None, gt=0)
     templates: str | None = None
     bot_login: str = "github-actions[bot]"
+    # Secrets: inputs and environment variables only.
+    github_token: SecretField | None = None
+    clickup_token: SecretField | None = None
+    slack_webhook_url: SecretField | None = None
+    # INTERNAL: the environment only.
     write_interval: float = Field(default=1.0, ge=0)
     http_retries: int = Field(default=5, ge=0, le=20)
     http_backoff: float = Field(default=1.0, ge=0, le=60)
     now: datetime | None = None  # fixes the clock: replays, tests and demos
-    required: tuple[str, ...] = REQUIRED_DEFAULT
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+    _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def source(self, name: str) -> str:
         """Where setting NAME (`digest-issue`) came from, for messages: `input digest-issue`,
         `.github/ai-context.yml line 4`; `default` when nothing set it."""
-        return self._sources.get(_field(name), "default")
+        return self._sources.get(name.replace("-", "_"), "default")
 
     @field_validator("jobs", mode="before")
     @classmethod
@@ -100,20 +130,17 @@ class Settings(BaseModel):
     @field_validator("required", mode="before")
     @classmethod
     def _required(cls, value: Any) -> Any:
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list | tuple):
-            raise ValueError("must be a list of block fields, e.g. [actor, phase, plan]")
-        # Known names are CheckConfig's to judge (check_config); run.check_settings asks it.
-        return tuple(str(v).strip().lower().replace(" ", "_") for v in items if str(v).strip())
+        # Known names are CheckConfig's to judge (the `check` property).
+        return required_fields(value)
 
     @field_validator("now")
     @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
 
     @field_validator("slack_webhook_url")
     @classmethod
-    def _webhook(cls, value: SecretStr | None) -> SecretStr | None:
+    def _webhook(cls, value: Secret | None) -> Secret | None:
         # Checked up front, so a bad URL fails the run (exit 2) before anything is posted;
         # the message never repeats the URL, which is a secret.
         if value is not None and not value.get_secret_value().startswith(("https://", "http://")):
@@ -129,210 +156,129 @@ class Settings(BaseModel):
             raise ValueError(f"{value!r} is not an http(s) URL")
         return value.rstrip("/")
 
-    @property
-    def check_config(self) -> CheckConfig:
-        return CheckConfig(required=self.required, stale_after=self.stale_after)
-
     def __repr__(self) -> str:
-        # pydantic already hides SecretStr values; say so explicitly for readers of logs.
-        return f"Settings(jobs={self.jobs}, dry_run={self.dry_run}, secrets=***)"
+        return f"Config(jobs={self.jobs}, dry_run={self.dry_run}, secrets=***)"
 
+    # --- the sections of the file, each parsed once, when first asked for ------------------
 
-@dataclass(frozen=True)
-class Source:
-    """Where a setting's value came from, for error messages."""
-
-    kind: Literal["input", "env", "file", "default"]
-    name: str
-    line: int | None = None
-
-    def describe(self) -> str:
-        if self.kind == "file":
-            return f"{self.name} line {self.line}"
-        return f"{'input' if self.kind == 'input' else 'environment variable'} {self.name}"
-
-
-def _field(name: str) -> str:
-    return name.replace("-", "_")
-
-
-def setting_names() -> list[str]:
-    return [name.replace("_", "-") for name in Settings.model_fields]
-
-
-# Bounds of the config file: a settings file is a few KB of shallow mappings. Past these, it
-# is refused (exit 2) before anything is built from it, so an alias bomb ("billion laughs")
-# or a file nested thousands deep costs a fraction of a second, not the runner's memory.
-MAX_YAML_BYTES = 1_000_000
-MAX_YAML_DEPTH = 64
-MAX_YAML_ALIASES = 100  # uses of `*anchor`
-MAX_YAML_NODES = 100_000  # values once every alias is expanded
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that composes with a depth limit and counts alias uses."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-        self._aliases = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self._aliases += 1
-            if self._aliases > MAX_YAML_ALIASES:
-                raise _TooBig(f"more than {MAX_YAML_ALIASES} aliases (*name)")
-        self._depth += 1
-        if self._depth > MAX_YAML_DEPTH:
-            raise _TooBig(f"nested more than {MAX_YAML_DEPTH} levels deep")
+    @cached_property
+    def check(self) -> CheckConfig:
+        """The checks' settings (`required`, `stale-after`)."""
         try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+            return CheckConfig(required=self.required, stale_after=self.stale_after)
+        except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
+            raise ConfigError(f"setting required ({self.source('required')}): {exc}") from None
+
+    @cached_property
+    def actors(self) -> ActorMap:
+        from ai_context.rules.actors import parse_actors  # noqa: PLC0415
+
+        return parse_actors(self._sections.get("actors"), self.config)
+
+    @cached_property
+    def stale(self) -> StaleConfig:
+        from ai_context.rules.stale import parse_stale_config  # noqa: PLC0415
+
+        return parse_stale_config(self._sections.get("stale"), self.config, self.stale_after)
+
+    @cached_property
+    def lease(self) -> LeaseConfig:
+        from ai_context.rules.lease import parse_lease_config  # noqa: PLC0415
+
+        return parse_lease_config(self._sections.get("lease"), self.config)
+
+    @cached_property
+    def mirror(self) -> MirrorConfig:
+        from ai_context.rules.mirror import load_mirror_config  # noqa: PLC0415
+
+        return load_mirror_config(self._sections.get("mirror"), self.config)
+
+    @cached_property
+    def digest(self) -> DigestSection:
+        """The `digest:` section, with the top-level `repositories:` when it has none."""
+        from ai_context.rules.digest import parse_digest_section  # noqa: PLC0415
+
+        sections = self._sections
+        return parse_digest_section(
+            sections.get("digest"), sections.get("repositories"), self.config
+        )
+
+    def check_sections(self) -> None:
+        """Every section parsed now: a bad one is exit 2 before a run writes anything."""
+        for name in ("check", "actors", "stale", "lease", "mirror", "digest"):
+            getattr(self, name)
+
+    @property
+    def http(self) -> Http:
+        """The clients' retries, backoff and pause between writes (adapters/clients.py)."""
+        from ai_context.adapters.clients import Http  # noqa: PLC0415
+
+        return Http(
+            retries=self.http_retries, backoff=self.http_backoff, write_interval=self.write_interval
+        )
+
+    def secrets(self) -> list[str]:
+        """The value of every secret set, for the runner to mask in all logs."""
+        found = (self.github_token, self.clickup_token, self.slack_webhook_url)
+        return [s.get_secret_value() for s in found if s is not None and s.get_secret_value()]
 
 
-class _TooBig(Exception):
-    pass
-
-
-def _expanded_size(node: yaml.Node) -> int:
-    """How many values NODE stands for once aliases are expanded (shared nodes counted at
-    each use, computed once each); refuses a node that contains itself."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()
-
-    def size(n: yaml.Node) -> int:
-        key = id(n)
-        if key in sizes:
-            return sizes[key]
-        if key in open_:
-            raise _TooBig("an alias refers to a value that contains it")
-        open_.add(key)
-        children: list[yaml.Node] = []
-        if isinstance(n, yaml.SequenceNode):
-            children = list(n.value)
-        elif isinstance(n, yaml.MappingNode):
-            children = [part for pair in n.value for part in pair]
-        total = 1
-        for child in children:
-            total += size(child)
-            if total > MAX_YAML_NODES:
-                raise _TooBig(f"more than {MAX_YAML_NODES} values once aliases are expanded")
-        open_.discard(key)
-        sizes[key] = total
-        return total
-
-    return size(node)
-
-
-def parse_yaml(text: str, where: str) -> tuple[Any, yaml.Node | None]:
-    """YAML TEXT within the bounds above: its data and its node (for line numbers).
-    ConfigError naming WHERE when it is not YAML or too big."""
-    if len(text) > MAX_YAML_BYTES:
-        raise ConfigError(f"{where} is larger than {MAX_YAML_BYTES} bytes; is it the right file?")
-    loader = _BoundedLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, None
-        _expanded_size(node)
-        return loader.construct_document(node), node
-    except _TooBig as exc:
-        raise ConfigError(f"{where} is refused: {exc}; write the settings out plainly") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where} is not valid YAML: {exc}") from exc
-    finally:
-        loader.dispose()
-
-
-def load_yaml(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
-    """The config file's mapping and the line of each top-level key."""
-    try:
-        if path.stat().st_size > MAX_YAML_BYTES:  # not even read into memory
-            raise ConfigError(f"config file {path} is larger than {MAX_YAML_BYTES} bytes")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
-    data, node = parse_yaml(text, f"config file {path}")
-    if data is None:
-        return {}, {}
-    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-        raise ConfigError(f"config file {path} must be a mapping of setting: value")
-    lines = {str(k.value): k.start_mark.line + 1 for k, _ in node.value}
-    return data, lines
-
-
-def load_settings(
-    env: Mapping[str, str], workspace: Path | None = None, *, file_only_keys: tuple[str, ...] = ()
-) -> tuple[Settings, dict[str, Any]]:
-    """Settings for a run, and the file's extra sections (`actors:`, `digest:`...) untouched."""
-    values: dict[str, Any] = {}
-    sources: dict[str, Source] = {}
-    names = setting_names()
-    for name in names:
+def _from_env(env: Mapping[str, str], name: str) -> tuple[str, str] | None:
+    """(value, where it came from) of setting NAME in ENV: its input, else its variables."""
+    if name not in INTERNAL:
         raw = env.get(f"INPUT_{name.upper()}", "")
         if raw.strip():
-            values[_field(name)] = raw.strip()
-            sources[_field(name)] = Source("input", name)
-            continue
-        for var in (f"AI_CONTEXT_{name.upper().replace('-', '_')}", *ENV_FALLBACKS.get(name, ())):
-            if env.get(var, "").strip():
-                values[_field(name)] = env[var].strip()
-                sources[_field(name)] = Source("env", var)
-                break
-    config_path = Path(values.get("config", Settings.model_fields["config"].default))
+            return raw.strip(), f"input {name}"
+    for var in (f"AI_CONTEXT_{name.upper().replace('-', '_')}", *ENV_FALLBACKS.get(name, ())):
+        if env.get(var, "").strip():
+            return env[var].strip(), f"environment variable {var}"
+    return None
+
+
+def load_config(env: Mapping[str, str], workspace: Path | None = None) -> Config:
+    """The configuration of a run or a command: ENV (inputs, variables) over the config file
+    (`config`, relative to WORKSPACE) over the defaults."""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for field in Config.model_fields:
+        found = _from_env(env, field.replace("_", "-"))
+        if found is not None:
+            values[field], sources[field] = found
+    config_path = Path(values.get("config", DEFAULT_CONFIG))
     if workspace is not None and not config_path.is_absolute():
         config_path = workspace / config_path
-    data, lines = load_yaml(config_path)
-    extras: dict[str, Any] = {}
-    for key, value in data.items():
-        field_name = _field(str(key))
-        if field_name in Settings.model_fields and field_name not in SECRETS_FIELDS:
-            values.setdefault(field_name, value)
-            sources.setdefault(field_name, Source("file", str(config_path), lines.get(str(key))))
-        elif field_name in SECRETS_FIELDS:
-            raise ConfigError(
-                f"{config_path} line {lines.get(str(key))}: {key} is a secret; pass it as an "
-                "input from the repository's secrets, never in a committed file"
-            )
-        elif str(key) in file_only_keys or key in KNOWN_SECTIONS:
-            extras[str(key)] = value
-        else:
-            raise ConfigError(
-                f"{config_path} line {lines.get(str(key))}: unknown setting {key!r}; known: "
-                + ", ".join(sorted({*names, *KNOWN_SECTIONS}))
-            )
+    file = ConfigFile(config_path)
+    for name, value in file.settings.items():
+        field = name.replace("-", "_")
+        if field not in values:
+            values[field], sources[field] = value, file.where(name)
     try:
-        settings = Settings.model_validate(values)
+        config = Config.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, sources)) from exc
-    settings._sources.update({name: source.describe() for name, source in sources.items()})
-    return settings, extras
+    config._sources.update(sources)
+    config._sections.update(file.sections)
+    return config
 
 
-SECRETS_FIELDS = frozenset(_field(n) for n in SECRETS)
-# Sections of the config file that other parts of the tool read (actors, digest, mirror...).
-KNOWN_SECTIONS = frozenset({"actors", "digest", "mirror", "stale", "repositories", "lease"})
-
-
-def _explain(exc: ValidationError, sources: Mapping[str, Source]) -> str:
+def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
     problems = []
     for error in exc.errors():
-        field_name = str(error["loc"][0]) if error["loc"] else "?"
-        source = sources.get(field_name)
-        where = f" ({source.describe()})" if source else ""
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        where = f" ({sources[field]})" if field in sources else ""
         message = str(error["msg"]).removeprefix("Value error, ")
-        problems.append(f"setting {field_name.replace('_', '-')}{where}: {message}")
+        problems.append(f"setting {field.replace('_', '-')}{where}: {message}")
     return "bad configuration: " + "; ".join(problems)
 
 
-def mask_secrets(settings: Settings) -> list[str]:
-    """`::add-mask::` commands for every secret, so the runner scrubs them from all logs."""
-    out = []
-    for name in SECRETS_FIELDS:
-        secret = getattr(settings, name)
-        if secret is not None and secret.get_secret_value():
-            out.append(f"::add-mask::{secret.get_secret_value()}")
-    return out
+def setting_names() -> list[str]:
+    """Every setting's name (`stale-after`), secrets and internal ones included."""
+    return [name.replace("_", "-") for name in Config.model_fields]
+
+
+def owner_of(actor: str | None, path: Path) -> str | None:
+    """The actor's human owner (`actors.<actor>.owner` in the config file at PATH), when both
+    exist: what `resume` asks GitHub for when the cache names no task."""
+    if actor is None:
+        return None
+    return load_config({"AI_CONTEXT_CONFIG": str(path)}).actors.owner(actor)

@@ -18,32 +18,29 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ai_context.cli.agent_output import EXIT_BY_STATUS, outcome_json, outcome_text
+from ai_context.adapters.clients import TOKEN_ENVS
+from ai_context.adapters.config_file import DEFAULT_CONFIG
 from ai_context.cli.common import (
-    TOKEN_ENVS,
     add_actor,
     add_format,
     add_issue,
     add_repo,
-    open_github,
     read_file,
     read_stream,
     resolve_actor,
     resolve_repository,
     timestamp_arg,
 )
-from ai_context.cli.mirror import agent_mirror_hook
 from ai_context.core.block import parse
 from ai_context.core.errors import UsageError
+from ai_context.jobs.agent.mirror import agent_mirror_hook
+from ai_context.jobs.agent.output import EXIT_BY_STATUS, outcome_json, outcome_text
 
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
     from ai_context.adapters.github import GitHub
     from ai_context.core.block import Block
     from ai_context.jobs.agent import Outcome
-
-DEFAULT_CONFIG = ".github/ai-context.yml"
-
 
 # --- arguments ----------------------------------------------------------------------------
 
@@ -128,24 +125,15 @@ def _github(args: argparse.Namespace, env: Mapping[str, str]) -> GitHub:
     names = [args.token_env] if args.token_env else list(TOKEN_ENVS)
     repository = resolve_repository(args, env)
     assert repository is not None  # required
-    return open_github(repository, env, token_names=names)
+    from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
+
+    return github_from_env(repository, env, token_names=names)
 
 
 def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
     from ai_context.adapters.cache import open_cache  # noqa: PLC0415
 
     return open_cache(args.cache, dict(env))
-
-
-def login_for(actor: str | None, config: Path) -> str | None:
-    """The actor's human owner (`actors.<actor>.owner` in the config file), when both exist."""
-    if actor is None:
-        return None
-    from ai_context.adapters.config import load_yaml  # noqa: PLC0415
-    from ai_context.rules.actors import parse_actors  # noqa: PLC0415 - resume step 1 only
-
-    data, _ = load_yaml(config)
-    return parse_actors(data.get("actors"), str(config)).owner(actor)
 
 
 def _now(args: argparse.Namespace) -> datetime:
@@ -232,6 +220,11 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     config = Path(args.config or DEFAULT_CONFIG)
     from ai_context.jobs import agent  # noqa: PLC0415
 
+    def login() -> str | None:
+        from ai_context.adapters.config import owner_of  # noqa: PLC0415 - resume step 1 only
+
+        return args.assignee or owner_of(actor, config)
+
     return _run(
         args,
         out,
@@ -240,7 +233,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             cache,
             args.issue.number if args.issue else None,
             actor=actor,
-            login=lambda: args.assignee or login_for(actor, config),
+            login=login,
             now=_now(args),
             take=args.take,
             mirror=agent_mirror_hook(),

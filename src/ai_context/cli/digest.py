@@ -129,13 +129,13 @@ def _previous(args: argparse.Namespace, source: Source, issues: list[Any]) -> An
         for i in issues
         if i.repository == first and i.state == "open" and DIGEST_LABEL in i.labels
     )
-    number = source.settings.digest_issue or min(labelled, default=None)
+    number = source.config.digest_issue or min(labelled, default=None)
     if number is None:
         return None
     with service_errors(first):
         comments = source.github(first).list_comments(number)
     today = now_of(args, source).date().isoformat()
-    return previous_state(comments, today, source.settings.bot_login)
+    return previous_state(comments, today, source.config.bot_login)
 
 
 def _digest(args: argparse.Namespace, source: Source, *, compare: bool = False) -> Any:
@@ -211,16 +211,8 @@ def _plates(wanted: str | None, digest: Any, source: Source) -> list[Any]:
 
     if wanted is None:
         return [plate(digest, a) for a in actors(digest)]
-    if source.extras.get("actors"):
-        from ai_context.core.errors import ConfigError  # noqa: PLC0415
-        from ai_context.rules.actors import parse_actors  # noqa: PLC0415
-
-        try:
-            known = parse_actors(source.extras["actors"], source.settings.config)
-        except ConfigError as exc:
-            from ai_context.core.errors import UsageError  # noqa: PLC0415
-
-            raise UsageError(str(exc)) from exc
+    known = source.config.actors
+    if len(known):
         found = known.matches(wanted)
         if found and wanted.casefold() not in {a.id.casefold() for a in found}:
             return [plate(digest, wanted, login=wanted, ids=[a.id for a in found])]

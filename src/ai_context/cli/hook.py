@@ -28,7 +28,6 @@ from ai_context.cli.common import (
     add_actor,
     add_repo,
     duration_arg,
-    open_github,
     resolve_actor,
     resolve_repository,
     timestamp_arg,
@@ -148,7 +147,10 @@ def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
 def _github(repository: str, env: Mapping[str, str]) -> GitHub:
     """A GitHub client that gives up fast: a session must not wait half a minute for an outage."""
     try:
-        return open_github(repository, env, timeout=5, retries=1, backoff=0.2)
+        from ai_context.adapters import clients  # noqa: PLC0415
+
+        http = clients.Http(timeout=5, retries=1, backoff=0.2)
+        return clients.github_from_env(repository, env, http=http)
     except AIContextError as exc:
         raise HookNote(f"{exc}. The AI Context block was not reconciled; run /continue") from exc
 
@@ -171,7 +173,7 @@ _LEADS = {
 
 def session_context(outcome: Outcome, calls: int) -> str:
     """What the agent reads at session start: what to do with the block, then the block."""
-    from ai_context.cli.agent_output import outcome_text  # noqa: PLC0415
+    from ai_context.jobs.agent.output import outcome_text  # noqa: PLC0415
 
     lead = _LEADS[outcome.status].format(issue=outcome.issue or "ISSUE")
     return f"ai-context ({outcome.command} at session start): {lead}\n\n" + outcome_text(
@@ -200,14 +202,16 @@ def session_start(
     cache = _cache(args, env)
     gh = _github(repository, env)
     actor = resolve_actor(args, env)
+    from ai_context.adapters.config_file import DEFAULT_CONFIG  # noqa: PLC0415
     from ai_context.adapters.github import GitHubConfigError, GitHubError  # noqa: PLC0415
-    from ai_context.cli.agent import DEFAULT_CONFIG, login_for  # noqa: PLC0415
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
     def login() -> str | None:
+        from ai_context.adapters.config import owner_of  # noqa: PLC0415
+
         try:
-            return login_for(actor, Path(DEFAULT_CONFIG))
+            return owner_of(actor, Path(DEFAULT_CONFIG))
         except Exception:
             return None
 

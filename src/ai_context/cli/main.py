@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TextIO
 
 from ai_context.cli import validate as validate_command
@@ -41,8 +41,14 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{command}: {message}" if command else message)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with COMMAND, only that command's module is imported and registered."""
+Register = Callable[[Any], None]  # adds a group's commands to the subparsers
+
+
+def build_parser(
+    command: str | None = None, more: Mapping[str, Register] | None = None
+) -> argparse.ArgumentParser:
+    """The parser; with COMMAND, only that command's module is imported and registered. MORE:
+    commands of another face, by name (`ai-context mcp`: the MCP server, see __main__.py)."""
     parser = Parser(
         prog="ai-context",
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
@@ -65,8 +71,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     validate_command.register(sub)
 
-    wanted = _groups_for(command)
-    for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
+    groups = {**GROUPS, **(more or {})}
+    wanted = _groups_for(command, groups)
+    for group, register in groups.items():  # a fixed order: --help lists them the same way
         if group in wanted:
             register(sub)
     return parser
@@ -157,13 +164,7 @@ def _setup(sub: Any) -> None:
     add_setup_command(sub)
 
 
-def _mcp(sub: Any) -> None:
-    from ai_context.mcp import add_mcp_command  # noqa: PLC0415
-
-    add_mcp_command(sub)
-
-
-GROUPS: dict[str, Callable[[Any], None]] = {
+GROUPS: dict[str, Register] = {
     "git": _git,
     "session": _session,
     "digest": _digest,
@@ -173,7 +174,6 @@ GROUPS: dict[str, Callable[[Any], None]] = {
     "mirror": _mirror,
     "setup": _setup,
     "hook": _hook,
-    "mcp": _mcp,
 }
 COMMAND_GROUPS = {
     "derive": "git",
@@ -194,7 +194,6 @@ COMMAND_GROUPS = {
     "mirror": "mirror",
     "hook": "hook",
     "setup": "setup",
-    "mcp": "mcp",
 }
 
 
@@ -205,14 +204,16 @@ OWN_COMMANDS = frozenset({"action", "validate"})
 VERSION_ONLY = "--version"
 
 
-def _groups_for(command: str | None) -> set[str]:
+def _groups_for(command: str | None, groups: Mapping[str, Register]) -> set[str]:
     """The groups to register: the command's own, none for ours or for `--version` alone, all
     for help or a typo (so the parser can list every command and suggest one)."""
     if command in OWN_COMMANDS or command == VERSION_ONLY:
         return set()
     if command in COMMAND_GROUPS:
         return {COMMAND_GROUPS[command]}
-    return set(GROUPS)
+    if command is not None and command in groups:  # another face's command: its own group
+        return {command}
+    return set(groups)
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -242,14 +243,15 @@ def _freeze_imports() -> None:
     gc.freeze()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, more: Mapping[str, Register] | None = None) -> int:
+    """The command line: ARGV (default the process's), with MORE commands (build_parser)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(args_list)
     try:
         first = next((a for a in args_list if not a.startswith("-")), None)
         if first is None and VERSION_ONLY in args_list and not {"-h", "--help"} & set(args_list):
             first = VERSION_ONLY
-        parser = build_parser(first)
+        parser = build_parser(first, more)
         if argv is None:  # a process of its own (not a test calling main)
             _freeze_imports()
         args = parser.parse_args(args_list)

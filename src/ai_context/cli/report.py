@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from typing import Any, TextIO
 
 from ai_context.cli.reports import (
@@ -48,7 +49,7 @@ def _tasks(source: Source) -> list[Any]:
 
 def result_json(issue: Any, result: Any) -> dict[str, Any]:
     """One checked task: the shared task keys, then validate's (`path` kept from 0.1)."""
-    from ai_context.cli.validate import result_json as checked_json  # noqa: PLC0415
+    from ai_context.rules.checks import result_json as checked_json  # noqa: PLC0415
 
     return {
         "repository": issue.repository,
@@ -61,13 +62,13 @@ def result_json(issue: Any, result: Any) -> dict[str, Any]:
 
 
 def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from ai_context.rules.checks import CheckConfig, check_body  # noqa: PLC0415
+    from ai_context.rules.checks import check_body  # noqa: PLC0415
 
     del stdin
     source = open_source(args)
     issues = _tasks(source)
     now = now_of(args, source)
-    config = CheckConfig(stale_after=stale_after_of(args, source))
+    config = replace(source.config.check, stale_after=stale_after_of(args, source))
     rows = [(i, check_body(i.body, now=now, config=config)) for i in issues]
     errors = sum(r.errors for _, r in rows)
     code = int(Exit.FINDINGS if errors else Exit.OK)

@@ -4,7 +4,8 @@ Live, from GitHub: the repositories named by `--repo OWNER/NAME` (repeatable), e
 repository as everywhere (GITHUB_REPOSITORY, then the origin remote) plus the config file's
 `repositories:`; each repository is listed once (open issues, and those closed within the
 window), as the Action does. Offline, from `--issues-dir DIR` (a folder of Markdown files).
-The token is GITHUB_TOKEN (or GH_TOKEN), the API GITHUB_API_URL.
+The token is GITHUB_TOKEN (or GH_TOKEN), the API GITHUB_API_URL. Either way the settings are
+the Action's (adapters/config.py: the config file, its defaults), under the flags given.
 """
 
 from __future__ import annotations
@@ -13,26 +14,18 @@ import argparse
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ai_context.cli.common import (
-    IssueRef,
-    add_format,
-    default_repository,
-    duration_arg,
-    github_token,
-    open_github,
-    repo_arg,
-    timestamp_arg,
-)
+from ai_context.cli.common import add_format, duration_arg, repo_arg, timestamp_arg
 from ai_context.core.errors import UsageError
 
 if TYPE_CHECKING:
+    from ai_context.adapters.config import Config
     from ai_context.adapters.github import GitHub
-    from ai_context.core.models import Issue
+    from ai_context.core.models import Issue, IssueRef
 
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
 
@@ -71,7 +64,10 @@ def add_source_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> 
         "digest.window, else 24h)",
     )
     p.add_argument(
-        "--stale-after", type=duration_arg, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
+        "--stale-after",
+        type=duration_arg,
+        default=None,
+        help="e.g. 90m, 24h, 3d (default: the config's stale-after, else 24h)",
     )
     p.add_argument(
         "--templates", type=Path, metavar="DIR", help="your templates, tried before ours"
@@ -89,11 +85,10 @@ def colour_for(out: TextIO) -> bool:
 
 @dataclass
 class Source:
-    """The issues a report reads, and what it needs to say where they came from."""
+    """The issues a report reads, the settings, and what it needs to say where they came from."""
 
     repos: list[str]
-    settings: Any = None  # adapters.config.Settings, when live
-    extras: dict[str, Any] = field(default_factory=dict)
+    config: Config
     github: Callable[[str], GitHub] | None = None
     offline: Any = None  # adapters.store.DirectoryStore
     explicit: bool = False  # the repositories came from --repo
@@ -103,30 +98,12 @@ class Source:
         return self.offline is None
 
 
-def _load_settings() -> tuple[Any, dict[str, Any]]:
-    from ai_context.adapters.config import load_settings  # noqa: PLC0415
-    from ai_context.core.errors import ConfigError  # noqa: PLC0415
-
-    try:
-        return load_settings(os.environ, Path.cwd())
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
-
-
-def _config_repos(extras: dict[str, Any]) -> list[str]:
-    digest = extras.get("digest") or {}
-    found = extras.get("repositories") or (
-        digest.get("repositories") if isinstance(digest, dict) else None
-    )
-    if found is None:
-        return []
-    if not isinstance(found, list) or not all(isinstance(r, str) for r in found):
-        raise UsageError("repositories: must be a list of owner/name")
-    return found
-
-
 def open_source(args: argparse.Namespace) -> Source:
     """Where to read, from the options, the environment and the config file."""
+    from ai_context.adapters import clients  # noqa: PLC0415
+    from ai_context.adapters.config import load_config  # noqa: PLC0415
+
+    config = load_config(os.environ, Path.cwd())
     if args.issues_dir is not None:
         from ai_context.adapters.store import DirectoryStore, StoreError  # noqa: PLC0415
 
@@ -136,12 +113,11 @@ def open_source(args: argparse.Namespace) -> Source:
             store = DirectoryStore(args.issues_dir, args.repository)
         except StoreError as exc:
             raise UsageError(str(exc)) from exc
-        return Source(repos=[args.repository], offline=store)
-    settings, extras = _load_settings()
+        return Source(repos=[args.repository], config=config, offline=store)
     repos = list(args.repos or [])
     if not repos:
-        default = default_repository(os.environ)
-        repos = [*([default] if default else []), *_config_repos(extras)]
+        default = clients.default_repository(os.environ)
+        repos = [*([default] if default else []), *config.digest.repositories]
     repos = list(dict.fromkeys(r.strip() for r in repos))
     bad = [r for r in repos if not _REPO.match(r)]
     if bad:
@@ -151,30 +127,19 @@ def open_source(args: argparse.Namespace) -> Source:
             "no repository to read: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY, or list "
             "repositories: in the config file), or --issues-dir DIR to read files offline"
         )
-    github_token(os.environ)  # now, before any read: a UsageError naming GITHUB_TOKEN / GH_TOKEN
-    return Source(
-        repos=repos,
-        settings=settings,
-        extras=extras,
-        github=_connector(settings),
-        explicit=bool(args.repos),
-    )
+    clients.github_token(os.environ)  # now, before any read: a UsageError naming the variables
+    return Source(repos=repos, config=config, github=_connector(config), explicit=bool(args.repos))
 
 
-def _connector(settings: Any) -> Callable[[str], GitHub]:
+def _connector(config: Config) -> Callable[[str], GitHub]:
     """One client a repository, all counted together (the report's `github calls`)."""
+    from ai_context.adapters import clients  # noqa: PLC0415
     from ai_context.adapters.github import CallCounter  # noqa: PLC0415
 
     counter = CallCounter()
 
     def connect(repo: str) -> GitHub:
-        return open_github(
-            repo,
-            os.environ,
-            retries=settings.http_retries,
-            backoff=settings.http_backoff,
-            counter=counter,
-        )
+        return clients.github_from_env(repo, os.environ, http=config.http, counter=counter)
 
     return connect
 
@@ -182,30 +147,17 @@ def _connector(settings: Any) -> Callable[[str], GitHub]:
 def now_of(args: argparse.Namespace, source: Source) -> datetime:
     if args.now is not None:
         return args.now  # type: ignore[no-any-return]
-    fixed = getattr(source.settings, "now", None)
-    return fixed if isinstance(fixed, datetime) else datetime.now(UTC)
+    return source.config.now or datetime.now(UTC)
 
 
 def window_of(args: argparse.Namespace, source: Source) -> timedelta:
-    if args.window is not None:
-        return args.window  # type: ignore[no-any-return]
-    digest = source.extras.get("digest") or {}
-    raw = digest.get("window") if isinstance(digest, dict) else None
-    if raw is None:
-        return timedelta(hours=24)
-    from ai_context.core.durations import duration_value  # noqa: PLC0415 - one rule for them
-
-    try:
-        return duration_value(raw)
-    except ValueError as exc:
-        raise UsageError(f"digest.window: {exc}") from exc
+    given: timedelta | None = args.window
+    return given or source.config.digest.window
 
 
 def stale_after_of(args: argparse.Namespace, source: Source) -> timedelta:
-    if args.stale_after is not None:
-        return args.stale_after  # type: ignore[no-any-return]
-    configured = getattr(source.settings, "stale_after", None)
-    return configured if isinstance(configured, timedelta) else timedelta(hours=24)
+    given: timedelta | None = args.stale_after
+    return given or source.config.stale_after
 
 
 def read_all(source: Source, since: datetime) -> list[Issue]:

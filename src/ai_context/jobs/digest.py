@@ -18,13 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from ai_context.adapters.config import Settings
+from ai_context.adapters import clients
+from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound
-from ai_context.core.durations import duration_value
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
@@ -37,77 +34,29 @@ from ai_context.jobs.digest_delivery import (
     slack_wanted,
     todays_comment,
 )
-from ai_context.rules.actors import parse_actors
-from ai_context.rules.digest import DigestConfig, build_digest
+from ai_context.rules.digest import DigestConfig, DigestSection, Target, build_digest
 from ai_context.rules.digest_model import StateRead
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
 from ai_context.rules.digest_state import find_baseline, find_state
 from ai_context.rules.templating import make_env
 
-Target = Literal["issue-comment", "slack", "step-summary"]
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub takes 1 MiB of step summary: the full list fits
 COMMENT_LIMIT = 60_000  # of the 65,536 a comment holds: room for the marker line
 
 
-class DigestSection(BaseModel):
-    """The `digest:` section of the config file."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-    targets: tuple[Target, ...] | None = None
-    window: timedelta = timedelta(hours=24)
-    repositories: tuple[str, ...] = ()
-    mention_owners: bool = Field(default=False, alias="mention-owners")
-
-    @field_validator("window", mode="before")
-    @classmethod
-    def _window(cls, value: Any) -> Any:
-        return duration_value(value)
-
-    @field_validator("repositories")
-    @classmethod
-    def _repos(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for repo in value:
-            if repo.count("/") != 1 or not all(repo.split("/")):
-                raise ValueError(f"{repo!r} is not owner/name")
-        return value
-
-
-def digest_section(
-    extras: dict[str, Any], settings: Settings, *, needs_webhook: bool = True
-) -> DigestSection:
-    """The `digest:` section (and the top-level `repositories:`), checked. NEEDS_WEBHOOK: a
-    run that delivers the digest needs the Slack webhook when slack is a target; other runs
-    check the section's values only (an issue-event workflow need not pass the webhook)."""
-    raw = dict(extras.get("digest") or {})
-    top_level = "repositories" in extras and "repositories" not in raw
-    if top_level:
-        raw["repositories"] = extras["repositories"]  # the issue's top-level spelling
-    try:
-        section = DigestSection.model_validate(raw)
-    except ValidationError as exc:
-
-        def where(loc: tuple[Any, ...]) -> str:
-            name = ".".join(str(p) for p in loc)
-            return name if top_level and name.startswith("repositories") else f"digest.{name}"
-
-        problems = "; ".join(
-            f"{where(e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
-            for e in exc.errors()
-        )
-        raise ConfigError(f"{settings.config}: {problems}") from exc
-    if not needs_webhook:
-        return section
-    if section.targets and "slack" in section.targets and settings.slack_webhook_url is None:
+def check_delivery(settings: Config) -> None:
+    """A run that delivers the digest to Slack needs the webhook: refused before any write
+    (an issue-event run checks the section's values only; it need not pass the webhook)."""
+    targets = settings.digest.targets
+    if targets and "slack" in targets and settings.slack_webhook_url is None:
         raise ConfigError(
             f"{settings.config}: digest.targets names slack but slack-webhook-url is empty; "
             "pass the webhook from a secret or drop slack from the targets"
         )
-    return section
 
 
-def targets_of(section: DigestSection, settings: Settings) -> tuple[Target, ...]:
+def targets_of(section: DigestSection, settings: Config) -> tuple[Target, ...]:
     if section.targets is not None:
         return tuple(dict.fromkeys((*section.targets, "step-summary")))
     wanted: list[Target] = ["issue-comment"]
@@ -147,21 +96,17 @@ def _since(now: datetime, window: timedelta, previous: StateRead) -> datetime:
     return min(start, before) if previous.status == "restored" and before else start
 
 
-def mentions_of(
-    extras: dict[str, Any], settings: Settings, section: DigestSection
-) -> dict[str, str]:
+def mentions_of(settings: Config) -> dict[str, str]:
     """Actor id (lower case) -> its owner's Slack id, when the digest mentions owners."""
-    if not section.mention_owners:
+    if not settings.digest.mention_owners:
         return {}
-    actors = parse_actors(extras.get("actors"), settings.config)
-    return {a.id.lower(): a.slack for a in actors.actors if a.slack}
+    return {a.id.lower(): a.slack for a in settings.actors.actors if a.slack}
 
 
 def deliver_digest(
     *,
     github: GitHub,
-    settings: Settings,
-    extras: dict[str, Any],
+    settings: Config,
     open_issues: Sequence[Issue],
     tasks: Sequence[Issue],
     now: datetime,
@@ -170,9 +115,9 @@ def deliver_digest(
     log: Callable[[str], None],
     full_url: str = "",
 ) -> Delivery:
-    section = digest_section(extras, settings)
+    section = settings.digest
     targets = targets_of(section, settings)
-    mentions = mentions_of(extras, settings, section)
+    mentions = mentions_of(settings)
     try:
         env = make_env(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
@@ -227,7 +172,7 @@ def deliver_digest(
     return out
 
 
-def _find_digest_issue(settings: Settings, open_issues: Sequence[Issue]) -> int | None:
+def _find_digest_issue(settings: Config, open_issues: Sequence[Issue]) -> int | None:
     if settings.digest_issue is not None:
         return settings.digest_issue
     labelled = [i.number for i in open_issues if DIGEST_LABEL in i.labels]
@@ -243,13 +188,11 @@ def digest_job(ctx: RunContext) -> None:
 
     def other(repo: str) -> GitHub:
         assert settings.github_token is not None
-        return GitHub(
+        return clients.github(
             settings.github_token,
             repo,
             api_url=ctx.github_api_url,
-            write_interval=settings.write_interval,
-            retries=settings.http_retries,
-            backoff=settings.http_backoff,
+            http=settings.http,
             counter=ctx.github.counter,
         )
 
@@ -261,7 +204,6 @@ def digest_job(ctx: RunContext) -> None:
     outcome = deliver_digest(
         github=ctx.github,
         settings=settings,
-        extras=ctx.extras,
         open_issues=ctx.open_issues(),
         tasks=ctx.issues(),
         now=ctx.now,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ai_context.adapters.config import Settings
+from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import CheckReport
@@ -38,7 +38,7 @@ CARRIER_TEXT = (
 )
 
 
-def carrier(settings: Settings, open_issues: Sequence[Issue]) -> Issue | None:
+def carrier(settings: Config, open_issues: Sequence[Issue]) -> Issue | None:
     """The digest issue as the listing shows it; None when it is not among the open issues."""
     labelled = [i for i in open_issues if DIGEST_LABEL in i.labels]
     if settings.digest_issue is not None:
@@ -46,7 +46,7 @@ def carrier(settings: Settings, open_issues: Sequence[Issue]) -> Issue | None:
     return min(labelled, key=lambda i: i.number) if labelled else None
 
 
-def load(settings: Settings, open_issues: Sequence[Issue], repository: str) -> dict[int, Known]:
+def load(settings: Config, open_issues: Sequence[Issue], repository: str) -> dict[int, Known]:
     """The remembered tasks; empty (a full read) when the state is absent or not ours."""
     found = carrier(settings, open_issues)
     state = decode_state(found.body if found else None, repository, settings.bot_login)
@@ -68,7 +68,7 @@ def remember(report: CheckReport) -> dict[int, Known]:
 
 def save(
     github: GitHub,
-    settings: Settings,
+    settings: Config,
     open_issues: list[Issue],
     tasks: Mapping[int, Known],
     log: Callable[[str], None],

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,16 @@ def lease(
     s: Session, op: str, issue: int | str, ttl: str | None, sha: str | None
 ) -> dict[str, Any]:
     """claim, renew, release or who: the lease JSON of the command line, with `exit_code`."""
-    from ai_context.cli.common import IssueRef  # noqa: PLC0415
-    from ai_context.cli.lease import outcome_json, run_lease_op  # noqa: PLC0415
     from ai_context.core.durations import parse_duration  # noqa: PLC0415
-    from ai_context.jobs.lease import check_ttl, issue_check, lease_settings  # noqa: PLC0415
+    from ai_context.jobs.lease import (  # noqa: PLC0415
+        LeaseRequest,
+        check_ttl,
+        issue_check,
+        lease_settings,
+        outcome_exit,
+        outcome_json,
+        run_lease,
+    )
 
     number = issue_number(issue, s.repository)
     if op != "who" and not s.actor:
@@ -31,18 +36,13 @@ def lease(
             raise ToolFailure(Exit.USAGE, f"ttl: {exc}") from exc
         duration = s.run(lambda: check_ttl(wanted, "ttl"))
     config, same = s.run(lambda: lease_settings(s.env, Path.cwd()))
-    args = argparse.Namespace(lease_op=op, issue=IssueRef(None, number), ttl=duration, lease=sha)
+    request = LeaseRequest(op=op, issue=number, actor=s.actor or "", ttl=duration, lease=sha)
     gh = s.github()
     before = gh.counter.total
     check = issue_check(gh, s.repository) if op == "claim" else None
-    outcome = s.run(lambda: run_lease_op(gh, args, s.actor or "", config, same, before_write=check))
+    outcome = s.run(lambda: run_lease(gh, request, config, same, before_write=check))
     outcome = outcome.model_copy(update={"calls": gh.counter.total - before})
-    data = outcome_json(outcome)
-    if outcome.result == "mismatch":
-        data["exit_code"] = int(Exit.USAGE)
-    else:
-        data["exit_code"] = int(Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT)
-    return data
+    return {**outcome_json(outcome), "exit_code": int(outcome_exit(request.op, outcome))}
 
 
 def status(s: Session, actor: str | None) -> dict[str, Any]:
@@ -72,8 +72,7 @@ def summary(s: Session, issue: int | str) -> dict[str, Any]:
 
 def validate(body: str) -> dict[str, Any]:
     """Check a block (or an issue body holding one) as `ai-context validate` does."""
-    from ai_context.cli.validate import result_json  # noqa: PLC0415
-    from ai_context.rules.checks import check_body  # noqa: PLC0415
+    from ai_context.rules.checks import check_body, result_json  # noqa: PLC0415
 
     result = check_body(body, now=now())
     data = result_json("<input>", result)

@@ -11,7 +11,6 @@ Failures raise `ToolFailure` with the command line's exit code; outcomes the age
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -81,17 +80,17 @@ def block_of(fields: BlockFields, default_actor: str | None) -> Block:
 
 def issue_number(value: int | str, repository: str) -> int:
     """12, "#12" or an issue URL of this server's repository."""
-    from ai_context.cli.common import issue_arg  # noqa: PLC0415
+    from ai_context.core.models import issue_ref  # noqa: PLC0415
 
     try:
-        named, number = issue_arg(str(value))
-    except argparse.ArgumentTypeError as exc:
+        ref = issue_ref(str(value))
+    except ValueError as exc:
         raise ToolFailure(Exit.USAGE, str(exc)) from exc
-    if named and named.lower() != repository.lower():
+    if ref.repository and ref.repository.lower() != repository.lower():
         raise ToolFailure(
-            Exit.USAGE, f"the issue URL is in {named}; this server is on {repository}"
+            Exit.USAGE, f"the issue URL is in {ref.repository}; this server is on {repository}"
         )
-    return number
+    return ref.number
 
 
 class Session:
@@ -113,7 +112,7 @@ class Session:
 
     @property
     def repository(self) -> str:
-        from ai_context.cli.common import default_repository  # noqa: PLC0415
+        from ai_context.adapters.clients import default_repository  # noqa: PLC0415
 
         repo = self._repo or default_repository(self.env)
         if not repo:
@@ -126,10 +125,10 @@ class Session:
 
     def github(self) -> GitHub:
         if self._github is None:
-            from ai_context.cli.common import open_github  # noqa: PLC0415
+            from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
 
             repository = self.repository
-            self._github = self.run(lambda: open_github(repository, self.env))
+            self._github = self.run(lambda: github_from_env(repository, self.env))
         return self._github
 
     def cache(self) -> Cache:
@@ -153,7 +152,7 @@ class Session:
             raise ToolFailure(exc.exit_code, str(exc)) from exc
 
     def outcome(self, work: Callable[[GitHub, Cache], Outcome]) -> dict[str, Any]:
-        from ai_context.cli.agent_output import outcome_json  # noqa: PLC0415
+        from ai_context.jobs.agent.output import outcome_json  # noqa: PLC0415
 
         gh, cache = self.github(), self.cache()
         before = gh.counter.total
@@ -174,9 +173,14 @@ def resume(
     take: Literal["local", "remote"] | None,
     assignee: str | None,
 ) -> dict[str, Any]:
-    from ai_context.cli.agent import DEFAULT_CONFIG, login_for  # noqa: PLC0415
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.adapters.config_file import DEFAULT_CONFIG  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+
+    def login() -> str | None:
+        from ai_context.adapters.config import owner_of  # noqa: PLC0415
+
+        return assignee or owner_of(s.actor, Path(DEFAULT_CONFIG))
 
     number = None if issue in (None, "") else issue_number(issue, s.repository)
     return s.outcome(
@@ -185,7 +189,7 @@ def resume(
             cache,
             number,
             actor=s.actor,
-            login=lambda: assignee or login_for(s.actor, Path(DEFAULT_CONFIG)),
+            login=login,
             now=now(),
             take=take,
             mirror=agent_mirror_hook(),
@@ -194,8 +198,8 @@ def resume(
 
 
 def save(s: Session, issue: int | str, block: Block, dry_run: bool) -> dict[str, Any]:
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
     number = issue_number(issue, s.repository)
     return s.outcome(
@@ -312,8 +316,8 @@ def _finishing(
 ) -> dict[str, Any]:
     """handoff and done, as the CLI's: written by the session's actor, the lease released once
     the block has landed (a done task holds no one), the ClickUp mirror told."""
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
     number = issue_number(issue, s.repository)
     return s.outcome(

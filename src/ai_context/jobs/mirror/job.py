@@ -5,16 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ai_context.adapters.clickup import (
-    ClickUp,
-    ClickUpCounter,
-)
+from ai_context.adapters import clients
+from ai_context.adapters.clickup import ClickUpCounter
 from ai_context.core.markdown import escape_cell
-from ai_context.rules.mirror import (
-    find_link,
-    load_mirror_config,
-    template_env,
-)
+from ai_context.rules.mirror import find_link, template_env
 
 if TYPE_CHECKING:
     from ai_context.jobs.context import RunContext
@@ -31,7 +25,6 @@ def mirror_job(ctx: RunContext) -> None:
     exception, so the check job still runs.
     """
     settings = ctx.settings
-    config = load_mirror_config(ctx.extras, settings.config)
     issues = ctx.issues()
     if settings.clickup_token is None:
         linked = sum(1 for i in issues if find_link(i.body, settings.clickup_team_id))
@@ -45,17 +38,14 @@ def mirror_job(ctx: RunContext) -> None:
         return
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     env = template_env(_templates_dir(settings.templates, workspace))
-    store = ClickUp(
-        settings.clickup_token,
-        api_url=settings.clickup_api_url,
-        retries=settings.http_retries,
-        backoff=settings.http_backoff,
+    store = clients.clickup(
+        settings.clickup_token, api_url=settings.clickup_api_url, http=settings.http
     )
     ctx.api_calls["ClickUp"] = lambda: store.counter.total
     report = run_mirror(
         issues,
         store,
-        config=config,
+        config=settings.mirror,
         env=env,
         team_id=settings.clickup_team_id,
         full=ctx.route.scan_all,
