@@ -3,8 +3,8 @@
 ClickUp API v2 with a personal token, sent raw (`Authorization: pk_...`, no `Bearer`).
 Error bodies are `{"err", "ECODE"}`; every error message shows both.
 
-Retries are urllib3's `Retry` with ClickUp's rules (`ClickUpRetry`, the style of the GitHub and
-Slack adapters):
+Retries are urllib3's `Retry` with ClickUp's rules (`ClickUpRetry` on adapters/retry.py's
+policy, as the Slack adapter's):
 - 429: wait until `X-RateLimit-Reset` (epoch seconds), then try again; and when a response says
   `X-RateLimit-Remaining` is (nearly) spent, wait for the reset before the next request
   instead of running into a 429.
@@ -20,16 +20,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import MaxRetryError
-from urllib3.util.retry import Retry
+
+from ai_context.adapters.retry import PolicyRetry
 
 if TYPE_CHECKING:
-    from urllib3.connectionpool import ConnectionPool
     from urllib3.response import BaseHTTPResponse
 
 from ai_context.core.errors import ServiceError, ServiceRefused
@@ -85,71 +83,29 @@ class ClickUpCounter:
         else:
             self.writes += 1
 
+    def retried(self, method: str, waited: float) -> None:
+        self.retries += 1
+        self.waited += waited
+        self.attempt(method)
 
-class ClickUpRetry(Retry):
-    """urllib3's Retry with ClickUp's rules, counting every retry it grants:
-    - 5xx, timeouts and connection errors are retried for GET and the custom-field POST;
-    - a 429 waits until `X-RateLimit-Reset` (else the backoff), unless that is longer than
-      `max_rate_limit_wait`: then the 429 is handed back as it came, to be reported;
-    - the backoff doubles from `backoff_factor` at the first retry.
-    The wait happens in `increment`, which every user of a Retry calls before the next try
-    (urllib3's own `sleep` then has nothing left to do)."""
 
-    def __init__(
-        self,
-        *,
-        counter: ClickUpCounter | None = None,
-        max_rate_limit_wait: float = 120.0,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.time,
-        **kwargs: Any,
-    ) -> None:
-        self.counter = counter or ClickUpCounter()
-        self.max_rate_limit_wait = max_rate_limit_wait
-        self._sleep, self._clock = sleep, clock
+class ClickUpRetry(PolicyRetry):
+    """ClickUp's rules: 5xx, timeouts and connection errors are retried for GET and the
+    custom-field POST; a 429 waits until `X-RateLimit-Reset` (else the backoff)."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time, **kwargs: Any) -> None:
+        self._clock = clock
         super().__init__(**kwargs)
 
     def new(self, **kw: Any) -> Self:
-        kept = {
-            "counter": self.counter,
-            "max_rate_limit_wait": self.max_rate_limit_wait,
-            "sleep": self._sleep,
-            "clock": self._clock,
-        }
-        return super().new(**{**kept, **kw})
+        return super().new(**{"clock": self._clock, **kw})
 
-    def rate_limit_wait(self, response: BaseHTTPResponse) -> float | None:
-        """Seconds until ClickUp's window resets (whole seconds: a quarter more), if it says."""
+    def asked_wait(self, response: BaseHTTPResponse) -> float | None:
+        """Seconds until the window resets (whole seconds: a quarter more), when it says."""
         reset = _number(response.headers.get("X-RateLimit-Reset"))
-        return None if reset is None else max(0.0, reset - self._clock()) + 0.25
-
-    def increment(
-        self,
-        method: str | None = None,
-        url: str | None = None,
-        response: BaseHTTPResponse | None = None,
-        error: Exception | None = None,
-        _pool: ConnectionPool | None = None,
-        _stacktrace: TracebackType | None = None,
-    ) -> Self:
-        wait = None
-        if response is not None and response.status == 429:
-            wait = self.rate_limit_wait(response)
-            if wait is not None and wait > self.max_rate_limit_wait:
-                raise MaxRetryError(_pool, url or "", None)  # type: ignore[arg-type]
-        retry = super().increment(method, url, response, error, _pool, _stacktrace)
-        self.counter.retries += 1
-        self.counter.attempt(method or "GET")
-        if wait is None:
-            wait = min(self.backoff_max, self.backoff_factor * 2.0 ** (len(retry.history) - 1))
-        else:
-            self.counter.waited += wait
-        if wait > 0:
-            self._sleep(wait)
-        return retry
-
-    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
-        """Nothing: `increment` has waited already."""
+        if response.status != 429 or reset is None:
+            return None
+        return max(0.0, reset - self._clock()) + 0.25
 
 
 def _field(data: Mapping[str, Any]) -> CustomField:
@@ -203,8 +159,8 @@ class ClickUp:
         self._clock = clock
         self._session = session or requests.Session()
         policy = ClickUpRetry(
-            counter=self.counter,
-            max_rate_limit_wait=max_rate_limit_wait,
+            on_retry=self.counter.retried,
+            max_wait=max_rate_limit_wait,
             sleep=sleep,
             clock=clock,
             total=retries,
