@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ai_context.adapters.slack import MESSAGE_INTERVAL
+from ai_context.adapters.templates import Templates
 from ai_context.core.models import Issue
 from ai_context.jobs.digest import COMMENT_LIMIT as COMMENT
 from ai_context.jobs.digest import STEP_SUMMARY_LIMIT
@@ -31,7 +32,6 @@ from ai_context.rules.checks import check_body
 from ai_context.rules.digest import DigestConfig, build_digest, digest_from_checked
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
-from ai_context.rules.templating import make_env
 
 TASKS = 1000
 PAGE = 100
@@ -107,7 +107,7 @@ def job_calls(data: list[Issue]) -> int:
 def main() -> None:
     data = issues()
     config = DigestConfig()
-    env = make_env(None)
+    env = Templates().env
     checked = [(i, check_body(i.body, now=NOW, config=config.checks())) for i in data]
     digest = build_digest(data, NOW, config)
 

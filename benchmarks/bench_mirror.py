@@ -24,10 +24,11 @@ from tests.fakes import ClickUpFake, GitHubFake
 
 from ai_context.adapters.clickup import ClickUp
 from ai_context.adapters.github import issue_from_json
+from ai_context.adapters.templates import Templates
 from ai_context.core.block import parse
 from ai_context.core.secret import Secret
 from ai_context.jobs.mirror import run_mirror
-from ai_context.rules.mirror import MirrorConfig, mirror_text, template_env
+from ai_context.rules.mirror import MirrorConfig, mirror_text
 
 TASKS, CHANGED, PER_MINUTE = 1000, 50, 100
 REPO = "o/r"
@@ -39,7 +40,7 @@ def task_id(n: int) -> str:
 
 def seed(gh: GitHubFake, cu: ClickUpFake) -> dict[int, str]:
     """Issues and tasks; returns the text each task's field should hold."""
-    env = template_env()
+    env = Templates().env
     texts: dict[int, str] = {}
     for n in range(1, TASKS + 1):
         body = f"{SEED_BLOCK}\n\nClickUp: https://app.clickup.com/t/{task_id(n)}\n"
@@ -119,7 +120,12 @@ def main() -> None:
         store = ClickUp(Secret(cu.token), api_url=cu.url)
         start = time.perf_counter()
         report = run_mirror(
-            issues, store, config=MirrorConfig(), env=template_env(), full=False, log=lambda _: None
+            issues,
+            store,
+            config=MirrorConfig(),
+            templates=Templates(),
+            full=False,
+            log=lambda _: None,
         )
         assert report.count("written") == CHANGED
         seconds = time.perf_counter() - start

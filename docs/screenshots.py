@@ -27,6 +27,7 @@ import cmarkgfm
 from cmarkgfm.cmark import Options
 
 from ai_context.adapters.store import DirectoryStore
+from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest import build_digest
@@ -41,6 +42,7 @@ REPO = "acme/shop"
 COMMENT_URL = f"https://github.com/{REPO}/issues/9#issuecomment-2217"
 WIDTH = 900  # a comment is about 850 px wide on github.com
 PEOPLE = {"U024BE7LH": "omer"}  # Slack shows a mention as the person's name
+TEMPLATES = Templates().env  # the bundled templates
 
 
 def _page(body: str, modules: Path, *, title: str, author: str = "github-actions") -> str:
@@ -161,12 +163,12 @@ def examples() -> list[Any]:
 def digest_pictures(modules: Path, out: Path) -> None:
     issues = examples()
     yesterday = build_digest(issues, NOW - timedelta(days=1))
-    previous = find_state(render_markdown(yesterday))
+    previous = find_state(render_markdown(yesterday, TEMPLATES))
     digest = build_digest(issues, NOW, previous=previous)
-    markdown = render_markdown(digest)
+    markdown = render_markdown(digest, TEMPLATES)
     shoot(_page(github_html(markdown), modules, title="ai-context daily digest"), out / "digest.png")
     [message, *_] = slack_messages(
-        digest, comment_url=COMMENT_URL, mentions={"cc-omer-laptop": "U024BE7LH"}
+        digest, TEMPLATES, comment_url=COMMENT_URL, mentions={"cc-omer-laptop": "U024BE7LH"}
     )
     shoot(slack_html(message), out / "slack.png")
 

@@ -1,4 +1,4 @@
-"""Shared test helpers: the seed's example block and the bundled examples."""
+"""Shared test helpers: the seed's example block, the bundled examples and templates."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from ai_context.adapters.templates import Templates
+
 # No timing in tests (these machines are shared and noisy): hypothesis's per-example deadline
 # and its too-slow health check are timed assertions, so they are off for every property test.
 settings.register_profile("house", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -14,6 +16,8 @@ settings.load_profile("house")
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+# The bundled templates' environment, which the rules' renders take as an argument.
+BUNDLED = Templates().env
 
 SEED_BLOCK = """\
 ## AI Context (updated by Claude — do not edit manually)

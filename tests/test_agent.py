@@ -215,14 +215,9 @@ def test_human_text_outside_the_block_survives_save_byte_for_byte(
     current = render(block("cc-old"), markers=True, newline=newline)
     server.repos.clear()
     server.add_issue(REPO, "T", prefix + current + suffix)
-    out = agent.save(
-        github(server),
-        DirectoryCache(tmp_path_factory.mktemp("c")),
-        1,
-        block("cc-old", "new step"),
-        writer="cc-old",
-        now=T,
-    )
+    cache = DirectoryCache(tmp_path_factory.mktemp("c"))
+    agent.resume(github(server), cache, 1, actor="cc-old")  # the write guard: read it first
+    out = agent.save(github(server), cache, 1, block("cc-old", "new step"), writer="cc-old", now=T)
     assert out.status == "ok"
     text = server.issue(REPO, 1).body or ""
     assert text.startswith(prefix) and text.endswith(suffix)
@@ -337,7 +332,8 @@ def test_take_resolves_a_conflict_and_logs_the_choice(fake: GitHubFake, tmp_path
     mine, theirs = DirectoryCache(tmp_path / "mine"), DirectoryCache(tmp_path / "theirs")
     agent.save(github(fake), mine, 1, block(), writer=None, now=T)
     agent.resume(github(fake), theirs, 1)
-    agent.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=T + timedelta(minutes=9))
+    later = T + timedelta(minutes=9)  # Noa takes the task over (the block was Ariel's)
+    agent.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=later, take="local")
     conflict = agent.save(
         github(fake), mine, 1, block(next_step="m"), writer=None, now=T + timedelta(minutes=10)
     )
@@ -359,7 +355,8 @@ def test_take_remote_drops_the_local_copy_into_the_log(fake: GitHubFake, tmp_pat
     mine, theirs = DirectoryCache(tmp_path / "mine"), DirectoryCache(tmp_path / "theirs")
     agent.save(github(fake), mine, 1, block(), writer=None, now=T)
     agent.resume(github(fake), theirs, 1)
-    agent.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=T + timedelta(minutes=9))
+    later = T + timedelta(minutes=9)  # Noa takes the task over (the block was Ariel's)
+    agent.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=later, take="local")
     agent.save(
         github(fake), mine, 1, block(next_step="m"), writer=None, now=T + timedelta(minutes=10)
     )
@@ -377,7 +374,10 @@ def test_incomplete_state_blocks_proceeding(fake: GitHubFake, tmp_path: Path) ->
     out = agent.resume(github(fake), cache, 1)
     assert out.status == "incomplete"
     assert out.missing == ("Last updated", "Plan", "Files touched", "Next step")
-    assert cache.load(REPO, 1) is None and fake.count("PATCH") == 0
+    assert fake.count("PATCH") == 0
+    # The half block is remembered as read, so the save that completes it passes the guard.
+    entry = cache.load(REPO, 1)
+    assert entry is not None and entry.block.actor == "cc-x" and not entry.dirty
 
 
 def test_resume_of_a_task_with_no_state_anywhere_asks_for_every_field(
@@ -571,3 +571,46 @@ def test_a_dry_run_done_releases_nothing(fake: GitHubFake, tmp_path: Path) -> No
     )
     assert out.dry_run and "+  3. Add unit tests for repository (done)" in out.diff
     assert released == [] and body(fake) == before
+
+
+# --- issue 21: find my task by the block, one listing ------------------------------------------
+
+
+def test_resume_finds_the_open_task_whose_block_names_this_actor(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    """A new machine with only its actor id (no actors: map, no assignee): the open issue whose
+    block names it as Active actor, chosen in the one listing."""
+    fake.repos.clear()
+    fake.add_issue(REPO, "Noa's", render(replace(block("cc-noa-desktop"), last_updated=T)))
+    mine = render(replace(block(), last_updated=T))
+    fake.add_issue(REPO, "Booking history", mine)
+    fake.add_issue(REPO, "Finished", render(replace(block(), phase="done", last_updated=T)))
+    fake.reset_requests()
+    out = agent.resume(github(fake), DirectoryCache(tmp_path), actor="cc-ariel-laptop")
+    assert (out.status, out.source, out.issue) == ("ok", "block", 2)
+    assert fake.count() == 1  # one listing, the block read from it
+
+
+def test_resume_named_by_the_cache_lists_nothing(fake: GitHubFake, tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    fake.reset_requests()
+    out = agent.resume(github(fake), cache, actor="cc-ariel-laptop")
+    assert out.source == "cache"
+    assert fake.calls == {("GET", "/repos/{owner}/{repo}/issues/{number}"): 1}
+
+
+def test_resume_of_a_task_without_a_block_offers_a_starting_block(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    """Seeds/000's initialize_empty(): this actor, Phase planning, the plan to write; exit 5
+    still, and the block saves as it is."""
+    cache = DirectoryCache(tmp_path)
+    out = agent.resume(github(fake), cache, 1, actor="cc-ariel-laptop", now=T)
+    assert out.status == "incomplete" and len(out.missing) == 6
+    assert out.state is not None
+    assert (out.state.actor, out.state.phase) == ("cc-ariel-laptop", "planning")
+    assert out.state.plan[0].status == "pending"
+    saved = agent.save(github(fake), cache, 1, out.state, writer="cc-ariel-laptop", now=T)
+    assert saved.status == "ok"

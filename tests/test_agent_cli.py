@@ -78,6 +78,8 @@ def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
 
 def test_conflict_exits_4_with_both_copies_and_the_diff(fake: GitHubFake, tmp_path: Path) -> None:
     run(["save", "1"], SEED_BLOCK)
+    assert run(["resume", "1", "--cache", str(tmp_path / "noa")])[0] == 0
+    run(["save", "1"], SEED_BLOCK.replace("Finish unit tests", "Ariel moved on"))
     other = SEED_BLOCK.replace("cc-ariel-laptop", "cc-noa-desktop")
     assert run(["save", "1", "--cache", str(tmp_path / "noa")], other)[0] == 4
     code, out, _ = run(["save", "1", "--cache", str(tmp_path / "noa"), "--format", "json"], other)
@@ -124,7 +126,8 @@ def test_resume_without_a_task_lists_open_issues_and_exits_2(fake: GitHubFake) -
 
 
 def test_resume_finds_the_task_through_the_actors_config(fake: GitHubFake, tmp_path: Path) -> None:
-    run(["save", "1", "--cache", str(tmp_path / "elsewhere")], SEED_BLOCK)
+    desktop = SEED_BLOCK.replace("cc-ariel-laptop", "cc-ariel-desktop")  # no block names laptop
+    run(["save", "1", "--cache", str(tmp_path / "elsewhere")], desktop)
     fake.edit_issue(REPO, 1, labels=["in-progress"])
     config = tmp_path / ".github" / "ai-context.yml"
     config.parent.mkdir()
@@ -142,12 +145,14 @@ def test_dry_run_prints_the_diff_and_writes_nothing(fake: GitHubFake, tmp_path: 
     assert fake.count("PATCH") == 0 and not (tmp_path / "cache").exists()
 
 
-def test_handoff_and_done(fake: GitHubFake) -> None:
+def test_handoff_and_done(fake: GitHubFake, tmp_path: Path) -> None:
     run(["save", "1"], SEED_BLOCK)
     code, out, _ = run(["handoff", "1", "--to", "cc-noa-desktop"])
     assert code == 0 and "handed off acme/shop#1" in out and "to cc-noa-desktop" in out
+    noa = ["--cache", str(tmp_path / "noa"), "--actor", "cc-noa-desktop"]
+    assert run(["resume", "1", *noa])[0] == 0  # the task is Noa's now: Noa finishes it
     argv = ["done", "1", "--pr", "https://x/pull/2", "--followup", "a", "b", "--followup", "c"]
-    code, out, _ = run([*argv, "--format", "json"])
+    code, out, _ = run([*argv, *noa, "--format", "json"])
     data = json.loads(out)
     assert code == 0 and data["state"]["phase"] == "done"
     assert data["state"]["extra"]["Pull request"] == "https://x/pull/2"
@@ -292,6 +297,7 @@ def test_save_replaces_a_block_github_shows_instead_of_adding_one(
     fake: GitHubFake, name: str, existing: str
 ) -> None:
     fake.edit_issue(REPO, 1, body=existing + "\n\nHuman text.\n")
+    assert run(["resume", "1"])[0] == 0  # the write guard: this machine reads it first
     newer = SEED_BLOCK.replace("Finish unit tests", "Second step")
     code, out, _ = run(["save", "1", "--actor", "cc-ariel-laptop"], newer)
     assert code == 0, out
@@ -310,3 +316,94 @@ def test_save_does_not_take_a_commented_out_block_for_the_block(fake: GitHubFake
     body = fake.issue(REPO, 1).body or ""
     assert body.endswith("\n\n" + hidden)  # the hidden text is kept byte for byte
     assert len(find(body)) == 1 and parse(body).block is not None
+
+
+# --- issue 21 -------------------------------------------------------------------------------
+
+
+def test_resume_of_a_task_without_a_block_prints_a_starting_block_ready_for_save(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    code, out, _ = run(["resume", "1", "--actor", "cc-ariel-laptop"])
+    assert code == 5
+    assert "=== the block to complete, then save" in out
+    assert "- **Active actor:** cc-ariel-laptop" in out and "- **Phase:** planning" in out
+    starting = out.split("=== the block to complete, then save\n", 1)[1].split("\ngithub calls")[0]
+    code, out, _ = run(["save", "1", "--actor", "cc-ariel-laptop"], starting)
+    assert code == 0, out
+    code, out, _ = run(["resume", "1", "--actor", "cc-ariel-laptop", "--format", "json"])
+    assert code == 0 and json.loads(out)["state"]["phase"] == "planning"
+
+
+def test_the_configs_required_fields_reach_every_agent_command(
+    fake: GitHubFake, tmp_path: Path
+) -> None:
+    """One notion of complete: a block the config calls incomplete (no Decisions) is refused
+    by save and resume as the Action would call it incomplete; done cannot complete it."""
+    config = tmp_path / ".github" / "ai-context.yml"
+    config.parent.mkdir()
+    config.write_text(
+        "required: [actor, phase, last_updated, plan, files_touched, next_step, decisions]\n",
+        encoding="utf-8",
+    )
+    bare = SEED_BLOCK.split("- **Decisions:**")[0] + "- **Next step:** Finish\n"
+    code, out, _ = run(["save", "1"], bare)
+    assert code == 5 and "missing Decisions" in out
+    code, out, _ = run(["save", "1", "--config", str(tmp_path / "none.yml")], bare)
+    assert code == 0  # without the file, the default fields: complete
+    code, out, _ = run(["resume", "1"])
+    assert code == 5 and "missing Decisions" in out
+    code, out, _ = run(["done", "1"])
+    assert code == 5 and "missing Decisions" in out
+    config.write_text("required: [actor, mood]\n", encoding="utf-8")
+    code, _, err = run(["save", "1"], SEED_BLOCK)
+    assert code == 2 and "unknown required field(s) mood" in err
+
+
+def test_done_with_a_pr_marks_the_open_pr_step_done_only_when_told(fake: GitHubFake) -> None:
+    plan = "- **Plan:**\n  1. Repository (done)\n  2. Tests (in progress)\n  3. Open PR (pending)\n"
+    text = SEED_BLOCK.split("- **Plan:**")[0] + plan + "- **Files touched:** a.py\n"
+    text += "- **Next step:** Open the PR\n"
+    assert run(["save", "1"], text)[0] == 0
+    pr = "https://github.com/acme/shop/pull/9"
+    code, out, _ = run(["done", "1", "--pr", pr, "--dry-run"])
+    assert code == 0 and "+  3. Open PR (skipped)" in out
+    code, out, _ = run(["done", "1", "--pr", pr, "--done-step", "3"])
+    assert code == 0 and "3. Open PR (done)" in (fake.issue(REPO, 1).body or "")
+    assert "Plan: 3/3 done" in out
+
+
+def test_done_counts_say_done_apart_from_skipped(fake: GitHubFake) -> None:
+    plan = "- **Plan:**\n  1. Repository (done)\n  2. Tests (in progress)\n  3. Open PR (pending)\n"
+    text = SEED_BLOCK.split("- **Plan:**")[0] + plan + "- **Files touched:** a.py\n"
+    text += "- **Next step:** Open the PR\n"
+    assert run(["save", "1"], text)[0] == 0
+    code, out, _ = run(["done", "1", "--pr", "https://github.com/acme/shop/pull/9"])
+    assert code == 0 and "Plan: 2/3 done, 1 skipped" in out
+    code, out, _ = run(["done", "1", "--done-step", "7", "--format", "json"])
+    assert code == 2 and "--done-step 7: the plan has no such step" in json.loads(out)["error"]
+
+
+def test_the_token_can_come_from_gh_and_is_never_shown(
+    fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`setup claude --token-from gh`: with no GITHUB_TOKEN, `gh auth token` gives it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text("#!/bin/sh\n[ \"$1 $2\" = 'auth token' ] && echo gho_from_gh_cli\n")
+    gh.chmod(0o755)
+    monkeypatch.delenv("GITHUB_TOKEN")
+    monkeypatch.setenv("AI_CONTEXT_TOKEN_FROM", "gh")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    code, out, err = run(["resume", "1"])
+    assert code == 2 and "GitHub refused the token" in err  # the fake knows only "t"
+    assert "gho_from_gh_cli" not in out + err
+    gh.write_text("#!/bin/sh\necho t\n")
+    assert run(["resume", "1"])[0] == 5  # reached GitHub: the issue has no block yet
+    gh.write_text("#!/bin/sh\necho 'not logged in' >&2\nexit 1\n")
+    code, _, err = run(["resume", "1"])
+    assert code == 2 and "`gh auth token` gave no token (not logged in)" in err
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, _, err = run(["resume", "1"])
+    assert code == 2 and "`gh` is not on PATH" in err

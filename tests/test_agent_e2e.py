@@ -88,9 +88,15 @@ def test_two_machines_save_resume_handoff_resume(tmp_path: Path) -> None:
         assert (code, out["source"], out["decision"]["kind"]) == (0, "assigned", "take_remote")
         assert out["github_calls"] == 1
 
-        # 4. The phone works and saves: its cache holds the body, so re-read + PATCH.
+        # 4. The phone works and saves. The block is the laptop's (another actor id), so the
+        #    write guard refuses until the phone takes the task over; its cache holds the
+        #    body, so the save is a re-read + PATCH.
         v2 = block("cc-ariel-phone", step3="done", next_step="Add the integration test")
         code, out = phone.run("save", "1", "--now", "2026-05-26T09:30:00Z", stdin=v2)
+        assert (code, out["status"]) == (4, "conflict")
+        assert "the task is cc-ariel-laptop's" in out["decision"]["reasons"][0]
+        argv = ["save", "1", "--now", "2026-05-26T09:30:00Z", "--take", "local"]
+        code, out = phone.run(*argv, stdin=v2)
         assert (code, out["github_calls"], out["reapplied"]) == (0, 2, False)
 
         # 5. Back on the laptop: its cache names the task; the issue is newer. One call.
@@ -99,25 +105,29 @@ def test_two_machines_save_resume_handoff_resume(tmp_path: Path) -> None:
         assert out["github_calls"] == 1
         assert out["next_step"] == "Add the integration test"
 
-        # 6. The laptop hands the task to Noa.
+        # 6. The phone, which holds the task now, hands it to Noa; the laptop cannot.
         code, out = laptop.run(
+            "handoff", "1", "--to", "cc-noa-desktop", "--now", "2026-05-26T10:00:00Z"
+        )
+        assert (code, out["status"]) == (4, "conflict")
+        code, out = phone.run(
             "handoff", "1", "--to", "cc-noa-desktop", "--now", "2026-05-26T10:00:00Z"
         )
         assert code == 0 and out["state"]["phase"] == "handoff"
 
-        # 7. The phone, not knowing, saves over it: a conflict, and nothing is written.
+        # 7. The laptop, not knowing, saves over it: a conflict, and nothing is written.
         patches = fake.count("PATCH")
-        v3 = block("cc-ariel-phone", step3="done", next_step="phone's late idea")
-        code, out = phone.run("save", "1", "--now", "2026-05-26T10:05:00Z", stdin=v3)
+        v3 = block("cc-ariel-laptop", step3="done", next_step="laptop's late idea")
+        code, out = laptop.run("save", "1", "--now", "2026-05-26T10:05:00Z", stdin=v3)
         assert (code, out["status"]) == (4, "conflict")
         assert "cc-noa-desktop" in out["conflict"]["remote"]
-        assert "phone's late idea" in out["conflict"]["local"]
+        assert "laptop's late idea" in out["conflict"]["local"]
         assert fake.count("PATCH") == patches
 
-        # 8. The phone resumes: still a conflict until someone picks; it takes the issue's.
-        code, out = phone.run("resume")
+        # 8. The laptop resumes: still a conflict until someone picks; it takes the issue's.
+        code, out = laptop.run("resume")
         assert (code, out["status"]) == (4, "conflict")
-        code, out = phone.run("resume", "1", "--take", "remote")
+        code, out = laptop.run("resume", "1", "--take", "remote")
         assert (code, out["decision"]["kind"], out["state"]["actor"]) == (
             0,
             "take_remote",
@@ -133,10 +143,15 @@ def test_two_machines_save_resume_handoff_resume(tmp_path: Path) -> None:
     assert final.next_step == "Add the integration test"  # the phone's save reached Noa
     assert [s.status for s in final.plan][:3] == ["done", "done", "done"]
     assert final_body.endswith(HUMAN + "\r\nPM: also export to CSV.\r\n")  # the person's edit
-    logged = (tmp_path / "phone" / "cache" / "conflicts.jsonl").read_text(encoding="utf-8")
-    records = [json.loads(line) for line in logged.splitlines()]
-    assert [r["choice"] for r in records] == [None, None, "remote"]
-    assert "phone's late idea" in records[-1]["local"]  # the dropped copy is kept in the log
+
+    def logged(machine: str) -> list[dict[str, Any]]:
+        text = (tmp_path / machine / "cache" / "conflicts.jsonl").read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines()]
+
+    assert [r["choice"] for r in logged("phone")] == [None, "local"]  # refused, then taken over
+    records = logged("laptop")
+    assert [r["choice"] for r in records] == [None, None, None, "remote"]
+    assert "laptop's late idea" in records[-1]["local"]  # the dropped copy is kept in the log
 
 
 def test_save_mirrors_to_clickup_when_a_token_is_set(tmp_path: Path) -> None:

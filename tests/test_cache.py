@@ -13,6 +13,7 @@ import pytest
 from ai_context.adapters.cache import (
     CacheEntry,
     CacheError,
+    CacheWriteError,
     DirectoryCache,
     SingleFileCache,
     entry_for,
@@ -82,7 +83,7 @@ def test_a_failed_write_leaves_the_old_entry_and_no_temporary_file(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", disk_full)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(CacheWriteError, match="No space left on device; the disk is full"):
         cache.store(entry(base="new"))
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", "acme__shop__12.json"]

@@ -80,6 +80,8 @@ def test_every_github_command_takes_a_number_a_hash_or_a_url(
     argv, stdin, expected = GITHUB_COMMANDS[command]
     if issue != URL:
         monkeypatch.setenv("GITHUB_REPOSITORY", REPO)  # a URL names its repository itself
+    if command in ("save", "handoff", "done"):  # the write guard: this machine reads it first
+        assert run(_with(GITHUB_COMMANDS["resume"][0], issue))[0] == 0
     code, out, err = run([*_with(argv, issue), "--format", "json"], stdin)
     assert code == expected, err
     data = json.loads(out)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ai_context.adapters.config import load_config
-from ai_context.adapters.config_file import MAX_YAML_BYTES
+from ai_context.adapters.yamlfile import MAX_YAML_BYTES
 from ai_context.core.errors import ConfigError
 from tests.actionrun import run_action
 from tests.fakes import GitHubFake

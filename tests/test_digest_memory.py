@@ -12,6 +12,7 @@ from ai_context.rules.digest import build_digest
 from ai_context.rules.digest_model import DigestState, StateRead, TaskState
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_state import find_baseline, find_state
+from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
 
 BOT = "github-actions[bot]"
@@ -22,17 +23,17 @@ def comment(n: int, day: str, body: str) -> Comment:
 
 
 def test_the_first_digest_ever_is_its_own_baseline_and_reads_the_same_when_unchanged() -> None:
-    first = render_markdown(build_digest(sample_issues(), NOW))
+    first = render_markdown(build_digest(sample_issues(), NOW), BUNDLED)
     baseline = find_baseline(first)
     assert baseline.status == "restored" and baseline.own
     rerun = build_digest(sample_issues(), NOW + timedelta(hours=1), previous=baseline)
     assert rerun.changes == () and rerun.first  # nothing new: it reads as the first did
-    assert "Nothing to compare with" in render_markdown(rerun)
+    assert "Nothing to compare with" in render_markdown(rerun, BUNDLED)
 
 
 def test_a_rerun_keeps_the_baseline_of_the_days_first_digest() -> None:
     morning = build_digest(sample_issues(), NOW, previous=sample_previous())
-    today = comment(2, "2026-05-27", render_markdown(morning))
+    today = comment(2, "2026-05-27", render_markdown(morning, BUNDLED))
     yesterday = comment(1, "2026-05-26", "[//]: # (ai-context-digest:v1:e30)")
     read = previous_state([yesterday, today], "2026-05-27", BOT)
     assert read.state == sample_previous().state  # not the morning's own state
@@ -41,7 +42,7 @@ def test_a_rerun_keeps_the_baseline_of_the_days_first_digest() -> None:
 
 
 def test_the_next_day_compares_with_the_last_comment() -> None:
-    text = render_markdown(build_digest(sample_issues(), NOW, previous=sample_previous()))
+    text = render_markdown(build_digest(sample_issues(), NOW, previous=sample_previous()), BUNDLED)
     read = previous_state([comment(5, "2026-05-27", text)], "2026-05-28", BOT)
     assert read.state.generated_at == NOW and not read.own
 
@@ -66,14 +67,14 @@ def test_tasks_that_left_are_listed_with_why() -> None:
         22: "closed as not planned",
         30: "no longer found (transferred or deleted?)",
     }
-    text = render_markdown(digest)
+    text = render_markdown(digest, BUNDLED)
     assert "Dropped idea: left (closed as not planned), was in progress" in text
 
 
 def test_counts_carry_deltas_and_the_date_compared_with() -> None:
     digest = build_digest(sample_issues(), NOW, previous=sample_previous())
     assert digest.deltas == {"shipped": 1, "in_review": 1, "in_progress": -2, "stuck": 1}
-    text = render_markdown(digest)
+    text = render_markdown(digest, BUNDLED)
     assert "🔴 3 stuck (+1)" in text and "🔵 2 in progress (−2)" in text
     assert "Compared with the digest of Tuesday 26 May 2026, 09:00 UTC." in text
 
@@ -91,7 +92,7 @@ def test_shipped_means_within_the_window() -> None:
 
 def test_slack_is_posted_again_only_when_the_tasks_changed() -> None:
     digest = build_digest(sample_issues(), NOW)
-    posted = comment(2, "2026-05-27", render_markdown(digest))
+    posted = comment(2, "2026-05-27", render_markdown(digest, BUNDLED))
     later = build_digest(sample_issues(), NOW + timedelta(hours=1))
     assert not slack_wanted(posted, later)
     moved = build_digest([*sample_issues(), issue(40, "New", block())], NOW)

@@ -12,6 +12,7 @@ from ai_context.rules.digest_model import Digest
 from ai_context.rules.digest_plate import actors, plate
 from ai_context.rules.digest_render import render_markdown, render_status, render_task
 from ai_context.rules.sticky import render_findings
+from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, block, issue, sample_issues, sample_previous, stamp
 from tests.rendered import Page, github
 
@@ -56,7 +57,7 @@ def _every_cell(page: Page) -> list[str]:
 
 
 def test_each_digest_table_has_its_columns_and_stuck_comes_first() -> None:
-    page = github(render_markdown(tricky_digest()))
+    page = github(render_markdown(tricky_digest(), BUNDLED))
     assert [_section(t.heading) for t in page.tables] == list(COLUMNS)
     for table in page.tables:
         assert table.head == COLUMNS[_section(table.heading)], table.heading
@@ -67,21 +68,21 @@ def test_each_digest_table_has_its_columns_and_stuck_comes_first() -> None:
 
 
 def test_no_digest_cell_shows_a_backtick_or_a_backslash() -> None:
-    page = github(render_markdown(tricky_digest()))
+    page = github(render_markdown(tricky_digest(), BUNDLED))
     for cell in _every_cell(page):
         assert "`" not in cell.replace("`%H`", ""), cell  # only the code that holds one
         assert "\\" not in cell, cell
 
 
 def test_agent_code_renders_as_code() -> None:
-    page = github(render_markdown(tricky_digest()))
+    page = github(render_markdown(tricky_digest(), BUNDLED))
     codes = [c for t in page.tables for row in t.codes for cell in row for c in cell]
     assert "staging" in codes  # a blocker's code span, in the Why cell
     assert "a|b" in codes  # a title's code span keeps its pipe, the cell stays whole
 
 
 def test_no_raw_html_passes_and_titles_stay_text() -> None:
-    page = github(render_markdown(tricky_digest()))
+    page = github(render_markdown(tricky_digest(), BUNDLED))
     assert page.raw == []
     assert set(page.tags) <= Page.MARKDOWN_TAGS
     tasks = [row[1] for row in page.tables[0].rows] + [row[0] for row in page.tables[3].rows]
@@ -93,7 +94,7 @@ def test_no_raw_html_passes_and_titles_stay_text() -> None:
 
 
 def test_multi_repository_references_name_their_repository() -> None:
-    page = github(render_markdown(tricky_digest()))
+    page = github(render_markdown(tricky_digest(), BUNDLED))
     for table in page.tables:
         for row in table.rows:
             task = row[1] if _section(table.heading) == "Stuck" else row[0]
@@ -102,7 +103,7 @@ def test_multi_repository_references_name_their_repository() -> None:
 
 def test_the_state_lines_render_as_nothing() -> None:
     digest = tricky_digest()
-    page = github(render_markdown(digest))
+    page = github(render_markdown(digest, BUNDLED))
     assert "ai-context-digest" not in page.all_text
 
 
@@ -116,7 +117,7 @@ def test_truncation_keeps_stuck_whole_and_cuts_shipped_first() -> None:
     ]
     digest = build_digest([*many, *shipped], NOW)
     text = render_markdown(
-        digest, max_chars=40_000, full_url="https://github.com/o/r/actions/runs/1"
+        digest, BUNDLED, max_chars=40_000, full_url="https://github.com/o/r/actions/runs/1"
     )
     page = github(text)
     rows = {_section(t.heading): len(t.rows) for t in page.tables}
@@ -131,11 +132,11 @@ def test_task_and_status_render_code_as_code_and_text_as_text() -> None:
         TRICKY_TITLE,
         block(next_step="Finish tests in `booking.spec.ts`", blockers=("`staging` down",)),
     )
-    task = github(render_task(summarize_task(item, NOW)))
+    task = github(render_task(summarize_task(item, NOW), BUNDLED))
     assert task.raw == [] and "`" not in task.all_text and "\\" not in task.all_text
     assert "Fix | pipes <!channel> {{7*7}}" in task.all_text
     digest = build_digest([item, *sample_issues()], NOW)
-    status = github(render_status([plate(digest, a) for a in actors(digest)]))
+    status = github(render_status([plate(digest, a) for a in actors(digest)], BUNDLED))
     assert status.raw == [] and "`" not in status.all_text and "\\" not in status.all_text
 
 
@@ -167,7 +168,7 @@ def test_the_sticky_comment_shows_hints_as_code_and_findings_as_text() -> None:
 @given(st.text(min_size=1, max_size=80))
 def test_any_title_and_next_step_stay_in_their_cell(text: str) -> None:
     item = issue(50, text, block(next_step=text, blockers=(text,)))
-    page = github(render_markdown(build_digest([item], NOW)))
+    page = github(render_markdown(build_digest([item], NOW), BUNDLED))
     assert page.raw == []
     for table in page.tables:
         for row in table.rows:

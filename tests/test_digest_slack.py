@@ -10,6 +10,7 @@ from slack_sdk.models.blocks import Block
 
 from ai_context.rules.digest import build_digest
 from ai_context.rules.digest_slack import SLACK_BLOCKS_LIMIT, slack_messages
+from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, block, issue, sample_issues, sample_previous
 
 COMMENT = "https://github.com/acme/shop/issues/9#issuecomment-1"
@@ -32,7 +33,7 @@ def valid(messages: list[dict[str, Any]]) -> list[str]:
 
 def test_the_sample_digest_is_valid_block_kit_with_stuck_first() -> None:
     digest = build_digest(sample_issues(), NOW, previous=sample_previous())
-    texts = valid(slack_messages(digest, comment_url=COMMENT))
+    texts = valid(slack_messages(digest, BUNDLED, comment_url=COMMENT))
     joined = "\n".join(texts)
     assert joined.index("*Stuck*") < joined.index("*In review*") < joined.index("*Shipped*")
     assert f"<{COMMENT}|The digest on GitHub>" in joined
@@ -45,7 +46,7 @@ def test_code_spans_are_code_and_text_cannot_ping() -> None:
         "Fix | pipes <!channel> {{7*7}} `a|b`",
         block(blockers=("`staging` is down",), next_step="Run `make test`"),
     )
-    texts = valid(slack_messages(build_digest([item], NOW)))
+    texts = valid(slack_messages(build_digest([item], NOW), BUNDLED))
     joined = "\n".join(texts)
     assert "`staging`" in joined and "&lt;!channel&gt;" in joined and "{{7*7}}" in joined
     assert "<!channel>" not in joined
@@ -53,7 +54,7 @@ def test_code_spans_are_code_and_text_cannot_ping() -> None:
 
 def test_stuck_tasks_mention_their_owner() -> None:
     digest = build_digest(sample_issues(), NOW)
-    texts = valid(slack_messages(digest, mentions={"cc-omer-laptop": "U024BE7LH"}))
+    texts = valid(slack_messages(digest, BUNDLED, mentions={"cc-omer-laptop": "U024BE7LH"}))
     stuck = [t for t in texts if "SSO login" in t]
     assert stuck and all("<@U024BE7LH>" in t for t in stuck)
     assert sum(t.count("<@U024BE7LH>") for t in texts) == 1  # #12 is not stuck: no mention
@@ -65,7 +66,7 @@ def test_continuation_messages_repeat_their_heading(count: int) -> None:
         issue(n, f"Stuck task number {n} " + "t" * 80, block(blockers=("waiting on " + "x" * 60,)))
         for n in range(1, count + 1)
     ]
-    messages = slack_messages(build_digest(issues, NOW))
+    messages = slack_messages(build_digest(issues, NOW), BUNDLED)
     assert len(messages) > 1
     texts = valid(messages)
     assert sum(t.count("Stuck task number") for t in texts) == count  # every task, once

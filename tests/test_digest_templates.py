@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ai_context.adapters.templates import Templates
 from ai_context.core.models import Issue
 from ai_context.rules.digest import build_digest, summarize_task
 from ai_context.rules.digest_json import digest_json
@@ -29,7 +30,8 @@ from ai_context.rules.digest_render import (
 )
 from ai_context.rules.digest_slack import SLACK_BLOCKS_LIMIT, SLACK_SECTION_LIMIT, slack_messages
 from ai_context.rules.digest_state import find_state
-from ai_context.rules.templating import make_env, render
+from ai_context.rules.templating import render
+from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -54,16 +56,19 @@ def digest() -> Digest:
 
 
 def test_golden_digest_markdown(digest: Digest) -> None:
-    check_golden("digest.md", render_markdown(digest))
+    check_golden("digest.md", render_markdown(digest, BUNDLED))
 
 
 def test_golden_first_digest_markdown() -> None:
-    check_golden("digest-first.md", render_markdown(build_digest(sample_issues()[:4], NOW)))
+    check_golden(
+        "digest-first.md", render_markdown(build_digest(sample_issues()[:4], NOW), BUNDLED)
+    )
 
 
 def test_golden_digest_slack(digest: Digest) -> None:
     check_golden(
-        "digest.slack.json", json.dumps(slack_messages(digest), indent=2, ensure_ascii=False) + "\n"
+        "digest.slack.json",
+        json.dumps(slack_messages(digest, BUNDLED), indent=2, ensure_ascii=False) + "\n",
     )
 
 
@@ -75,19 +80,20 @@ def test_golden_digest_json(digest: Digest) -> None:
 
 def test_golden_task_summaries() -> None:
     issues = {i.number: i for i in sample_issues()}
-    check_golden("task-5.md", render_task(summarize_task(issues[5], NOW)))
-    check_golden("task-20.md", render_task(summarize_task(issues[20], NOW)))
+    check_golden("task-5.md", render_task(summarize_task(issues[5], NOW), BUNDLED))
+    check_golden("task-20.md", render_task(summarize_task(issues[20], NOW), BUNDLED))
 
 
 def test_golden_status(digest: Digest) -> None:
-    check_golden("status.md", render_status([plate(digest, a) for a in actors(digest)]))
+    check_golden("status.md", render_status([plate(digest, a) for a in actors(digest)], BUNDLED))
     check_golden(
-        "status-nobody.md", render_status([plate(digest, "nobody")], known_actors=actors(digest))
+        "status-nobody.md",
+        render_status([plate(digest, "nobody")], BUNDLED, known_actors=actors(digest)),
     )
 
 
 def test_the_markdown_digest_carries_its_state_on_a_line_of_its_own(digest: Digest) -> None:
-    text = render_markdown(digest)
+    text = render_markdown(digest, BUNDLED)
     lines = text.rstrip("\n").split("\n")
     assert lines[-1].startswith("[//]: # (ai-context-digest:v1:")
     assert lines[-2] == ""  # a definition cannot interrupt a paragraph or a table
@@ -173,7 +179,7 @@ def _assert_no_raw_danger(text: str, dangers: tuple[str, ...] = MD_DANGERS) -> N
 def test_hostile_text_is_harmless_in_markdown() -> None:
     digest = hostile_digest()
     assert digest.changes and all(digest.entries.values())  # every section and change is shown
-    text = render_markdown(digest)
+    text = render_markdown(digest, BUNDLED)
     _assert_no_raw_danger(text)
     assert not LIVE_JS_LINK.search(text)
     assert len(text) < GITHUB_COMMENT_LIMIT
@@ -185,7 +191,7 @@ def test_hostile_text_is_harmless_in_markdown() -> None:
 
 
 def test_hostile_text_is_harmless_in_slack() -> None:
-    messages = slack_messages(hostile_digest())
+    messages = slack_messages(hostile_digest(), BUNDLED)
     for message in messages:
         for block_ in message["blocks"]:
             text = block_.get("text", {}).get("text", "") or block_["elements"][0]["text"]
@@ -199,14 +205,14 @@ def test_hostile_text_is_harmless_in_slack() -> None:
 
 def test_hostile_text_is_harmless_in_task_and_status() -> None:
     digest = hostile_digest()
-    task = render_task(summarize_task(hostile_issue(1), NOW))
-    status = render_status([plate(digest, HOSTILE_ACTOR)], known_actors=actors(digest))
+    task = render_task(summarize_task(hostile_issue(1), NOW), BUNDLED)
+    status = render_status([plate(digest, HOSTILE_ACTOR)], BUNDLED, known_actors=actors(digest))
     for text in (task, status):
         _assert_no_raw_danger(text)
         assert not LIVE_JS_LINK.search(text)
         for line in text.split("\n"):  # the hostile newlines opened no block of their own
             assert not line.lstrip().startswith(("# heading", "---", "```fence", "| a |")), line
-    assert len(render_task(summarize_task(hostile_digest_issue_long(), NOW))) < 10_000
+    assert len(render_task(summarize_task(hostile_digest_issue_long(), NOW), BUNDLED)) < 10_000
 
 
 def hostile_digest_issue_long() -> Issue:
@@ -217,15 +223,15 @@ def test_every_template_escapes_every_string_field() -> None:
     """Render each template with the hostile text in every string field the models have."""
     digest = hostile_digest()
     outputs = {
-        "digest.md.j2": render_markdown(digest),
-        "digest.slack.j2": json.dumps(slack_messages(digest), ensure_ascii=False),
-        "task.md.j2": render_task(summarize_task(hostile_issue(1), NOW)),
-        "status.md.j2": render_status([plate(digest, HOSTILE_ACTOR)]),
+        "digest.md.j2": render_markdown(digest, BUNDLED),
+        "digest.slack.j2": json.dumps(slack_messages(digest, BUNDLED), ensure_ascii=False),
+        "task.md.j2": render_task(summarize_task(hostile_issue(1), NOW), BUNDLED),
+        "status.md.j2": render_status([plate(digest, HOSTILE_ACTOR)], BUNDLED),
     }
     # Plain-text templates (mirror.txt.j2, the ClickUp field) escape nothing by design; their
     # hostile-text test is in test_mirror.py.
     # (templates/ also ships setup's plain files, e.g. claude/: not Jinja templates.)
-    markup = {t for t in make_env(None).list_templates() if t.endswith(".j2")}
+    markup = {t for t in BUNDLED.list_templates() if t.endswith(".j2")}
     markup -= {t for t in markup if t.endswith(".txt.j2")}
     assert set(outputs) == markup  # a new template needs a case
     for name, text in outputs.items():
@@ -258,7 +264,7 @@ def many_tasks(
 
 def test_the_slack_payload_obeys_the_block_kit_limits_for_500_tasks() -> None:
     digest = build_digest(many_tasks(500, title="<!channel> " + "t" * 300), NOW)
-    messages = slack_messages(digest)
+    messages = slack_messages(digest, BUNDLED)
     assert len(messages) > 1
     seen = 0
     for message in messages:
@@ -277,7 +283,7 @@ def test_the_slack_payload_obeys_the_block_kit_limits_for_500_tasks() -> None:
 
 def test_a_digest_too_big_for_one_comment_shows_fewer_rows_and_keeps_the_whole_state() -> None:
     digest = build_digest(many_tasks(1000), NOW)
-    text = render_markdown(digest)
+    text = render_markdown(digest, BUNDLED)
     assert len(text) <= GITHUB_COMMENT_LIMIT
     assert "more not shown" in text
     assert len(find_state(text).state.tasks) == 1000
@@ -285,8 +291,8 @@ def test_a_digest_too_big_for_one_comment_shows_fewer_rows_and_keeps_the_whole_s
 
 def test_an_empty_digest_renders() -> None:
     digest = build_digest([], NOW)
-    assert "mermaid" not in render_markdown(digest)
-    assert len(slack_messages(digest)) == 1
+    assert "mermaid" not in render_markdown(digest, BUNDLED)
+    assert len(slack_messages(digest, BUNDLED)) == 1
 
 
 def test_a_user_template_without_a_macro_is_a_clear_error(tmp_path: Path) -> None:
@@ -296,12 +302,12 @@ def test_a_user_template_without_a_macro_is_a_clear_error(tmp_path: Path) -> Non
         "{% macro title(d) %}x{% endmacro %}", encoding="utf-8"
     )
     with pytest.raises(TemplateRuntimeError, match="no macro 'fallback'"):
-        slack_messages(build_digest([], NOW), make_env(tmp_path))
+        slack_messages(build_digest([], NOW), Templates(tmp_path).env)
 
 
 def test_window_shows_in_the_header() -> None:
     digest = build_digest([], NOW, config=None)
-    assert "shipped within 1d" in render_markdown(digest)
+    assert "shipped within 1d" in render_markdown(digest, BUNDLED)
     assert digest.window == timedelta(hours=24) and SHOP
 
 
@@ -310,17 +316,17 @@ def test_the_row_limit_is_close_to_the_most_that_fits(max_chars: int) -> None:
     from ai_context.rules.digest_render import digest_vars
 
     digest = build_digest(many_tasks(300), NOW)
-    text = render_markdown(digest, max_chars=max_chars)
+    text = render_markdown(digest, BUNDLED, max_chars=max_chars)
     assert len(text) <= max_chars
     rows = re.compile(r"^\| (?!Why \||Task \||---)", re.M)
     limit = max(len(rows.findall(part)) for part in text.split("\n### ")[1:])
     assert 0 < limit < 300 and "more not shown" in text
     # within a factor of two of the best: twice the rows per category would not have fitted
-    doubled = render(make_env(None), "digest.md.j2", **digest_vars(digest, limit * 2))
+    doubled = render(BUNDLED, "digest.md.j2", **digest_vars(digest, limit * 2))
     assert len(doubled) > max_chars
 
 
 def test_a_limit_below_the_skeleton_keeps_the_skeleton_and_the_state() -> None:
     digest = build_digest(many_tasks(50), NOW)
-    text = render_markdown(digest, max_chars=100)
+    text = render_markdown(digest, BUNDLED, max_chars=100)
     assert "| [" not in text and len(find_state(text).state.tasks) == 50

@@ -174,3 +174,55 @@ def test_mcp_server_over_stdio_matches_the_command_line(tmp_path: Path) -> None:
         assert [s.status for s in block.plan][:3] == ["done", "done", "done"]
         assert seen["checkpoint"]["status"] == "ok"
         assert json.dumps(seen["checkpoint"])  # plain JSON all the way
+
+
+async def drive_failures(env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """Bad arguments, a refused write and a call on another repository, over stdio."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ai_context", "mcp"], env=env, cwd=str(cwd)
+    )
+    seen: dict[str, Any] = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        bad_plan = {**seed_fields(), "plan": [{"status": "done"}], "chunk": "three"}
+        seen["bad"] = await session.call_tool("save", {"issue": 1, **bad_plan})
+        seen["refused"] = await session.call_tool(
+            "checkpoint", {"issue": 1, "next_step": "not mine"}
+        )
+        seen["other_repo"] = structured(
+            await session.call_tool("resume", {"issue": 1, "repo": "acme/other"})
+        )
+        seen["bad_repo"] = await session.call_tool("who", {"issue": 1, "repo": "not a repo"})
+    return seen
+
+
+def error_text(result: Any) -> str:
+    assert getattr(result, "is_error", getattr(result, "isError", None)) is True
+    text: str = result.content[0].text
+    return text
+
+
+def test_mcp_failures_read_as_the_command_line_s(tmp_path: Path) -> None:
+    """Issue 21: bad input is `exit 2 (bad input): ...`, never the SDK's validation dump; a
+    write the guard refuses is the command line's exit-4 text; `repo` picks the repository."""
+    with GitHubFake() as fake:
+        theirs = SEED_BLOCK.replace("cc-ariel-laptop", "cc-noa-desktop")
+        fake.add_issue(REPO, "Booking history", theirs + "\n" + HUMAN)
+        fake.add_issue("acme/other", "Elsewhere", SEED_BLOCK)
+        work = tmp_path / "work"
+        work.mkdir()
+        seen = anyio.run(drive_failures, environment(fake, tmp_path / "cache"), work)
+    bad = error_text(seen["bad"])
+    assert bad.startswith("exit 2 (bad input): "), bad
+    assert "plan.0.text: Field required" in bad and "chunk" in bad
+    for dump in ("validation error for", "input_value", "errors.pydantic.dev", "Error executing"):
+        assert dump not in bad
+    refused = error_text(seen["refused"])
+    assert refused.startswith("exit 4 (conflict): CONFLICT on acme/shop#1"), refused
+    assert "never read" in refused and "=== the issue's copy" in refused
+    assert "ai-context resume 1" in refused
+    assert (seen["other_repo"]["repository"], seen["other_repo"]["title"]) == (
+        "acme/other",
+        "Elsewhere",
+    )
+    assert error_text(seen["bad_repo"]).startswith("exit 2 (bad input): repo: ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
 import pytest
@@ -20,6 +21,8 @@ from ai_context.mcp.tools import (
 )
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
+
+NOW = "2026-05-26T15:00:00Z"
 
 
 def test_without_the_sdk_the_server_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,3 +89,45 @@ def test_done_releases_the_finishers_lease_as_the_cli_does(tmp_path: Any) -> Non
         done = tools.done(session, 6, pr=None, followups=[], shipped=None, dry_run=False)
         assert done["status"] == "ok"
         assert not [r for r in fake.repos["o/r"].refs if "leases" in r]
+
+
+def test_status_and_summary_are_the_command_lines_json(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21: one code for both faces, with the command line's settings (the config file's
+    digest window included) and its JSON."""
+    from ai_context.mcp import queries
+    from tests.test_write_guard import cli_out
+
+    with GitHubFake() as fake:
+        fake.add_issue("o/r", "Task", SEED_BLOCK, number=6)
+        env = {"GITHUB_TOKEN": "t", "GITHUB_API_URL": fake.url, "AI_CONTEXT_NOW": NOW}
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("AI_CONTEXT_ACTOR", raising=False)
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / ".github").mkdir()
+        (tmp_path / ".github" / "ai-context.yml").write_text("digest:\n  window: 48h\n")
+        session = Session(repo="o/r", env=env, cache=str(tmp_path / "cache"))
+        now = ["--now", NOW]
+        status = queries.status(session, None)
+        code, out = cli_out(["status", "--all", "--repo", "o/r", "--format", "json", *now])
+        assert code == 0 and status == {"repository": "o/r", "plates": json.loads(out)}
+        summary = queries.summary(session, 6)
+        code, out = cli_out(["summary", "6", "--repo", "o/r", "--format", "json", *now])
+        assert code == 0 and summary == json.loads(out)
+        with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\)"):
+            queries.summary(session, 99)
+
+
+def test_the_configs_required_fields_reach_the_mcp_tools(tmp_path: Any) -> None:
+    config = tmp_path / "ai-context.yml"
+    config.write_text("required: [actor, phase, plan, files_touched, next_step, decisions]\n")
+    session = Session(repo="o/r", env={"AI_CONTEXT_CONFIG": str(config)})
+    assert session.required[-1] == "decisions"
+    bare = SEED_BLOCK.split("- **Decisions:**")[0] + "- **Next step:** x\n"
+    from ai_context.mcp.queries import validate
+
+    checked = validate(session, bare)
+    assert checked["complete"] is False
+    assert any(f["code"] == "AIC201" and "Decisions" in f["message"] for f in checked["findings"])

@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ai_context.adapters.templates import Templates
 from ai_context.core.block import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
+from ai_context.jobs.mirror import mirror_templates
 from ai_context.rules.mirror import (
     CustomField,
     Link,
@@ -26,9 +28,8 @@ from ai_context.rules.mirror import (
     resolve_field,
     same_value,
     targets,
-    template_env,
 )
-from tests.conftest import SEED_BLOCK
+from tests.conftest import BUNDLED, SEED_BLOCK
 
 URL = "https://github.com/acme/shop/issues/42"
 
@@ -130,7 +131,7 @@ def test_any_text_gives_a_usable_link_or_none(text: str) -> None:
 
 
 def test_the_seed_block_renders_every_wanted_line() -> None:
-    text = mirror_text(issue(), block(), template_env())
+    text = mirror_text(issue(), block(), BUNDLED)
     assert text == (
         "AI Context — acme/shop#42 Booking history\n"
         "Actor: cc-ariel-laptop (Claude Code on Ariel's laptop)\n"
@@ -148,11 +149,11 @@ def test_blockers_list_and_an_empty_block() -> None:
     text = SEED_BLOCK.replace(
         "- **Blockers:** none", "- **Blockers:**\n  - waiting on API keys\n  - CI red"
     )
-    rendered = mirror_text(issue(text), block(text), template_env())
+    rendered = mirror_text(issue(text), block(text), BUNDLED)
     assert "Blockers:\n- waiting on API keys\n- CI red\nIssue:" in rendered
 
     bare = "## AI Context\n\n- **Phase:** planning\n"
-    rendered = mirror_text(issue(bare), block(bare), template_env())
+    rendered = mirror_text(issue(bare), block(bare), BUNDLED)
     assert (
         "Actor: -\nPhase: planning\nLast updated: -\nPlan: no plan\nCurrent step: -\n" in rendered
     )
@@ -176,7 +177,7 @@ def test_only_a_web_address_is_shown_as_the_issue_url() -> None:
 
 def test_control_characters_are_stripped_from_data_and_output() -> None:
     hostile = issue(title="Fix\x1b[31m red\u202e txt\x00", body=SEED_BLOCK)
-    text = mirror_text(hostile, block(), template_env())
+    text = mirror_text(hostile, block(), BUNDLED)
     assert "Fix[31m red txt" in text
     assert not any(ch in text for ch in "\x1b\x00\u202e\r\t")
 
@@ -191,7 +192,7 @@ def test_clean_leaves_no_control_character(text: str) -> None:
 def test_a_long_text_is_cut_with_a_visible_mark_carrying_the_issue_url() -> None:
     long_step = "x" * 300
     text = SEED_BLOCK.replace("Finish unit tests in booking.repository.spec.ts", long_step)
-    out = mirror_text(issue(text), block(text), template_env(), limit=300)
+    out = mirror_text(issue(text), block(text), BUNDLED, limit=300)
     assert len(out) <= 300
     assert out.endswith(f"[… truncated by ai-context; the full AI Context is at {URL}]")
     assert out.startswith("AI Context — acme/shop#42")
@@ -210,27 +211,27 @@ def test_fit_never_exceeds_the_limit(text: str, limit: int) -> None:
 
 def test_a_user_template_overrides_ours(tmp_path: Path) -> None:
     (tmp_path / "mirror.txt.j2").write_text("{{ actor }} | {{ progress }} | {{ issue_url }}\n")
-    out = mirror_text(issue(), block(), template_env(tmp_path))
+    out = mirror_text(issue(), block(), Templates(tmp_path).env)
     assert out == f"cc-ariel-laptop | 2/5 done | {URL}"
 
 
 def test_a_user_template_is_sandboxed_and_strict(tmp_path: Path) -> None:
     (tmp_path / "mirror.txt.j2").write_text("{{ actr }}")
     with pytest.raises(ConfigError, match=r"mirror template mirror\.txt\.j2: UndefinedError"):
-        mirror_text(issue(), block(), template_env(tmp_path))
+        mirror_text(issue(), block(), Templates(tmp_path).env)
     (tmp_path / "mirror.txt.j2").write_text("{{ ''.__class__.__mro__ }}")
     with pytest.raises(ConfigError, match=r"SecurityError|UndefinedError"):
-        mirror_text(issue(), block(), template_env(tmp_path))
+        mirror_text(issue(), block(), Templates(tmp_path).env)
 
 
 def test_a_missing_templates_directory_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="setting templates"):
-        template_env(tmp_path / "nope")
+        mirror_templates(tmp_path / "nope")
 
 
 def test_issue_text_is_data_never_template_source() -> None:
     text = SEED_BLOCK.replace("Finish unit tests", "{{ 7 * 7 }} {% raw %}")
-    out = mirror_text(issue(text), block(text), template_env())
+    out = mirror_text(issue(text), block(text), BUNDLED)
     assert "{{ 7 * 7 }} {% raw %}" in out
 
 
@@ -300,7 +301,7 @@ def test_targets_skip_quietly_and_report_unusable_links() -> None:
         issue(SEED_BLOCK + "\n\nCU-shared1\n", 5),
         issue(SEED_BLOCK + "\n\nhttps://app.clickup.com/t/shared1\n", 6),
     ]
-    found, findings = targets(issues, template_env(), MirrorConfig())
+    found, findings = targets(issues, BUNDLED, MirrorConfig())
     assert [t.issue.number for t in found] == [1]
     assert found[0].text.endswith("Issue: https://github.com/acme/shop/issues/1")
     assert {n: [f.code for f in fs] for n, fs in findings.items()} == {

@@ -11,10 +11,10 @@ import pytest
 
 from ai_context.adapters.github import issue_from_json
 from ai_context.core.block import parse
-from ai_context.rules.mirror import mirror_text, template_env
+from ai_context.rules.mirror import mirror_text
 from ai_context.rules.sticky import MARKER
 from tests.actionrun import ActionRun, run_action
-from tests.conftest import SEED_BLOCK
+from tests.conftest import BUNDLED, SEED_BLOCK
 from tests.fakes import ClickUpFake, GitHubFake
 
 REPO = "acme/shop"
@@ -41,7 +41,7 @@ def expected(gh: GitHubFake, number: int) -> str:
     issue = issue_from_json(gh._issue_json(gh.issue(REPO, number)), REPO)
     block = parse(issue.body).block
     assert block is not None
-    return mirror_text(issue, block, template_env())
+    return mirror_text(issue, block, BUNDLED)
 
 
 def edited_payload(gh: GitHubFake, number: int) -> dict[str, Any]:

@@ -8,15 +8,16 @@ from datetime import UTC, datetime
 import pytest
 
 from ai_context.adapters.clickup import ClickUp
+from ai_context.adapters.templates import Templates
 from ai_context.core.block import parse
 from ai_context.core.models import Issue
 from ai_context.core.secret import Secret
 from ai_context.jobs.comments import plan_check
 from ai_context.jobs.mirror import MirrorReport, run_mirror, summary
 from ai_context.rules.checks import CheckConfig
-from ai_context.rules.mirror import MirrorConfig, mirror_text, template_env
+from ai_context.rules.mirror import MirrorConfig, mirror_text
 from ai_context.rules.sticky import LABEL_INVALID
-from tests.conftest import SEED_BLOCK
+from tests.conftest import BUNDLED, SEED_BLOCK
 from tests.fakes import ClickUpFake
 
 TEAM = "9000"
@@ -46,14 +47,14 @@ def issue(number: int, link: str, block: str = SEED_BLOCK) -> Issue:
 def wanted(item: Issue) -> str:
     block = parse(item.body).block
     assert block is not None
-    return mirror_text(item, block, template_env())
+    return mirror_text(item, block, BUNDLED)
 
 
 def run(
     fake: ClickUpFake, issues: list[Issue], log: list[str] | None = None, **kw: object
 ) -> tuple[MirrorReport, ClickUp]:
     store = ClickUp(Secret("pk_test_token"), api_url=fake.url, backoff=0, retries=1)
-    options: dict[str, object] = {"config": MirrorConfig(), "env": template_env()}
+    options: dict[str, object] = {"config": MirrorConfig(), "templates": Templates()}
     options.update(kw)
     sink = log if log is not None else []
     report = run_mirror(issues, store, log=sink.append, **options)  # type: ignore[arg-type]
@@ -176,7 +177,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(cu: ClickUpFake) -> None:
     assert (
         log[0] == f"[dry-run] would set ClickUp task tk1 field ai_context from #1 ({chars} chars):"
     )
-    assert "| -Plan: 1/5 done\n| +Plan: 2/5 done" in log[1]
+    assert "| -Plan: 1/5 done\n| +Plan: 2/5 done" in "\n".join(log[1:])
     assert cu.value("tk1") == old
 
 

@@ -14,8 +14,9 @@ from ai_context.core.block import Block, PlanStep, parse
 from ai_context.rules.reconcile import (
     conflict_diff,
     decide,
-    decide_write,
+    initialize_empty,
     is_empty,
+    may_write,
     missing_labels,
     resolve,
     revision,
@@ -153,28 +154,51 @@ def test_a_copy_without_last_updated_is_ordered_by_revision_only(dirty: bool) ->
 # --- writes -------------------------------------------------------------------------------
 
 
-def test_write_allowed_without_remote_at_base_or_over_own_never_read_block() -> None:
+def test_write_allowed_without_remote_or_by_the_active_actor_at_the_current_revision() -> None:
     remote = copy("cc-noa-desktop")
-    assert decide_write(None, base=None, writer="x").kind == "init"
-    assert decide_write(remote, base=revision(remote), writer="x").kind == "push_local"
-    assert decide_write(remote, base=None, writer="cc-noa-desktop").kind == "push_local"
+    assert may_write(None, held=None, writer="x").kind == "init"
+    assert may_write(remote, held=revision(remote), writer="cc-noa-desktop").kind == "push_local"
+
+
+def test_write_over_a_block_this_machine_never_read_is_refused_even_its_own() -> None:
+    """Issue 21: the same actor on a second machine, no resume first: its older copy must not
+    replace the newer block the first machine saved."""
+    remote = copy("cc-noa-desktop")
+    never_read = may_write(remote, held=None, writer="cc-noa-desktop", issue=8)
+    assert never_read.conflict and "never read" in never_read.reasons[0]
+    assert "`ai-context resume 8`" in never_read.remedy
+    assert "--take local" in never_read.remedy
 
 
 def test_write_over_own_block_that_moved_since_the_base_is_a_conflict() -> None:
     """Issue 15 item 7: the same actor on two machines. Machine A read revision `base`;
     machine B has since saved a newer block; A's save must not replace it."""
     remote = copy("cc-noa-desktop")
-    stale = decide_write(remote, base="0" * 64, writer="cc-noa-desktop")
+    stale = may_write(remote, held="0" * 64, writer="cc-noa-desktop")
     assert stale.conflict
     assert "this same actor, from another machine" in stale.reasons[0]
 
 
-def test_write_over_a_block_another_actor_changed_is_a_conflict() -> None:
+def test_a_hand_edit_is_reported_as_a_person_s_edit() -> None:
     remote = copy("cc-noa-desktop")
-    changed = decide_write(remote, base="0" * 64, writer="cc-ariel-laptop")
-    never_read = decide_write(remote, base=None, writer="cc-ariel-laptop")
+    edited = may_write(remote, held="0" * 64, writer="cc-noa-desktop", hand_edited=True)
+    assert edited.conflict and "a person, by hand on GitHub" in edited.reasons[0]
+    assert "same actor" not in edited.reasons[0]
+
+
+def test_write_over_a_block_another_actor_holds_is_a_conflict() -> None:
+    remote = copy("cc-noa-desktop")
+    changed = may_write(remote, held="0" * 64, writer="cc-ariel-laptop")
+    handed = may_write(remote, held=revision(remote), writer="cc-ariel-laptop", issue=12)
     assert changed.conflict and "since this machine last read it" in changed.reasons[0]
-    assert never_read.conflict and "never read it" in never_read.reasons[0]
+    assert handed.conflict and "the task is cc-noa-desktop's" in handed.reasons[0]
+    assert "ai-context handoff 12 --to cc-ariel-laptop" in handed.remedy
+
+
+def test_initialize_empty_is_a_complete_planning_block_for_the_actor() -> None:
+    block = initialize_empty("cc-ariel-laptop", T)
+    assert (block.actor, block.phase, block.last_updated) == ("cc-ariel-laptop", "planning", T)
+    assert missing_labels(block) == [] and block.plan[0].status == "pending"
 
 
 # --- step 4 and 5 -------------------------------------------------------------------------

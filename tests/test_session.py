@@ -373,7 +373,8 @@ def test_new_file() -> None:
     assert result.session.metadata.git_branch == "main"
 
 
-def test_save_orders_open_work_first() -> None:
+def test_save_keeps_open_work_first_in_the_order_given() -> None:
+    """Issue 21: seeds/004's Next is the first pending or in-progress task in saved order."""
     incoming = parse_input(
         json.dumps(
             [
@@ -385,7 +386,8 @@ def test_save_orders_open_work_first() -> None:
         )
     )
     session = save(None, incoming, now=NOW, overwrite=False).session
-    assert [t.title for t in session.tasks] == ["doing", "p1", "p3", "done"]
+    assert [t.title for t in session.tasks] == ["p3", "p1", "doing", "done"]
+    assert summarize(session, now=NOW, git=None).next_task.title == "p3"  # type: ignore[union-attr]
 
 
 def test_save_scrubs_everything_it_writes() -> None:

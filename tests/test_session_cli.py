@@ -76,7 +76,7 @@ def test_save_then_load_in_a_checkout(checkout: Path) -> None:
         "- 1 pend, 1 prog (1 P1, 1 P2)",
         "- 1 done",
         f"- Git: feature/auth @ {head[:7]}",
-        "Next: TASK_002 - Rate limits",
+        "Next: TASK_001 - Fix JWT validation",
     ]
     text = (checkout / "sp.json").read_text(encoding="utf-8")
     assert "\n" not in text and json.loads(text)["metadata"]["git_commit"] == head
@@ -93,7 +93,7 @@ def test_save_then_load_in_a_checkout(checkout: Path) -> None:
         "- Warning: Git state changed",
         "- Warning: Branch: feature/auth → main",
         "- Context: JWT",
-        "Next: TASK_002 - Rate limits",
+        "Next: TASK_001 - Fix JWT validation",
     ]
 
 
@@ -113,7 +113,7 @@ def test_merge_by_default_overwrite_on_request(tmp_path: Path) -> None:
     assert run(base, stdin=json.dumps(TASKS))[0] == 0
     assert run(base, stdin='[{"title": "New thing", "status": "pending"}]')[0] == 0
     merged = json.loads(spfile.read_text(encoding="utf-8"))
-    assert [t["id"] for t in merged["tasks"]] == ["TASK_002", "TASK_001", "TASK_004", "TASK_003"]
+    assert [t["id"] for t in merged["tasks"]] == ["TASK_001", "TASK_002", "TASK_004", "TASK_003"]
     assert run([*base, "--overwrite"], stdin='[{"title": "Only", "status": "pending"}]')[0] == 0
     replaced = json.loads(spfile.read_text(encoding="utf-8"))
     assert [t["title"] for t in replaced["tasks"]] == ["Only"]
@@ -153,7 +153,7 @@ def test_load_json(tmp_path: Path) -> None:
     run(["session", "save", "--file", str(spfile), "--from", "-", "--now", NOW], json.dumps(TASKS))
     code, out, _ = run(["session", "load", "--file", str(spfile), "--format", "json", "--now", NOW])
     data = json.loads(out)
-    assert code == 0 and data["next"] == "TASK_002" and data["age_seconds"] == 0
+    assert code == 0 and data["next"] == "TASK_001" and data["age_seconds"] == 0
     assert data["counts"]["pending"] == 1 and data["session"]["metadata"]["version"] == "2.0"
 
 
@@ -190,3 +190,18 @@ def test_save_redacts_the_real_home(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert code == 0, out
     saved = (tmp_path / "sp.json").read_text(encoding="utf-8")
     assert "/opt/builder" not in saved and "Read ~/notes.md" in saved
+
+
+def test_load_names_the_first_pending_or_in_progress_task_in_saved_order(tmp_path: Path) -> None:
+    """Seeds/004: "Next: first pend/prog"; its example names TASK_001 with a task in progress."""
+    spfile = tmp_path / "sp.json"
+    tasks = [
+        {"title": "Fix auth middleware", "status": "pending"},
+        {"title": "Rate limits", "status": "in_progress"},
+    ]
+    base = ["session", "save", "--file", str(spfile), "--now", NOW, "--from", "-"]
+    assert run(base, stdin=json.dumps(tasks))[0] == 0
+    code, out, _ = run(["session", "load", "--file", str(spfile), "--now", NOW])
+    assert code == 0 and out.splitlines()[-1] == "Next: TASK_001 - Fix auth middleware"
+    saved = json.loads(spfile.read_text(encoding="utf-8"))["tasks"]
+    assert [t["id"] for t in saved] == ["TASK_001", "TASK_002"]

@@ -9,6 +9,7 @@ import pytest
 from ai_context.adapters.slack import SlackWebhook
 from ai_context.rules.digest import build_digest
 from ai_context.rules.digest_slack import slack_messages
+from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, block, issue
 from tests.fakes import SlackFake
 from tests.test_slack import FakeTime
@@ -25,7 +26,7 @@ def big_digest_messages() -> list[dict[str, object]]:
         issue(n, f"<!channel> task {n} " + "t" * 200, block(hours_ago=n % 40))
         for n in range(1, 501)
     ]
-    return slack_messages(build_digest(issues, NOW))
+    return slack_messages(build_digest(issues, NOW), BUNDLED)
 
 
 def test_a_500_task_digest_is_accepted_whole(slack: SlackFake) -> None:

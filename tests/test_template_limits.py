@@ -1,5 +1,10 @@
-"""Templates render with bounds (issue 15, item 4): every hostile user template is a
-TemplateError ("template error: ...", exit 2), quickly, never an OverflowError or 1.5 GB."""
+"""Templates render with bounds. In process, the sandbox refuses what it can see coming (a huge
+`range`, `*`, `**`, a format width): a TemplateError ("template error: ...", exit 2), never an
+OverflowError or 1.5 GB. What it cannot see (a loop over a long string, `lipsum`, a `join` or
+`replace` that multiplies its input) is stopped by the kernel: a user's templates render in a
+child process with CPU, memory and wall-clock limits (adapters/templates.py), which these tests
+lower so that each probe stops within a second or two. No test times anything: each asserts the
+error and the exit code."""
 
 from __future__ import annotations
 
@@ -9,18 +14,32 @@ from pathlib import Path
 import pytest
 from jinja2 import DictLoader
 
+from ai_context.adapters import templates as templates_module
+from ai_context.adapters.templates import RenderLimits, Templates
 from ai_context.core.errors import Exit, TemplateError
 from ai_context.rules import template_limits
+from ai_context.rules.digest import summarize_task
+from ai_context.rules.digest_render import render_task
 from ai_context.rules.templating import make_env, render
 from tests.actionrun import run_action
+from tests.digest_samples import NOW, sample_issues
 from tests.fakes import GitHubFake
 from tests.test_action_e2e import INCOMPLETE, T0, TOKEN
 
+# Low enough that a runaway stops at once, high enough for a child to start on a busy machine.
+TEST_LIMITS = RenderLimits(seconds=3, memory=256 * 1024 * 1024)
+SUMMARY = summarize_task(sample_issues()[5], NOW)
+
 
 def rendered(source: str, **data: object) -> str:
-    env = make_env(None)
-    env.loader = DictLoader({"t.j2": source})
-    return render(env, "t.j2", **data)
+    return render(make_env(DictLoader({"t.j2": source})), "t.j2", **data)
+
+
+def in_child(tmp_path: Path, source: str) -> str:
+    """SOURCE as the user's task.md.j2, rendered the way a run renders it."""
+    (tmp_path / "task.md.j2").write_text(source, encoding="utf-8")
+    result: str = Templates(tmp_path, TEST_LIMITS).run(render_task, SUMMARY)
+    return result
 
 
 @pytest.mark.parametrize(
@@ -68,6 +87,56 @@ def test_ordinary_templates_are_untouched() -> None:
     assert text == "ab   |   7 --- 1024 3 012 Task 123456789   x  |"
 
 
+# The probes of the adversarial run that the sandbox alone did not stop (150 s, 100 s, 2.2 GB,
+# 250 MB), and what the sandbox already refused: in the child, every one is a template error.
+PROBES = [
+    '{% set s = "x" * 100000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}',
+    "{{ lipsum(n=200000) }}",
+    '{{ ("x" * 1000000)|list|join("y" * 2000) }}',
+    '{{ ("a" * 100000)|replace("a", "b" * 20000) }}',
+    '{% set s = "x" * 2000 %}{% for a in s %}{% for b in s %}{{ a ~ b }}{% endfor %}{% endfor %}',
+    '{{ "a" * 300000000 }}',
+    "{% for i in range(100000000) %}{% endfor %}",
+    "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}",
+]
+
+
+@pytest.mark.parametrize("source", PROBES)
+def test_every_probe_stops_in_the_child_as_a_template_error(tmp_path: Path, source: str) -> None:
+    with pytest.raises(TemplateError) as caught:
+        in_child(tmp_path, source)
+    assert str(caught.value).startswith("template error: ")
+    assert caught.value.exit_code == Exit.USAGE
+
+
+def test_a_runaway_is_named_by_the_limit_it_hit(tmp_path: Path) -> None:
+    with pytest.raises(TemplateError, match=r"ran longer than 3 s and were stopped"):
+        in_child(tmp_path, PROBES[0])
+    with pytest.raises(TemplateError, match=r"needed more than 256 MB of memory"):
+        in_child(tmp_path, PROBES[2])
+
+
+def test_a_template_mistake_in_the_child_is_said_as_in_process(tmp_path: Path) -> None:
+    with pytest.raises(TemplateError, match=r"^template error: task\.md\.j2: UndefinedError: "):
+        in_child(tmp_path, "ok\n{{ nothing.here }}")
+    with pytest.raises(TemplateError, match=r"^template error: TypeError: "):
+        in_child(tmp_path, "{% macro m() %}{{ 1 + 'a' }}{% endmacro %}{{ m() }}")
+
+
+def test_a_user_template_renders_in_the_child_as_it_would_here(tmp_path: Path) -> None:
+    source = "{{ task.title|md_text }}: {{ task.category }}\n"
+    expected = render(make_env(DictLoader({"task.md.j2": source})), "task.md.j2", task=SUMMARY)
+    assert in_child(tmp_path, source) == expected
+
+
+def test_the_bundled_templates_render_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_child(*args: object) -> str:
+        raise AssertionError("the bundled templates started a child")
+
+    monkeypatch.setattr(templates_module, "_in_child", no_child)
+    assert "Test it" in Templates().run(render_task, SUMMARY)
+
+
 @pytest.fixture
 def gh() -> Iterator[GitHubFake]:
     with GitHubFake(token=TOKEN, now=T0) as fake:
@@ -87,6 +156,8 @@ def gh() -> Iterator[GitHubFake]:
         ),
         ("{% for i in range(100000000) %}{% endfor %}\n", "digest", "template error: "),
         ("{% for %}\n", "auto", "template error: digest.md.j2 line 1: TemplateSyntaxError"),
+        (PROBES[0] + "\n", "digest", "template error: the templates in "),
+        (PROBES[2] + "\n", "digest", "template error: the templates in "),
     ],
 )
 def test_the_action_stops_on_a_bad_user_template_with_exit_2_and_no_write(

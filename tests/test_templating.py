@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from jinja2 import TemplateNotFound, UndefinedError
 from jinja2.exceptions import SecurityError
 
+from ai_context.adapters.templates import Templates
 from ai_context.core.markdown import ZWJ
 from ai_context.rules.templating import (
     ZWSP,
     clip,
     html,
-    make_env,
     md_cell,
     md_link,
     md_text,
@@ -27,37 +27,38 @@ from ai_context.rules.templating import (
     slack_code,
     slack_link,
 )
+from tests.conftest import BUNDLED
 
 PACKAGED = {"digest.md.j2", "digest.slack.j2", "task.md.j2", "status.md.j2"}
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 
 
 def test_the_packaged_templates_are_found() -> None:
-    env = make_env(None)
+    env = BUNDLED
     assert set(env.list_templates()) >= PACKAGED
     assert env.get_template("task.md.j2") is not None
 
 
 def test_a_user_directory_comes_first(tmp_path: Path) -> None:
     (tmp_path / "task.md.j2").write_text("mine: {{ task.title|md_text }}\n", encoding="utf-8")
-    env = make_env(tmp_path)
+    env = Templates(tmp_path).env
     assert render(env, "task.md.j2", task={"title": "a*b"}) == "mine: a\\*b\n"
     assert "digest.md.j2" in env.list_templates()  # the others still come from the package
 
 
 def test_a_missing_user_directory_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="does not exist"):
-        make_env(tmp_path / "nope")
+        Templates(tmp_path / "nope")
 
 
 def test_names_cannot_escape_the_template_directories(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
+    env = Templates(tmp_path).env
     with pytest.raises(TemplateNotFound):
         env.get_template("../pyproject.toml")
 
 
 def test_templates_run_in_the_sandbox() -> None:
-    env = make_env(None)
+    env = BUNDLED
     with pytest.raises(SecurityError):
         env.from_string("{{ ''.__class__.__mro__ }}").render()
     with pytest.raises(SecurityError):
@@ -65,7 +66,7 @@ def test_templates_run_in_the_sandbox() -> None:
 
 
 def test_the_fast_path_for_model_fields_keeps_the_sandbox_shut() -> None:
-    env = make_env(None)
+    env = BUNDLED
     task = _minimal_task("t")["task"]
     assert env.from_string("{{ t.title }} {{ t.number }}").render(t=task) == "t 1"
     with pytest.raises(SecurityError):
@@ -76,19 +77,19 @@ def test_the_fast_path_for_model_fields_keeps_the_sandbox_shut() -> None:
 
 def test_undefined_variables_are_errors() -> None:
     with pytest.raises(UndefinedError):
-        make_env(None).from_string("{{ missing }}").render()
+        BUNDLED.from_string("{{ missing }}").render()
 
 
 def test_autoescape_is_on_for_html_only(tmp_path: Path) -> None:
     (tmp_path / "x.html.j2").write_text("{{ v }}", encoding="utf-8")
     (tmp_path / "x.md.j2").write_text("{{ v }}", encoding="utf-8")
-    env = make_env(tmp_path)
+    env = Templates(tmp_path).env
     assert render(env, "x.html.j2", v="<b>") == "&lt;b&gt;"
     assert render(env, "x.md.j2", v="<b>") == "<b>"
 
 
 def test_text_is_data_not_template_source() -> None:
-    out = render(make_env(None), "task.md.j2", **_minimal_task("{{ 7*7 }} {% raw %}"))
+    out = render(BUNDLED, "task.md.j2", **_minimal_task("{{ 7*7 }} {% raw %}"))
     assert "49" not in out and "{{ 7\\*7 }} {% raw %}" in out
 
 

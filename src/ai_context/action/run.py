@@ -4,17 +4,17 @@ calls line."""
 from __future__ import annotations
 
 import os
-import sys
 import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from ai_context.action.route import route
 from ai_context.adapters import clients
 from ai_context.adapters.config import Config, load_config
 from ai_context.adapters.github import GitHub, GitHubNotFound, url_problem
+from ai_context.adapters.templates import Templates
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
 from ai_context.core.events import Event, parse_event, read_payload
@@ -22,7 +22,7 @@ from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.digest import check_delivery
 from ai_context.jobs.registry import JOBS
-from ai_context.rules.templating import compile_all, make_env
+from ai_context.rules.templating import compile_all
 
 
 def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> int:
@@ -36,7 +36,7 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
         wf.annotate("error", str(exc), title=f"ai-context: {title}")
         return int(exc.exit_code)
     except Exception as exc:  # a bug of ours: say so plainly, never as a findings exit (1)
-        traceback.print_exc(file=sys.stderr)
+        wf.trace(traceback.format_exc())
         wf.annotate(
             "error",
             f"ai-context stopped on an unexpected {type(exc).__name__}: {exc}. Please report it "
@@ -103,10 +103,6 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
     return max(ctx.exit_codes, default=0)
 
 
-if TYPE_CHECKING:
-    from jinja2 import Environment
-
-
 def check_settings(ctx: RunContext) -> None:
     """Every setting and section the run's jobs read, checked before any job runs, so a bad
     value is exit 2 with nothing written (the jobs then read the sections parsed here)."""
@@ -116,12 +112,12 @@ def check_settings(ctx: RunContext) -> None:
     if settings.templates:
         workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
         try:
-            env = make_env(workspace / settings.templates)
+            templates = Templates(workspace / settings.templates)
         except ValueError as exc:
             raise ConfigError(f"setting templates ({settings.source('templates')}): {exc}") from exc
-        compile_all(env)
+        templates.run(compile_all)
         if delivers:
-            _rehearse_digest(ctx, env)
+            _rehearse_digest(ctx, templates)
     # Only a run that delivers the digest needs the Slack webhook and reads the digest issue
     # (one call).
     if delivers:
@@ -130,7 +126,7 @@ def check_settings(ctx: RunContext) -> None:
         _check_digest_issue(ctx.github, settings)
 
 
-def _rehearse_digest(ctx: RunContext, env: Environment) -> None:
+def _rehearse_digest(ctx: RunContext, templates: Templates) -> None:
     """Render the digest's templates once over this run's tasks before any write: a user
     template that fails only when it runs (an undefined name, a runaway loop) stops the run
     with nothing written, not after the check job has edited comments. The listing it needs
@@ -140,8 +136,8 @@ def _rehearse_digest(ctx: RunContext, env: Environment) -> None:
     from ai_context.rules.digest_slack import slack_messages  # noqa: PLC0415
 
     digest = build_digest(ctx.issues(), ctx.now)
-    render_markdown(digest, env)
-    slack_messages(digest, env)
+    templates.run(render_markdown, digest)
+    templates.run(slack_messages, digest)
 
 
 def _check_digest_issue(github: GitHub, settings: Config) -> None:

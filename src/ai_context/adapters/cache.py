@@ -6,12 +6,20 @@ what reconciliation needs: the block, who wrote it, and the remote revision it w
 (so a later resume can tell "I have unpushed changes" from "the issue moved on"), plus the
 issue body as last read, which `save` uses as its read. Files are replaced atomically: a
 reader sees the old entry or the new one, never half of one.
+
+The cache lives in a checkout, which anyone can fill: a symbolic link (the cache folder, a
+folder on its relative path, an entry, the conflict log), a FIFO or a device is refused, never
+followed or opened for reading, and an entry over MAX_ENTRY_BYTES is refused unread. A file
+that cannot be read is exit 2 naming it; a write that fails (a full disk) is exit 3 and leaves
+the previous entry whole.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -25,19 +33,26 @@ from ai_context.adapters.cache_entry import (
     entry_for,
     entry_from_json,
 )
-from ai_context.core.errors import UsageError
+from ai_context.core.errors import AIContextError, Exit, UsageError
 
 DEFAULT_CACHE = Path(".ai-context/cache")
 SEED_CACHE_FILE = Path(".claude/session/active-context.json")
 CACHE_ENV = "AI_CONTEXT_CACHE"
 CONFLICT_LOG = "conflicts.jsonl"
+# An entry holds one issue body (GitHub allows 65,536 characters) and its block: a few hundred
+# KB at most. Past this a file is no entry, and reading it would only cost memory.
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+# Never follow a link; never wait on a FIFO's writer (a regular file ignores O_NONBLOCK).
+_SAFE_OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 __all__ = [  # the entry itself lives in cache_entry.py
     "CACHE_ENV",
     "DEFAULT_CACHE",
+    "MAX_ENTRY_BYTES",
     "SEED_CACHE_FILE",
     "Cache",
     "CacheEntry",
     "CacheError",
+    "CacheWriteError",
     "DirectoryCache",
     "SingleFileCache",
     "append_line",
@@ -51,41 +66,174 @@ class CacheError(UsageError):
     """A cache file cannot be read or written: exit 2 with what to do."""
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write TEXT to PATH via a temporary file in the same directory and os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+class CacheWriteError(AIContextError):
+    """The disk refused a write (full, read-only, no permission): exit 3; what the cache held
+    before is kept whole."""
+
+    exit_code = Exit.SERVICE
+    title = "cannot write the local cache"
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFLNK: "a symbolic link",
+}
+
+
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+_REBUILD = "remove it and run `ai-context resume ISSUE` to rebuild the entry from the issue"
+_AGAIN = "remove it and run the command again"
+
+
+def _not_regular(path: Path, what: str, fix: str = _REBUILD) -> CacheError:
+    return CacheError(
+        f"cache file {path} is {what}; ai-context reads and writes only regular files in its "
+        f"cache: {fix}"
+    )
+
+
+def refuse_links(path: Path) -> None:
+    """PATH is no symbolic link, nor (for a relative PATH, inside the checkout) any folder on
+    the way to it: a checkout that ships one would send the cache's writes anywhere."""
+    on_the_way = [] if path.is_absolute() else [p for p in reversed(path.parents) if p.name]
+    for part in [*on_the_way, path]:
+        try:
+            mode = os.lstat(part).st_mode
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise CacheError(f"cannot read cache path {part}: {exc.strerror}") from exc
+        if stat.S_ISLNK(mode):
+            raise _not_regular(part, "a symbolic link", _AGAIN)
+
+
+def _open(path: Path, flags: int, fix: str = _REBUILD) -> int:
+    """An fd for PATH, never through a link; FileNotFoundError passes through."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        return os.open(path, flags | _SAFE_OPEN, 0o600)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise _not_regular(path, "a symbolic link", fix) from None
+        raise CacheError(f"cannot open cache file {path}: {exc.strerror}") from exc
+
+
+def _regular(fd: int, path: Path, limit: int | None = None, fix: str = _REBUILD) -> None:
+    """The open file is a regular one (a FIFO or a device reads without end) within LIMIT."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise _not_regular(path, _kind(info.st_mode), fix)
+    if limit is not None and info.st_size > limit:
+        raise _too_big(path, limit)
+
+
+def _too_big(path: Path, limit: int) -> CacheError:
+    return CacheError(
+        f"cache file {path} is larger than {limit // (1024 * 1024)} MB, which no entry is; "
+        "move it away and run `ai-context resume ISSUE` to rebuild it from the issue"
+    )
+
+
+def read_bounded(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes | None:
+    """PATH's bytes, or None when there is no such file; a link, a FIFO, a device or a file
+    over LIMIT bytes is a CacheError, read no further than LIMIT."""
+    try:
+        fd = _open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        _regular(fd, path, limit)
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 16):
+            size += len(chunk)
+            if size > limit:  # it grew since fstat
+                raise _too_big(path, limit)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise CacheError(f"cannot read cache file {path}: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+
+
+def _write_failed(path: Path, exc: OSError) -> CacheWriteError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        what = "the disk is full: free some space and run the command again"
+    else:
+        what = "check that its folder can be written, then run the command again"
+    return CacheWriteError(
+        f"cannot write cache file {path}: {exc.strerror or exc}; {what} (what the cache held "
+        "before is kept)"
+    )
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write DATA to PATH via a temporary file in the same directory and os.replace (which
+    replaces a link at PATH, never writes through it); a failure leaves PATH as it was."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _SAFE_OPEN, 0o600)
+    except OSError as exc:
+        raise _write_failed(path, exc) from exc
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _write_failed(path, exc) from exc
         raise
 
 
+def _json_bytes(value: Any, **options: Any) -> bytes:
+    """JSON as UTF-8; a lone surrogate (an issue body can hold one) kept as its JSON escape,
+    which reads back as the same string."""
+    return json.dumps(value, ensure_ascii=False, **options).encode("utf-8", "backslashreplace")
+
+
 def append_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line; O_APPEND keeps concurrent writers' lines whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    """Append one JSON line; O_APPEND keeps concurrent writers' lines whole. A link, a FIFO or
+    a device at PATH is refused, never written through."""
+    line = _json_bytes(record, sort_keys=True) + b"\n"
     try:
-        os.write(fd, line.encode("utf-8"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_failed(path, exc) from exc
+    fd = _open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, _AGAIN)
+    try:
+        _regular(fd, path, fix=_AGAIN)
+        _write_all(fd, line)
         os.fsync(fd)
+    except OSError as exc:
+        raise _write_failed(path, exc) from exc
     finally:
         os.close(fd)
 
 
 def _read_entry(path: Path) -> CacheEntry | None:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_bounded(path)
+    if raw is None:
         return None
-    except OSError as exc:
-        raise CacheError(f"cannot read cache file {path}: {exc.strerror}") from exc
     try:
         return entry_from_json(raw)
     except EntryError as exc:
@@ -95,8 +243,15 @@ def _read_entry(path: Path) -> CacheEntry | None:
         ) from exc
 
 
-def _dump(entry: CacheEntry) -> str:
-    return json.dumps(entry_data(entry), ensure_ascii=False, indent=2) + "\n"
+def _dump(entry: CacheEntry) -> bytes:
+    return _json_bytes(entry_data(entry), indent=2) + b"\n"
+
+
+def _not_dir(path: Path) -> bool:
+    try:
+        return not stat.S_ISDIR(path.lstat().st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def _same_repo(a: str, b: str) -> bool:
@@ -121,6 +276,7 @@ class DirectoryCache:
         return self.root / f"{owner}__{name}__{issue}.json"
 
     def load(self, repository: str, issue: int) -> CacheEntry | None:
+        refuse_links(self.root)
         entry = _read_entry(self.path_for(repository, issue))
         if entry is not None and (
             entry.issue != issue or not _same_repo(entry.repository, repository)
@@ -129,9 +285,10 @@ class DirectoryCache:
         return entry
 
     def store(self, entry: CacheEntry) -> Path:
-        if not (self.root / ".gitignore").exists():
+        refuse_links(self.root)
+        if not os.path.lexists(self.root / ".gitignore"):
             # A cache is per machine: keep it out of commits without touching the project.
-            atomic_write(self.root / ".gitignore", "*\n")
+            atomic_write(self.root / ".gitignore", b"*\n")
         path = self.path_for(entry.repository, entry.issue)
         atomic_write(path, _dump(entry))
         return path
@@ -142,16 +299,19 @@ class DirectoryCache:
             self.path_for(repository, issue).unlink(missing_ok=True)
 
     def _files(self) -> Iterator[Path]:
+        """The `.json` names in the folder; a link or a FIFO among them is refused on reading."""
         try:
-            yield from (p for p in self.root.iterdir() if p.suffix == ".json" and p.is_file())
+            yield from (p for p in self.root.iterdir() if p.suffix == ".json" and _not_dir(p))
         except FileNotFoundError:
             return
 
     def recent(self, repository: str, within: timedelta, now: datetime) -> list[CacheEntry]:
         """Entries of REPOSITORY whose file changed within WITHIN of NOW, newest first."""
+        refuse_links(self.root)
         return _recent(self._files(), repository, within, now)
 
     def log_conflict(self, record: dict[str, Any]) -> Path:
+        refuse_links(self.root)
         append_line(self.conflict_log, record)
         return self.conflict_log
 
@@ -171,12 +331,14 @@ class SingleFileCache:
         return self.path.with_name(f"{self.path.stem}.{CONFLICT_LOG}")
 
     def load(self, repository: str, issue: int) -> CacheEntry | None:
+        refuse_links(self.path)
         entry = _read_entry(self.path)
         if entry is None or entry.issue != issue or not _same_repo(entry.repository, repository):
             return None
         return entry
 
     def store(self, entry: CacheEntry) -> Path:
+        refuse_links(self.path)
         held = _read_entry(self.path)
         if (
             held is not None
@@ -197,9 +359,11 @@ class SingleFileCache:
             self.path.unlink(missing_ok=True)
 
     def recent(self, repository: str, within: timedelta, now: datetime) -> list[CacheEntry]:
+        refuse_links(self.path)
         return _recent(iter([self.path]), repository, within, now)
 
     def log_conflict(self, record: dict[str, Any]) -> Path:
+        refuse_links(self.path.parent)
         append_line(self.conflict_log, record)
         return self.conflict_log
 
@@ -214,7 +378,7 @@ def _recent(
     found: list[tuple[float, CacheEntry]] = []
     for path in paths:
         try:
-            mtime = path.stat().st_mtime
+            mtime = path.lstat().st_mtime
         except FileNotFoundError:
             continue
         if mtime < cutoff:

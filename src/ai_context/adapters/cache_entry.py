@@ -160,6 +160,10 @@ def entry_from_json(raw: bytes | str) -> CacheEntry:
         ) from None
     except UnicodeDecodeError as exc:
         raise EntryError("", f"not JSON: not UTF-8 text ({exc.reason})") from exc
+    except RecursionError:  # [[[[... thousands deep: no entry nests past a few levels
+        raise EntryError("", "not JSON: nested too deeply") from None
+    except ValueError as exc:  # a number past Python's 4,300 digits
+        raise EntryError("", f"not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise EntryError("", "must be a JSON object")
     values: dict[str, Any] = {}

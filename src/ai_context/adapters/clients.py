@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 GITHUB_API_URL = "https://api.github.com"
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
+# `gh`: with no token in TOKEN_ENVS, ask the GitHub CLI (`gh auth token`), as `setup claude
+# --token-from gh` arranges for Claude Code, so no token is ever written to a settings file.
+TOKEN_FROM_ENV = "AI_CONTEXT_TOKEN_FROM"  # noqa: S105 - a variable's name, not a secret
 REPOSITORY_ENV = "GITHUB_REPOSITORY"
 
 
@@ -87,8 +90,13 @@ def github_api_url(env: Mapping[str, str]) -> str:
 
 
 def github_token(env: Mapping[str, str], names: Sequence[str] = TOKEN_ENVS) -> Secret:
-    """The first of NAMES set in ENV; a UsageError saying how to set one otherwise."""
+    """The first of NAMES set in ENV, else `gh auth token` when $AI_CONTEXT_TOKEN_FROM is
+    `gh`; a UsageError saying how to set one otherwise."""
     token = next((env[n].strip() for n in names if env.get(n, "").strip()), None)
+    if token is None and env.get(TOKEN_FROM_ENV, "").strip() == "gh":
+        from ai_context.adapters.ghcli import gh_token  # noqa: PLC0415
+
+        token = gh_token()
     if token is None:
         raise UsageError(
             f"no GitHub token in ${' or $'.join(names)}: set {names[0]} to a token with issues "

@@ -1,12 +1,18 @@
 """Workflow commands, outputs and the step summary, written to streams a test can capture.
 
-Values are escaped the way the runner expects (`%`, CR, LF; and `:` `,` in properties), and
-multi-line outputs use a random heredoc delimiter, so a title or block cannot inject a command
-or forge an output.
+The runner reads every line of stdout and stderr as a possible command (`::name::`, also after
+spaces, and the older `##[name]`), so every line goes through one writer (`Workflow._line`):
+the text loses its control characters and lone surrogates first (scrub.strip_controls, so no
+string can raise UnicodeEncodeError); a command's message is escaped the way the runner expects
+(`%`, CR, LF; and `:` `,` in properties); a plain log line gets its newlines as `%0A` and a
+leading `::` or `##[` defused, so whatever a title, label or payload holds, one call is one
+line and starts no command. Multi-line outputs use a random heredoc delimiter, so no value can
+forge an output.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 import sys
 from collections.abc import Mapping
@@ -14,21 +20,40 @@ from pathlib import Path
 from typing import TextIO
 
 from ai_context.core.errors import ConfigError
+from ai_context.rules.scrub import strip_controls
+
+# What the runner takes for a command once it trims a line's leading whitespace.
+_COMMAND_START_RE = re.compile(r"^(\s*)(::|##\[)")
 
 
 def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message: the runner decodes %25, %0D and %0A back."""
+    return strip_controls(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
+def plain_line(value: str) -> str:
+    """A log line the runner shows as text: one line, never a command."""
+    line = strip_controls(value).replace("\n", "%0A")
+    return _COMMAND_START_RE.sub(_defuse, line, count=1)
+
+
+def _defuse(match: re.Match[str]) -> str:
+    marker = match.group(2)
+    return match.group(1) + ("%3A:" if marker == "::" else "%23#[")
+
+
 class Workflow:
     """The runner's side channels: stdout commands, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY."""
 
-    def __init__(self, env: Mapping[str, str], stream: TextIO | None = None) -> None:
+    def __init__(
+        self, env: Mapping[str, str], stream: TextIO | None = None, errors: TextIO | None = None
+    ) -> None:
         self.stream = stream or sys.stdout
+        self.errors = errors or sys.stderr
         self.output_path = Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None
         self.summary_path = (
             Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None
@@ -51,15 +76,24 @@ class Workflow:
 
     def _append(self, name: str, path: Path, text: str) -> None:
         try:
-            with path.open("a", encoding="utf-8") as handle:
+            with path.open("a", encoding="utf-8", errors="replace") as handle:
                 handle.write(text)
         except OSError as exc:
             raise ConfigError(f"cannot write {name} ({path}): {exc.strerror or exc}") from exc
 
+    def _line(self, line: str, stream: TextIO | None = None) -> None:
+        """The one writer: LINE is already escaped; a stream that is not UTF-8 gets `?` for
+        what it cannot encode, never an error."""
+        stream = stream or self.stream
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        if encoding.lower().replace("-", "").replace("_", "") != "utf8":
+            line = line.encode(encoding, "replace").decode(encoding)
+        stream.write(line + "\n")
+
     def command(self, name: str, message: str = "", **properties: str) -> None:
         props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v)
         head = f"::{name} {props}" if props else f"::{name}"
-        self.stream.write(f"{head}::{escape_data(message)}\n")
+        self._line(f"{head}::{escape_data(message)}")
 
     def add_mask(self, value: str) -> None:
         if value:
@@ -77,7 +111,13 @@ class Workflow:
         self.command("endgroup")
 
     def log(self, line: str) -> None:
-        self.stream.write(line + "\n")
+        self._line(plain_line(line))
+
+    def trace(self, text: str) -> None:
+        """A traceback (a bug of ours) on stderr, line by line: its messages may quote
+        payload text, which must not start a command there either."""
+        for line in text.splitlines():
+            self._line(plain_line(line), self.errors)
 
     def set_outputs(self, outputs: Mapping[str, str]) -> None:
         if self.output_path is None:

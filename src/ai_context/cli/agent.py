@@ -4,7 +4,9 @@ Agents run these at every checkpoint, so start-up stays lean: this module import
 at the top; a command imports the GitHub adapter only when it runs, and nothing imports jinja2.
 Settings: token from $GITHUB_TOKEN or $GH_TOKEN (or --token-env NAME), repository from --repo,
 an issue URL, $GITHUB_REPOSITORY or the `origin` remote, API URL from $GITHUB_API_URL, cache from
---cache or $AI_CONTEXT_CACHE, actor from --actor or $AI_CONTEXT_ACTOR.
+--cache or $AI_CONTEXT_CACHE, actor from --actor or $AI_CONTEXT_ACTOR, the fields a complete
+block needs from $AI_CONTEXT_REQUIRED or the config file's `required:` (--config, else
+$AI_CONTEXT_CONFIG, else .github/ai-context.yml), as the Action reads them.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.adapters.clients import TOKEN_ENVS
-from ai_context.adapters.config_file import DEFAULT_CONFIG
+from ai_context.adapters.config_file import DEFAULT_CONFIG, check_config, config_path
 from ai_context.cli.common import (
     add_actor,
     add_format,
@@ -60,8 +61,22 @@ def add_agent_commands(sub: Any) -> None:
             "(default $AI_CONTEXT_CACHE or .ai-context/cache)",
         )
         add_actor(p)
+        p.add_argument(
+            "--config",
+            metavar="FILE",
+            help=f"for required: and actors.<id>.owner (default $AI_CONTEXT_CONFIG or "
+            f"{DEFAULT_CONFIG})",
+        )
         p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601) for timestamps")
         add_format(p)
+
+    def take_local(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--take",
+            choices=("local",),
+            help="write even though the write guard refuses (another actor's block, or one "
+            "this machine has not read); logged with both copies",
+        )
 
     save = sub.add_parser("save", help="write an AI Context block into its issue")
     add_issue(save)
@@ -72,11 +87,7 @@ def add_agent_commands(sub: Any) -> None:
         help="the block (or a body holding it); default stdin",
     )
     save.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    save.add_argument(
-        "--take",
-        choices=("local",),
-        help="replace the issue's block even if it changed since this machine read it",
-    )
+    take_local(save)
     common(save)
     save.set_defaults(handler=cmd_save)
 
@@ -86,9 +97,6 @@ def add_agent_commands(sub: Any) -> None:
         "--take", choices=("local", "remote"), help="resolve a conflict with this copy"
     )
     resume.add_argument("--assignee", metavar="LOGIN", help="your GitHub login (finds your task)")
-    resume.add_argument(
-        "--config", metavar="FILE", help=f"for actors.<id>.owner ({DEFAULT_CONFIG})"
-    )
     common(resume)
     resume.set_defaults(handler=cmd_resume)
 
@@ -98,6 +106,7 @@ def add_agent_commands(sub: Any) -> None:
     handoff.add_argument("--description", metavar="TEXT", help="who the next actor is")
     handoff.add_argument("--next-step", metavar="TEXT", help="replace Next step")
     handoff.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    take_local(handoff)
     common(handoff)
     handoff.set_defaults(handler=cmd_handoff)
 
@@ -113,7 +122,18 @@ def add_agent_commands(sub: Any) -> None:
         help="follow-up work, one argument each",
     )
     done.add_argument("--shipped", metavar="TEXT", help="default: the plan's done steps")
+    done.add_argument(
+        "--done-step",
+        dest="done_steps",
+        action="append",
+        type=_step_number,
+        default=[],
+        metavar="N",
+        help="plan step N is done with the finish (e.g. the Open PR step, with --pr); a step "
+        "still pending that is not named is marked skipped (repeatable)",
+    )
     done.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    take_local(done)
     common(done)
     done.set_defaults(handler=cmd_done)
 
@@ -134,6 +154,18 @@ def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
     from ai_context.adapters.cache import open_cache  # noqa: PLC0415
 
     return open_cache(args.cache, dict(env))
+
+
+def _step_number(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a plan step number (1, 2, ...)")
+    return int(text)
+
+
+def _required(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The fields a complete block needs, as the Action reads them (config_file.check_config:
+    --config, else $AI_CONTEXT_CONFIG, else .github/ai-context.yml; no file, no YAML)."""
+    return check_config(config_path(env, getattr(args, "config", None)), env).required
 
 
 def _now(args: argparse.Namespace) -> datetime:
@@ -195,6 +227,7 @@ def _run(
 def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     block = _read_block(args, stdin)
     actor = resolve_actor(args, os.environ)
+    required = _required(args, os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -209,6 +242,7 @@ def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             now=_now(args),
             dry_run=args.dry_run,
             take=args.take,
+            required=required,
             mirror=agent_mirror_hook(),
         ),
     )
@@ -217,7 +251,8 @@ def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
-    config = Path(args.config or DEFAULT_CONFIG)
+    config = config_path(os.environ, args.config)
+    required = check_config(config, os.environ).required
     from ai_context.jobs import agent  # noqa: PLC0415
 
     def login() -> str | None:
@@ -236,6 +271,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             login=login,
             now=_now(args),
             take=args.take,
+            required=required,
             mirror=agent_mirror_hook(),
         ),
     )
@@ -244,6 +280,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
+    required = _required(args, os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -259,6 +296,8 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
+            take=args.take,
+            required=required,
             release_lease=agent.lease_release(gh),
             mirror=agent_mirror_hook(),
         ),
@@ -268,6 +307,7 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
+    required = _required(args, os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -280,9 +320,12 @@ def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             pr=args.pr,
             followups=args.followup,
             shipped=args.shipped,
+            done_steps=args.done_steps,
             writer=actor,
             now=_now(args),
             dry_run=args.dry_run,
+            take=args.take,
+            required=required,
             release_lease=agent.lease_release(gh),
             mirror=agent_mirror_hook(),
         ),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 from ai_context.core.durations import parse_duration
 from ai_context.core.errors import UsageError
 from ai_context.core.fields import utc
-from ai_context.core.models import IssueRef, issue_ref
+from ai_context.core.models import IssueRef, issue_ref, repository_name
 
 if TYPE_CHECKING:
     from pathlib import Path  # at run time only where used: `validate` needs no pathlib
@@ -33,7 +32,6 @@ ENVIRONMENT_HELP = (
     "AI_CONTEXT_ACTOR (default for --actor), GITHUB_API_URL (default https://api.github.com), "
     "CLICKUP_TOKEN and CLICKUP_API_URL (default https://api.clickup.com/api/v2)"
 )
-_REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 
 # --- argument types ---------------------------------------------------------------------------
@@ -48,10 +46,10 @@ def issue_arg(value: str) -> IssueRef:
 
 
 def repo_arg(value: str) -> str:
-    text = value.strip()
-    if not _REPO_RE.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{value!r} is not OWNER/NAME, e.g. octo-org/shop")
-    return text
+    try:
+        return repository_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def timestamp_arg(value: str) -> datetime:

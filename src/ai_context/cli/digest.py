@@ -97,12 +97,12 @@ def _config(args: argparse.Namespace, source: Source) -> Any:
     return DigestConfig(window=window_of(args, source), stale_after=stale_after_of(args, source))
 
 
-def _env(args: argparse.Namespace) -> Any:
+def _templates(args: argparse.Namespace) -> Any:
+    from ai_context.adapters.templates import Templates  # noqa: PLC0415
     from ai_context.core.errors import UsageError  # noqa: PLC0415
-    from ai_context.rules.templating import make_env  # noqa: PLC0415
 
     try:
-        return make_env(args.templates)
+        return Templates(args.templates)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -150,7 +150,7 @@ def _digest(args: argparse.Namespace, source: Source, *, compare: bool = False) 
 
 def cmd_digest(args: argparse.Namespace, out: TextIO) -> int:
     source = open_source(args)
-    env = _env(args)
+    templates = _templates(args)
     digest = _digest(args, source, compare=True)
     if args.format == "json":
         from ai_context.rules.digest_json import digest_json  # noqa: PLC0415
@@ -159,11 +159,11 @@ def cmd_digest(args: argparse.Namespace, out: TextIO) -> int:
     elif args.format in ("slack", "slack-json"):
         from ai_context.rules.digest_slack import slack_messages  # noqa: PLC0415
 
-        finish(out, json.dumps(slack_messages(digest, env), ensure_ascii=False))
+        finish(out, json.dumps(templates.run(slack_messages, digest), ensure_ascii=False))
     elif args.format == "md":
         from ai_context.rules.digest_render import render_markdown  # noqa: PLC0415
 
-        finish(out, render_markdown(digest, env))
+        finish(out, templates.run(render_markdown, digest))
     else:
         from ai_context.rules.digest_text import digest_text  # noqa: PLC0415
 
@@ -175,7 +175,7 @@ def cmd_summary(args: argparse.Namespace, out: TextIO) -> int:
     from ai_context.rules.digest import summarize_task  # noqa: PLC0415
 
     source = open_source(args)
-    env = _env(args)
+    templates = _templates(args)
     issue = read_one(source, args.issue)
     summary = summarize_task(issue, now_of(args, source), _config(args, source))
     if args.format == "json":
@@ -185,7 +185,7 @@ def cmd_summary(args: argparse.Namespace, out: TextIO) -> int:
     elif args.format == "md":
         from ai_context.rules.digest_render import render_task  # noqa: PLC0415
 
-        finish(out, render_task(summary, env))
+        finish(out, templates.run(render_task, summary))
     else:
         from ai_context.rules.digest_text import task_text  # noqa: PLC0415
 
@@ -205,31 +205,15 @@ def _wanted_actor(args: argparse.Namespace) -> str | None:
     return args.actor or args.actor_option or os.environ.get("AI_CONTEXT_ACTOR") or None
 
 
-def _plates(wanted: str | None, digest: Any, source: Source) -> list[Any]:
-    """The plate asked for (an actor id, or a GitHub login's actors), or everyone's."""
-    from ai_context.rules.digest_plate import actors, plate  # noqa: PLC0415
-
-    if wanted is None:
-        return [plate(digest, a) for a in actors(digest)]
-    known = source.config.actors
-    if len(known):
-        found = known.matches(wanted)
-        if found and wanted.casefold() not in {a.id.casefold() for a in found}:
-            return [plate(digest, wanted, login=wanted, ids=[a.id for a in found])]
-        if found:
-            return [plate(digest, found[0].id)]
-    return [plate(digest, wanted)]
-
-
 def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
-    from ai_context.rules.digest_plate import actors  # noqa: PLC0415
+    from ai_context.rules.digest_plate import actors, plates_for  # noqa: PLC0415
 
     wanted = _wanted_actor(args)
     source = open_source(args)
-    env = _env(args)
+    templates = _templates(args)
     digest = _digest(args, source)
     known = actors(digest)
-    plates = _plates(wanted, digest, source)
+    plates = plates_for(digest, wanted, source.config.actors)
     if args.format == "json":
         from ai_context.rules.digest_json import plate_json  # noqa: PLC0415
 
@@ -237,7 +221,7 @@ def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     elif args.format == "md":
         from ai_context.rules.digest_render import render_status  # noqa: PLC0415
 
-        finish(out, render_status(plates, env, known_actors=known))
+        finish(out, templates.run(render_status, plates, known_actors=known))
     else:
         from ai_context.rules.digest_text import status_text  # noqa: PLC0415
 

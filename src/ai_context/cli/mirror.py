@@ -51,8 +51,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.adapters.config import load_config  # noqa: PLC0415
     from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415
     from ai_context.jobs.comments import is_task  # noqa: PLC0415
-    from ai_context.jobs.mirror import run_mirror  # noqa: PLC0415
-    from ai_context.rules.mirror import template_env  # noqa: PLC0415
+    from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
 
     del stdin
     if bool(args.issue) == bool(args.all):
@@ -60,8 +59,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     workspace = Path.cwd()
     settings = load_config(os.environ, workspace)
     config = settings.mirror
-    templates = Path(settings.templates) if settings.templates else None
-    env = template_env(workspace / templates if templates else None)
+    templates = mirror_templates(workspace / settings.templates if settings.templates else None)
     repository = resolve_repository(args, os.environ, checkout=workspace)
     assert repository is not None  # required
     if settings.github_token is None:
@@ -93,7 +91,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         issues,
         store,
         config=config,
-        env=env,
+        templates=templates,
         team_id=settings.clickup_team_id,
         full=args.all,
         dry_run=args.dry_run or settings.dry_run,

@@ -89,7 +89,7 @@ def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
         path = _path(DEFAULT_CONFIG)
     if path is None:
         return _config(args), None
-    config = check_config(path)
+    config = check_config(path, os.environ)
     if args.stale_after is not None:
         config = replace(config, stale_after=args.stale_after)
     return config, path

@@ -67,7 +67,16 @@ class IssueRef:
     number: int
 
 
+_REPOSITORY_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _ISSUE_URL_RE = re.compile(r"https?://[^/]+/(?:[^/]+/)*?([^/]+/[^/]+)/(?:issues|pull)/(\d+)/?")
+
+
+def repository_name(value: str) -> str:
+    """OWNER/NAME as a person writes it (spaces around cut); ValueError saying how otherwise."""
+    text = value.strip()
+    if not _REPOSITORY_RE.fullmatch(text):
+        raise ValueError(f"{value!r} is not OWNER/NAME, e.g. octo-org/shop")
+    return text
 
 
 def issue_ref(value: str) -> IssueRef:

@@ -24,6 +24,7 @@ the first step not finished (pending, blocked or unmarked).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 from ai_context.core.block import Block, PlanStep
@@ -91,3 +92,13 @@ def current_step(block: Block | None) -> PlanStep | None:
         if step.status == "in progress":
             return step
     return next((s for s in block.plan if s.status not in FINISHED_STEPS), None)
+
+
+def plan_progress(plan: Sequence[PlanStep]) -> str:
+    """How far PLAN is, done told apart from skipped: "2/3 done, 1 skipped" (a skipped step is
+    finished but nothing was delivered by it, so it never counts as done); "" without a plan."""
+    if not plan:
+        return ""
+    done = sum(1 for step in plan if step.status == "done")
+    skipped = sum(1 for step in plan if step.status == "skipped")
+    return f"{done}/{len(plan)} done" + (f", {skipped} skipped" if skipped else "")

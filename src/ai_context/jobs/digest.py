@@ -22,6 +22,7 @@ from pathlib import Path
 from ai_context.adapters import clients
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound
+from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
@@ -39,7 +40,6 @@ from ai_context.rules.digest_model import StateRead
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
 from ai_context.rules.digest_state import find_baseline, find_state
-from ai_context.rules.templating import make_env
 
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub takes 1 MiB of step summary: the full list fits
 COMMENT_LIMIT = 60_000  # of the 65,536 a comment holds: room for the marker line
@@ -54,6 +54,11 @@ def check_delivery(settings: Config) -> None:
             f"{settings.config}: digest.targets names slack but slack-webhook-url is empty; "
             "pass the webhook from a secret or drop slack from the targets"
         )
+
+
+def digest_config(settings: Config) -> DigestConfig:
+    """What decides the categories, from the configuration (the window, stale-after)."""
+    return DigestConfig(window=settings.digest.window, stale_after=settings.stale_after)
 
 
 def targets_of(section: DigestSection, settings: Config) -> tuple[Target, ...]:
@@ -119,7 +124,7 @@ def deliver_digest(
     targets = targets_of(section, settings)
     mentions = mentions_of(settings)
     try:
-        env = make_env(workspace / settings.templates if settings.templates else None)
+        templates = Templates(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
     today = now.date().isoformat()
@@ -143,11 +148,11 @@ def deliver_digest(
     issues = read_issues(github, since, list(open_issues) or list(tasks))
     for other in repos[1:]:
         issues += read_issues(other, since)
-    config = DigestConfig(window=section.window, stale_after=settings.stale_after)
+    config = digest_config(settings)
     digest = build_digest(issues, now, config, previous)
-    full = render_markdown(digest, env, max_chars=STEP_SUMMARY_LIMIT)
+    full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT)
     if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
-        comment = render_markdown(digest, env, max_chars=COMMENT_LIMIT, full_url=full_url)
+        comment = templates.run(render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url)
     else:
         comment = full
     out = Delivery(digest, full, comment)
@@ -167,7 +172,7 @@ def deliver_digest(
             out.report.append("Slack: not posted: the tasks are as this morning's digest left them")
             log("Slack: the digest did not change since today's post; not posted again")
         else:
-            messages = slack_messages(digest, env, comment_url=out.url, mentions=mentions)
+            messages = templates.run(slack_messages, digest, comment_url=out.url, mentions=mentions)
             deliver_slack(out, settings=settings, messages=messages, log=log)
     return out
 

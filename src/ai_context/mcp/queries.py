@@ -1,17 +1,25 @@
 """The MCP tools that read or lease rather than write the block: claim, renew, release and who
-(the lease calls of the command line), status and summary (read from GitHub), validate."""
+(jobs/lease.py's request and JSON, as the command line's), status and summary (the command
+line's settings, plates and JSON), validate."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from ai_context.adapters.config import load_config
 from ai_context.core.errors import Exit
 from ai_context.mcp.tools import Session, ToolFailure, issue_number, now
 
 
 def lease(
-    s: Session, op: str, issue: int | str, ttl: str | None, sha: str | None
+    s: Session,
+    op: str,
+    issue: int | str,
+    ttl: str | None,
+    sha: str | None,
+    *,
+    repo: str | None = None,
 ) -> dict[str, Any]:
     """claim, renew, release or who: the lease JSON of the command line, with `exit_code`."""
     from ai_context.core.durations import parse_duration  # noqa: PLC0415
@@ -25,7 +33,8 @@ def lease(
         run_lease,
     )
 
-    number = issue_number(issue, s.repository)
+    repository = s.repo(repo)
+    number = issue_number(issue, repository)
     if op != "who" and not s.actor:
         raise ToolFailure(Exit.USAGE, "which actor? set AI_CONTEXT_ACTOR or start with --actor")
     duration = None
@@ -37,44 +46,51 @@ def lease(
         duration = s.run(lambda: check_ttl(wanted, "ttl"))
     config, same = s.run(lambda: lease_settings(s.env, Path.cwd()))
     request = LeaseRequest(op=op, issue=number, actor=s.actor or "", ttl=duration, lease=sha)
-    gh = s.github()
+    gh = s.github(repository)
     before = gh.counter.total
-    check = issue_check(gh, s.repository) if op == "claim" else None
+    check = issue_check(gh, repository) if op == "claim" else None
     outcome = s.run(lambda: run_lease(gh, request, config, same, before_write=check))
     outcome = outcome.model_copy(update={"calls": gh.counter.total - before})
     return {**outcome_json(outcome), "exit_code": int(outcome_exit(request.op, outcome))}
 
 
-def status(s: Session, actor: str | None) -> dict[str, Any]:
+def status(s: Session, actor: str | None, repo: str | None = None) -> dict[str, Any]:
     """What is on each actor's plate (or ACTOR's), by urgency: the open issues and those closed
-    within the digest window, read as `ai-context status` reads them; the same JSON."""
-    from ai_context.jobs.digest import read_issues  # noqa: PLC0415
-    from ai_context.rules.digest import DigestConfig, build_digest  # noqa: PLC0415
+    within the digest window, read with the command line's settings (jobs/digest.py's
+    digest_config) into `ai-context status --format json`'s plates."""
+    from ai_context.jobs.digest import digest_config, read_issues  # noqa: PLC0415
+    from ai_context.rules.digest import build_digest  # noqa: PLC0415
     from ai_context.rules.digest_json import plate_json  # noqa: PLC0415
-    from ai_context.rules.digest_plate import actors, plate  # noqa: PLC0415
+    from ai_context.rules.digest_plate import plates_for  # noqa: PLC0415
 
-    config, when = DigestConfig(), now()
-    issues = s.run(lambda: read_issues(s.github(), when - config.window))
+    repository = s.repo(repo)
+    settings = s.run(lambda: load_config(s.env, Path.cwd()))
+    config, when = digest_config(settings), settings.now or now()
+    issues = s.run(lambda: read_issues(s.github(repository), when - config.window))
     digest = build_digest(issues, when, config)
-    names = [actor] if actor else actors(digest)
-    return {"repository": s.repository, "plates": [plate_json(plate(digest, n)) for n in names]}
+    plates = plates_for(digest, actor, settings.actors)
+    return {"repository": repository, "plates": [plate_json(p) for p in plates]}
 
 
-def summary(s: Session, issue: int | str) -> dict[str, Any]:
+def summary(s: Session, issue: int | str, repo: str | None = None) -> dict[str, Any]:
     """One task's progress summary: the JSON of `ai-context summary ISSUE --format json`."""
+    from ai_context.jobs.digest import digest_config  # noqa: PLC0415
     from ai_context.rules.digest import summarize_task  # noqa: PLC0415
     from ai_context.rules.digest_json import summary_json  # noqa: PLC0415
 
-    number = issue_number(issue, s.repository)
-    found = s.run(lambda: s.github().get_issue(number))
-    return summary_json(summarize_task(found, now()))
+    repository = s.repo(repo)
+    number = issue_number(issue, repository)
+    settings = s.run(lambda: load_config(s.env, Path.cwd()))
+    found = s.run(lambda: s.github(repository).get_issue(number))
+    return summary_json(summarize_task(found, settings.now or now(), digest_config(settings)))
 
 
-def validate(body: str) -> dict[str, Any]:
-    """Check a block (or an issue body holding one) as `ai-context validate` does."""
-    from ai_context.rules.checks import check_body, result_json  # noqa: PLC0415
+def validate(s: Session, body: str) -> dict[str, Any]:
+    """Check a block (or an issue body holding one) as `ai-context validate` does, with the
+    fields the config's `required:` asks for."""
+    from ai_context.rules.checks import CheckConfig, check_body, result_json  # noqa: PLC0415
 
-    result = check_body(body, now=now())
+    result = check_body(body, now=now(), config=CheckConfig(required=s.required))
     data = result_json("<input>", result)
     data["exit_code"] = int(Exit.FINDINGS if result.errors else Exit.OK)
     return data

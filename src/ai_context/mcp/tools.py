@@ -3,10 +3,15 @@ the command line prints with `--format json` (cli/agent.py's `outcome_json`, the
 check JSON), so an agent reads one shape whichever face it uses.
 
 One `Session` per server: the settings are read once (GITHUB_TOKEN, GITHUB_REPOSITORY or
---repo, AI_CONTEXT_ACTOR or --actor, GITHUB_API_URL, AI_CONTEXT_CACHE) and the GitHub client is
-made on first use and kept, so a call after the first pays only for its HTTP round trips.
-Failures raise `ToolFailure` with the command line's exit code; outcomes the agent must act on
-(a conflict, an incomplete block, a lease held by another) are content, with `exit_code`.
+--repo, AI_CONTEXT_ACTOR or --actor, GITHUB_API_URL, AI_CONTEXT_CACHE, and the fields a complete
+block needs, as the command line reads them) and a GitHub client per repository is made on
+first use and kept, so a call after the first pays only for its HTTP round trips. Every tool
+takes an optional `repo` (OWNER/NAME) over the server's repository.
+Failures raise `ToolFailure` with the command line's exit code and its text: bad input is
+`exit 2 (bad input): ...`, a conflict (a write the guard refused, two copies that disagree) is
+`exit 4 (conflict): ...` with both copies and how to go on, as the command line prints it.
+Outcomes the agent reads and acts on (an incomplete block, a lease held by another) are
+content, with `exit_code`.
 """
 
 from __future__ import annotations
@@ -14,10 +19,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ai_context.core.block import Block, BlockError, block_from_data
 from ai_context.core.errors import AIContextError, Exit
@@ -44,6 +48,16 @@ class ToolFailure(Exception):
             f"exit {int(code)} ({EXIT_MEANING.get(code, code.name.lower())}): {message}"
         )
         self.code = code
+
+
+def bad_arguments(exc: ValidationError) -> ToolFailure:
+    """Arguments that do not fit a tool (its schema, or a model built from them) as the
+    command line's bad input: where and what, one problem after another, never the values."""
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in error["loc"] if part != "arguments")
+        problems.append(f"{where or 'arguments'}: {error['msg']}")
+    return ToolFailure(Exit.USAGE, "; ".join(problems) + "; see the tool's input schema")
 
 
 class PlanItem(BaseModel):
@@ -79,7 +93,7 @@ def block_of(fields: BlockFields, default_actor: str | None) -> Block:
 
 
 def issue_number(value: int | str, repository: str) -> int:
-    """12, "#12" or an issue URL of this server's repository."""
+    """12, "#12" or an issue URL of REPOSITORY."""
     from ai_context.core.models import issue_ref  # noqa: PLC0415
 
     try:
@@ -88,7 +102,7 @@ def issue_number(value: int | str, repository: str) -> int:
         raise ToolFailure(Exit.USAGE, str(exc)) from exc
     if ref.repository and ref.repository.lower() != repository.lower():
         raise ToolFailure(
-            Exit.USAGE, f"the issue URL is in {ref.repository}; this server is on {repository}"
+            Exit.USAGE, f"the issue URL is in {ref.repository}; this call is on {repository}"
         )
     return ref.number
 
@@ -107,8 +121,9 @@ class Session:
         self.env = dict(os.environ if env is None else env)
         self._repo, self._cache_path = repo, cache
         self.actor = actor or self.env.get("AI_CONTEXT_ACTOR", "").strip() or None
-        self._github: GitHub | None = None
+        self._github: dict[str, GitHub] = {}
         self._cache: Cache | None = None
+        self._required: tuple[str, ...] | None = None
 
     @property
     def repository(self) -> str:
@@ -118,18 +133,31 @@ class Session:
         if not repo:
             raise ToolFailure(
                 Exit.USAGE,
-                "no repository: start the server with --repo OWNER/NAME or set GITHUB_REPOSITORY",
+                "no repository: pass repo (OWNER/NAME), start the server with --repo, or set "
+                "GITHUB_REPOSITORY",
             )
         self._repo = repo
         return repo
 
-    def github(self) -> GitHub:
-        if self._github is None:
+    def repo(self, repo: str | None) -> str:
+        """The repository of one call: its REPO argument, else the server's."""
+        if repo is None or not repo.strip():
+            return self.repository
+        from ai_context.core.models import repository_name  # noqa: PLC0415
+
+        try:
+            return repository_name(repo)
+        except ValueError as exc:
+            raise ToolFailure(Exit.USAGE, f"repo: {exc}") from exc
+
+    def github(self, repo: str | None = None) -> GitHub:
+        repository = self.repo(repo)
+        key = repository.lower()
+        if key not in self._github:
             from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
 
-            repository = self.repository
-            self._github = self.run(lambda: github_from_env(repository, self.env))
-        return self._github
+            self._github[key] = self.run(lambda: github_from_env(repository, self.env))
+        return self._github[key]
 
     def cache(self) -> Cache:
         if self._cache is None:
@@ -137,6 +165,16 @@ class Session:
 
             self._cache = self.run(lambda: open_cache(self._cache_path, self.env))
         return self._cache
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The fields a complete block needs, read as the command line reads them."""
+        if self._required is None:
+            from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
+
+            path = config_path(self.env)
+            self._required = self.run(lambda: check_config(path, self.env).required)
+        return self._required
 
     def run(self, work: Callable[[], T]) -> T:
         """WORK, with the tool's errors carrying the command line's exit codes."""
@@ -151,12 +189,15 @@ class Session:
         except AIContextError as exc:
             raise ToolFailure(exc.exit_code, str(exc)) from exc
 
-    def outcome(self, work: Callable[[GitHub, Cache], Outcome]) -> dict[str, Any]:
-        from ai_context.jobs.agent.output import outcome_json  # noqa: PLC0415
+    def outcome(self, repo: str | None, work: Callable[[GitHub, Cache], Outcome]) -> dict[str, Any]:
+        """The command's JSON; a conflict is the command line's exit-4 text, as a failure."""
+        from ai_context.jobs.agent.output import outcome_json, outcome_text  # noqa: PLC0415
 
-        gh, cache = self.github(), self.cache()
+        gh, cache = self.github(repo), self.cache()
         before = gh.counter.total
         result = self.run(lambda: work(gh, cache))
+        if result.status == "conflict":
+            raise ToolFailure(Exit.CONFLICT, outcome_text(result, None))
         return outcome_json(result, gh.counter.total - before)
 
 
@@ -172,18 +213,23 @@ def resume(
     issue: int | str | None,
     take: Literal["local", "remote"] | None,
     assignee: str | None,
+    repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.adapters.config_file import DEFAULT_CONFIG  # noqa: PLC0415
+    from ai_context.adapters.config_file import config_path  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
     from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+
+    config = config_path(s.env)
 
     def login() -> str | None:
         from ai_context.adapters.config import owner_of  # noqa: PLC0415
 
-        return assignee or owner_of(s.actor, Path(DEFAULT_CONFIG))
+        return assignee or owner_of(s.actor, config)
 
-    number = None if issue in (None, "") else issue_number(issue, s.repository)
+    repository = s.repo(repo)
+    number = None if issue in (None, "") else issue_number(issue, repository)
     return s.outcome(
+        repository,
         lambda gh, cache: agent.resume(
             gh,
             cache,
@@ -192,17 +238,28 @@ def resume(
             login=login,
             now=now(),
             take=take,
+            required=s.required,
             mirror=agent_mirror_hook(),
-        )
+        ),
     )
 
 
-def save(s: Session, issue: int | str, block: Block, dry_run: bool) -> dict[str, Any]:
+def save(
+    s: Session,
+    issue: int | str,
+    block: Block,
+    dry_run: bool,
+    *,
+    take: Literal["local"] | None = None,
+    repo: str | None = None,
+) -> dict[str, Any]:
     from ai_context.jobs import agent  # noqa: PLC0415
     from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
-    number = issue_number(issue, s.repository)
+    repository = s.repo(repo)
+    number = issue_number(issue, repository)
     return s.outcome(
+        repository,
         lambda gh, cache: agent.save(
             gh,
             cache,
@@ -211,19 +268,21 @@ def save(s: Session, issue: int | str, block: Block, dry_run: bool) -> dict[str,
             writer=s.actor,
             now=now(),
             dry_run=dry_run,
+            take=take,
+            required=s.required,
             mirror=agent_mirror_hook(),
-        )
+        ),
     )
 
 
-def current_block(s: Session, number: int) -> Block:
+def current_block(s: Session, repository: str, number: int) -> Block:
     """The block as this machine last wrote or read it (the cache), else the issue's."""
     from ai_context.core.block import parse  # noqa: PLC0415
 
-    entry = s.cache().load(s.repository, number)
+    entry = s.cache().load(repository, number)
     if entry is not None:
         return entry.block
-    found = parse(s.run(lambda: s.github().get_issue(number)).body).block
+    found = parse(s.run(lambda: s.github(repository).get_issue(number)).body).block
     if found is None:
         raise ToolFailure(Exit.USAGE, f"issue #{number} has no AI Context block yet: use save")
     return found
@@ -241,15 +300,25 @@ class CheckpointChanges(BaseModel):
     next_step: str | None = None
 
 
-def checkpoint(s: Session, issue: int | str, changes: CheckpointChanges) -> dict[str, Any]:
-    """The current block with CHANGES, saved: a checkpoint without re-sending the block."""
-    number = issue_number(issue, s.repository)
-    current = current_block(s, number)
+def checkpoint(
+    s: Session,
+    issue: int | str,
+    changes: CheckpointChanges,
+    *,
+    take: Literal["local"] | None = None,
+    repo: str | None = None,
+) -> dict[str, Any]:
+    """The current block with CHANGES, saved: a checkpoint without re-sending the block. It is
+    written in the block's Active actor's name, and the write guard decides as for `save`: an
+    actor who handed the task off does not become its Active actor again, unless it takes the
+    task over (TAKE "local": the block then names this session's actor)."""
+    repository = s.repo(repo)
+    number = issue_number(issue, repository)
+    current = current_block(s, repository, number)
+    taking = take == "local" and s.actor is not None
     fields = BlockFields(
-        actor=s.actor or current.actor,
-        actor_description=current.actor_description
-        if not s.actor or s.actor == current.actor
-        else None,
+        actor=s.actor if taking else current.actor or s.actor,
+        actor_description=None if taking else current.actor_description,
         phase=changes.phase or current.phase or "",
         chunk=current.chunk,
         plan=changes.plan
@@ -266,7 +335,7 @@ def checkpoint(s: Session, issue: int | str, changes: CheckpointChanges) -> dict
         next_step=changes.next_step or current.next_step or "",
         extra=dict(current.extra),
     )
-    return save(s, number, block_of(fields, s.actor), dry_run=False)
+    return save(s, number, block_of(fields, s.actor), False, take=take, repo=repository)
 
 
 def handoff(
@@ -277,6 +346,8 @@ def handoff(
     description: str | None,
     next_step: str | None,
     dry_run: bool,
+    take: Literal["local"] | None = None,
+    repo: str | None = None,
 ) -> dict[str, Any]:
     from ai_context.jobs import agent  # noqa: PLC0415
 
@@ -287,6 +358,8 @@ def handoff(
             gh, cache, number, to, description=description, next_step=next_step, **hooks
         ),
         dry_run=dry_run,
+        take=take,
+        repo=repo,
     )
 
 
@@ -298,6 +371,9 @@ def done(
     followups: list[str],
     shipped: str | None,
     dry_run: bool,
+    done_steps: list[int] | None = None,
+    take: Literal["local"] | None = None,
+    repo: str | None = None,
 ) -> dict[str, Any]:
     from ai_context.jobs import agent  # noqa: PLC0415
 
@@ -305,22 +381,39 @@ def done(
         s,
         issue,
         lambda gh, cache, number, **hooks: agent.done(
-            gh, cache, number, pr=pr, followups=followups, shipped=shipped, **hooks
+            gh,
+            cache,
+            number,
+            pr=pr,
+            followups=followups,
+            shipped=shipped,
+            done_steps=done_steps or [],
+            **hooks,
         ),
         dry_run=dry_run,
+        take=take,
+        repo=repo,
     )
 
 
 def _finishing(
-    s: Session, issue: int | str, call: Callable[..., Any], *, dry_run: bool
+    s: Session,
+    issue: int | str,
+    call: Callable[..., Any],
+    *,
+    dry_run: bool,
+    take: Literal["local"] | None,
+    repo: str | None,
 ) -> dict[str, Any]:
     """handoff and done, as the CLI's: written by the session's actor, the lease released once
     the block has landed (a done task holds no one), the ClickUp mirror told."""
     from ai_context.jobs import agent  # noqa: PLC0415
     from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
-    number = issue_number(issue, s.repository)
+    repository = s.repo(repo)
+    number = issue_number(issue, repository)
     return s.outcome(
+        repository,
         lambda gh, cache: call(
             gh,
             cache,
@@ -328,7 +421,9 @@ def _finishing(
             writer=s.actor,
             now=now(),
             dry_run=dry_run,
+            take=take,
+            required=s.required,
             release_lease=agent.lease_release(gh),
             mirror=agent_mirror_hook(),
-        )
+        ),
     )

@@ -1,7 +1,10 @@
-"""What `ai-context setup` changes in files people also edit: merged, never clobbered.
+"""What `ai-context setup` changes in files people also edit: merged, never clobbered, and the
+names it gives Claude Code's slash commands.
 
-- `.claude/settings.json`: our hooks (commands starting `ai-context hook`) replace our earlier
-  ones in place; every other hook, matcher group, permission and key is kept as it was.
+- `.claude/settings.json` or `settings.local.json`: our hooks (commands that run `ai-context
+  hook ...`, however ai-context is started) replace our earlier ones in place; our permission
+  rules are added and the broad one an earlier setup wrote is taken back; `env` gets the
+  values asked for; every other hook, matcher group, permission and key is kept as it was.
 - `AGENTS.md`: our section lives between two markers; the rest of the file is never touched.
 Pure: text and JSON in, text and JSON out; cli/setup.py reads and writes the files.
 """
@@ -9,9 +12,30 @@ Pure: text and JSON in, text and JSON out; cli/setup.py reads and writes the fil
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
-HOOK_PREFIX = ("ai-context", "hook")
+# The slash commands setup writes, and the seeds' command each one is (README's table). None
+# is a built-in command or alias of Claude Code (claude_builtins.py, a test holds it).
+COMMANDS: dict[str, str] = {
+    "task-resume": "/continue",
+    "task-checkpoint": "state-sync (a checkpoint)",
+    "task-handoff": "/handoff",
+    "task-done": "/done",
+    "task-status": "/status",
+    "daily-summary": "/daily-summary",
+    "save-session-protocol": "/save-session-protocol",
+    "load-session-protocol": "/load-session-protocol",
+}
+# Names an earlier setup wrote: Claude Code's own /status, and aliases of /resume and /rewind.
+# Our files under them (they carry our marker line) are removed; a user's own are left.
+RETIRED_COMMANDS = ("continue", "checkpoint", "status", "handoff", "done")
+HOOK_EVENTS = ("session-start", "stop", "post-tool-use", "pre-compact")
+# The rule an earlier setup granted: every ai-context command, `setup` and `mirror` included.
+RETIRED_ALLOW = ("Bash(ai-context:*)",)
+_OUR_HOOK = re.compile(
+    r"(?:^|\s)(?:ai-context|-m ai_context)\s+hook\s+(?:" + "|".join(HOOK_EVENTS) + r")(?:\s|$)"
+)
 SECTION_BEGIN = "<!-- ai-context:begin (written by `ai-context setup agents-md`; edits between "
 SECTION_BEGIN += "these markers are replaced) -->"
 SECTION_END = "<!-- ai-context:end -->"
@@ -23,9 +47,10 @@ class SetupError(ValueError):
 
 
 def is_ours(hook: Any) -> bool:
-    """A hook entry that `setup` wrote: its command runs `ai-context hook ...`."""
+    """A hook entry that `setup` wrote: its command runs `ai-context hook EVENT`, started as
+    `ai-context`, `uvx ai-context` or `PYTHON -m ai_context`."""
     command = hook.get("command") if isinstance(hook, dict) else None
-    return isinstance(command, str) and tuple(command.split()[:2]) == HOOK_PREFIX
+    return isinstance(command, str) and _OUR_HOOK.search(command) is not None
 
 
 def _merge_event(groups: list[Any], ours: list[dict[str, Any]]) -> list[Any]:
@@ -49,29 +74,55 @@ def _merge_event(groups: list[Any], ours: list[dict[str, Any]]) -> list[Any]:
 
 
 def merge_settings(
-    settings: dict[str, Any], hooks: dict[str, list[dict[str, Any]]], allow: list[str]
+    settings: dict[str, Any],
+    hooks: dict[str, list[dict[str, Any]]],
+    allow: list[str],
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """SETTINGS with our HOOKS per event and our ALLOW permissions; a new dict."""
+    """SETTINGS with our HOOKS per event (an event mapped to [] loses ours), our ALLOW
+    permissions (the retired broad rule taken back) and ENV's values; a new dict."""
     if not isinstance(settings, dict):
         raise SetupError("is not a JSON object")
     merged = copy.deepcopy(settings)
-    current = merged.setdefault("hooks", {})
-    if not isinstance(current, dict):
-        raise SetupError('"hooks" is not a JSON object')
-    for event, ours in hooks.items():
-        groups = current.get(event, [])
-        if not isinstance(groups, list):
-            raise SetupError(f'"hooks.{event}" is not a JSON array')
-        current[event] = _merge_event(groups, copy.deepcopy(ours))
-    if allow:
-        permissions = merged.setdefault("permissions", {})
-        if not isinstance(permissions, dict):
-            raise SetupError('"permissions" is not a JSON object')
-        allowed = permissions.setdefault("allow", [])
-        if not isinstance(allowed, list):
-            raise SetupError('"permissions.allow" is not a JSON array')
-        allowed.extend(rule for rule in allow if rule not in allowed)
+    if hooks or "hooks" in merged:
+        current = merged.setdefault("hooks", {})
+        if not isinstance(current, dict):
+            raise SetupError('"hooks" is not a JSON object')
+        for event, ours in hooks.items():
+            groups = current.get(event, [])
+            if not isinstance(groups, list):
+                raise SetupError(f'"hooks.{event}" is not a JSON array')
+            kept = _merge_event(groups, copy.deepcopy(ours))
+            if kept:
+                current[event] = kept
+            else:
+                current.pop(event, None)
+        if not current:
+            del merged["hooks"]
+    _merge_allow(merged, allow)
+    if env:
+        values = merged.setdefault("env", {})
+        if not isinstance(values, dict):
+            raise SetupError('"env" is not a JSON object')
+        values.update(env)
     return merged
+
+
+def _merge_allow(merged: dict[str, Any], allow: list[str]) -> None:
+    permissions = merged.get("permissions")
+    if permissions is None and not allow:
+        return
+    permissions = merged.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise SetupError('"permissions" is not a JSON object')
+    allowed = permissions.get("allow")
+    if allowed is None and not allow:
+        return
+    allowed = permissions.setdefault("allow", [])
+    if not isinstance(allowed, list):
+        raise SetupError('"permissions.allow" is not a JSON array')
+    allowed[:] = [rule for rule in allowed if rule not in RETIRED_ALLOW]
+    allowed.extend(rule for rule in allow if rule not in allowed)
 
 
 def merge_section(text: str, section: str) -> str:

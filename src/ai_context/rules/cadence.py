@@ -115,3 +115,22 @@ def stop_nudge(
         f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
         ". Then stop."
     )
+
+
+def compact_nudge(progress: Progress, *, hold: bool) -> str | None:
+    """Before a compaction (seeds/000: save "before context pressure"): what to say when the
+    block is behind the work (a commit after Last updated, or uncommitted changes), or None.
+    HOLD: the compaction waits (a manual /compact, held once) and the agent is asked to save
+    first; else it goes on, and the next session start asks again."""
+    if progress.finished:
+        return None
+    if progress.commits > 0:
+        why = f"{_plural(progress.commits, 'commit')} since Last updated"
+    elif progress.dirty:
+        why = "the work tree has uncommitted changes"
+    else:
+        return None
+    head = f"your AI Context block (#{progress.issue}) is behind before a compaction: {why}; "
+    if hold:
+        return head + _save_hint(progress.issue) + ", then run /compact again."
+    return head + "the compaction goes on; " + _save_hint(progress.issue) + " right after it."

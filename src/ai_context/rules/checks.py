@@ -22,9 +22,10 @@ REQUIRED_DEFAULT = ("actor", "phase", "last_updated", "plan", "files_touched", "
 STALE_AFTER = timedelta(hours=24)
 
 
-def required_fields(value: Any) -> tuple[str, ...]:
-    """The `required` setting as written (a list, or text such as `actor, Next step`) as field
-    keys; CheckConfig judges the names."""
+def required_fields(value: object) -> tuple[str, ...]:
+    """The config's `required:` (a list, or one comma-separated text) as field keys: `Files
+    touched` and `files_touched` alike. Whether each is a known field is CheckConfig's to say.
+    The Action's settings and the agent commands both read it here: one notion of complete."""
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list | tuple):
         raise ValueError("must be a list of block fields, e.g. [actor, phase, plan]")

@@ -27,7 +27,7 @@ from ai_context.rules.digest_model import (
     TaskSummary,
 )
 from ai_context.rules.digest_state import base_line, state_line
-from ai_context.rules.templating import make_env, render
+from ai_context.rules.templating import render
 
 GITHUB_COMMENT_LIMIT = 65_536
 PROBE_ROWS = 8
@@ -144,7 +144,7 @@ def _shrink(digest: Digest, caps: dict[Category, int | None]) -> bool:
 
 def render_markdown(
     digest: Digest,
-    env: Environment | None = None,
+    env: Environment,
     *,
     max_chars: int = GITHUB_COMMENT_LIMIT,
     template: str = "digest.md.j2",
@@ -156,7 +156,6 @@ def render_markdown(
     first, Stuck last), each saying how many it left out and linking `full_url`; the hidden
     state line always covers every task.
     """
-    env = env or make_env(None)
     lines = hidden_lines(digest)
 
     def at(caps: Caps | int | None) -> str:
@@ -190,17 +189,17 @@ def render_markdown(
             return text
 
 
-def render_task(summary: TaskSummary, env: Environment | None = None) -> str:
+def render_task(summary: TaskSummary, env: Environment) -> str:
     """One task's progress summary (`/daily-summary <task>`)."""
-    return render(env or make_env(None), "task.md.j2", task=summary, titles=CATEGORY_TITLES)
+    return render(env, "task.md.j2", task=summary, titles=CATEGORY_TITLES)
 
 
 def render_status(
-    plates: Sequence[Plate], env: Environment | None = None, *, known_actors: Sequence[str] = ()
+    plates: Sequence[Plate], env: Environment, *, known_actors: Sequence[str] = ()
 ) -> str:
     """Actors' plates by urgency (`/status`)."""
     return render(
-        env or make_env(None),
+        env,
         "status.md.j2",
         plates=list(plates),
         titles=CATEGORY_TITLES,

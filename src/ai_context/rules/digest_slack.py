@@ -20,7 +20,7 @@ from jinja2 import Environment, TemplateRuntimeError
 
 from ai_context.rules.digest_model import CATEGORY_EMOJI, CATEGORY_TITLES, DISPLAY_ORDER, Digest
 from ai_context.rules.digest_render import digest_vars, signed
-from ai_context.rules.templating import ELLIPSIS, make_env
+from ai_context.rules.templating import ELLIPSIS
 
 SLACK_SECTION_LIMIT = 3_000
 SLACK_BLOCKS_LIMIT = 50
@@ -98,7 +98,7 @@ def _group(content: Sequence[tuple[str, Block]], again: Any) -> list[list[Block]
 
 def slack_messages(
     digest: Digest,
-    env: Environment | None = None,
+    env: Environment,
     *,
     template: str = "digest.slack.j2",
     comment_url: str = "",
@@ -109,7 +109,6 @@ def slack_messages(
     `comment_url` links the digest comment; `mentions` maps an actor id (lower case) to its
     owner's Slack id, mentioned beside that actor's stuck tasks.
     """
-    env = env or make_env(None)
     variables = digest_vars(digest, lines=("", ""))  # the hidden lines are the comment's
     module = env.get_template(template).make_module(
         {**variables, "titles": CATEGORY_TITLES, "comment_url": comment_url}

@@ -16,9 +16,17 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Literal
 
-from ai_context.core.block import LABELS, Block, content_hash, format_timestamp, render
+from ai_context.core.block import (
+    LABELS,
+    Block,
+    PlanStep,
+    content_hash,
+    format_timestamp,
+    render,
+)
 from ai_context.rules.checks import REQUIRED_DEFAULT, missing_fields
 
 DecisionKind = Literal["init", "take_remote", "push_local", "conflict", "equal"]
@@ -32,6 +40,20 @@ def revision(block: Block) -> str:
 def is_empty(block: Block | None) -> bool:
     """No field set at all: an empty template heading is no remote state yet."""
     return block is None or block == Block()
+
+
+def initialize_empty(actor: str | None, now: datetime) -> Block:
+    """Seeds/000's `initialize_empty()` for a task with no state anywhere: ACTOR holds it,
+    Phase planning, and the plan is the first thing to write. Complete, so `save` takes it as
+    it is once the agent has written its plan over the placeholder step."""
+    return Block(
+        actor=actor or "your-actor-id",
+        phase="planning",
+        last_updated=now,
+        plan=(PlanStep(1, "Write the plan: this task's steps, each with its status", "pending"),),
+        files_touched="none yet",
+        next_step="Write the plan and save this block",
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +71,7 @@ class Decision:
     local_revision: str | None = None
     remote_revision: str | None = None
     base_revision: str | None = None
+    remedy: str = ""  # a refused write: how to go on
 
     @property
     def conflict(self) -> bool:
@@ -210,45 +233,89 @@ def _local_newer(
     )
 
 
-def decide_write(remote: Block | None, *, base: str | None, writer: str | None) -> Decision:
-    """May WRITER replace the issue's block REMOTE? Yes when there is none, or when it is still
-    at BASE (the revision this machine last read). A block that moved on since BASE is a
-    conflict whoever wrote it: the same actor on another machine has newer work there, and
-    clocks cannot tell which copy is newer. Without a BASE (this machine never read the
-    issue), only WRITER's own block may be replaced: there is no older copy to be stale."""
+def may_write(
+    remote: Block | None,
+    *,
+    held: str | None,
+    writer: str | None,
+    hand_edited: bool = False,
+    issue: int | str = "ISSUE",
+) -> Decision:
+    """The write guard: may WRITER replace the issue's block REMOTE? Every command and MCP tool
+    that writes a block asks it, on the body as read and again on the re-read before the PATCH.
+
+    Yes when the issue has no block yet (the command's own read is then the read), or when both
+    hold: this machine holds the current revision (HELD, the revision it last read through
+    `resume`, the SessionStart hook or its own save, is REMOTE's), and WRITER is REMOTE's Active
+    actor (after a handoff, the actor it was handed to). Anything else is a conflict whose
+    reasons say why and how to go on: `resume` to read the issue's copy, `--take local` to write
+    over it anyway. HAND_EDITED (the block's hash marker no longer matches its text) names a
+    person's edit as the change."""
     remote = None if is_empty(remote) else remote
     remote_rev = revision(remote) if remote is not None else None
     common: dict[str, Any] = {
         "remote": remote,
         "remote_revision": remote_rev,
-        "base_revision": base,
+        "base_revision": held,
     }
     if remote is None:
         return Decision(kind="init", reasons=("the issue has no block yet",), **common)
-    if base is not None and remote_rev == base:
+    owner = remote.actor
+    why = _refusal(remote, remote_rev, held=held, writer=writer, hand_edited=hand_edited)
+    if why is None:
         return Decision(
             kind="push_local",
-            reasons=("the issue's block is still the one this machine last read",),
+            reasons=(
+                f"this machine holds the issue's current block and {owner or 'no actor'} "
+                "holds the task",
+            ),
             **common,
         )
-    own = writer is not None and remote.actor == writer
-    if base is None and own:
-        return Decision(
-            kind="push_local",
-            reasons=(f"the issue's block is {writer}'s own and this machine holds no older copy",),
-            **common,
+    if why.startswith("the task is"):
+        remedy = (
+            f"to go on: ask {owner} to hand it over (`ai-context handoff {issue} --to "
+            f"{writer or 'YOU'}`), or take it over with `--take local` (logged)"
         )
-    who = remote.actor or "no actor"
-    if base is None:
-        why = f"the issue's block belongs to {who} and this machine has never read it"
     else:
-        if own:
-            who = f"{who} (this same actor, from another machine or session)"
-        why = (
-            f"the issue's block was changed by {who} since this machine last read it "
-            f"(base {_short(base)}, now {_short(remote_rev)})"
+        remedy = (
+            f"to go on: `ai-context resume {issue}` reads the issue's copy, then write again; "
+            "`--take local` writes this copy over it anyway (logged)"
         )
-    return Decision(kind="conflict", reasons=(why,), **common)
+    return Decision(kind="conflict", reasons=(why,), remedy=remedy, **common)
+
+
+def _refusal(
+    remote: Block,
+    remote_rev: str | None,
+    *,
+    held: str | None,
+    writer: str | None,
+    hand_edited: bool,
+) -> str | None:
+    """Why the guard refuses a write over REMOTE, or None when it allows it."""
+    owner = remote.actor
+    if held is None:
+        return (
+            f"this machine has never read the issue's block (its Active actor is "
+            f"{owner or 'no actor'})"
+        )
+    if held != remote_rev:
+        if hand_edited:
+            who = "a person, by hand on GitHub (the block's hash marker no longer matches it)"
+        elif writer is not None and owner == writer:
+            who = f"{owner} (this same actor, from another machine or session)"
+        else:
+            who = owner or "no actor"
+        return (
+            f"the issue's block was changed by {who} since this machine last read it "
+            f"(base {_short(held)}, now {_short(remote_rev)})"
+        )
+    if owner is not None and writer != owner:
+        return (
+            f"the task is {owner}'s: the issue's block names {owner} as Active actor, and "
+            f"this command writes as {writer or 'no actor (set AI_CONTEXT_ACTOR or --actor)'}"
+        )
+    return None
 
 
 def missing_labels(block: Block | None, required: tuple[str, ...] = REQUIRED_DEFAULT) -> list[str]:

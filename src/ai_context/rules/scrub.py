@@ -19,6 +19,9 @@ an obvious placeholder are not secrets; `git@host:` (an SSH remote), noreply add
 
 Finding codes (stable): AIC530 error a secret; AIC531 warning a home path with a user name;
 AIC532 warning an email address.
+
+`strip_controls` is the other scrub: what every text from outside (a push's file names, a
+label, a title) passes through before it reaches a comment, Slack, ClickUp or the log.
 """
 
 from __future__ import annotations
@@ -62,6 +65,25 @@ class Hit:
     @property
     def is_secret(self) -> bool:
         return self.kind not in PRIVACY_KINDS
+
+
+# NUL, the C0 controls but tab and newline, DEL, the C1 controls; and any surrogate code point,
+# which in a str is always a lone one (JSON's "\ud83d\ude00" decodes to one character).
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def _unprintable(match: re.Match[str]) -> str:
+    return REPLACEMENT if match.group() >= "\ud800" else ""
+
+
+def strip_controls(text: str) -> str:
+    """TEXT without NUL and the other control characters (tab and newline kept; a carriage
+    return dropped), a lone surrogate as U+FFFD: what any UTF-8 encoder takes, and what no
+    comment, Slack message, ClickUp field or runner log line can be broken by."""
+    if _CONTROL_RE.search(text) is None:
+        return text  # the usual case: nothing to change
+    return _CONTROL_RE.sub(_unprintable, text)
 
 
 def _marker(kind: str) -> str:

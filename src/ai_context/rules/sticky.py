@@ -16,6 +16,7 @@ from ai_context.core.findings import Finding
 from ai_context.core.hidden import COMMENT_PREFIX, find_hidden, hide
 from ai_context.core.markdown import escape_code_cell
 from ai_context.core.models import Comment, Issue
+from ai_context.rules.scrub import strip_controls
 from ai_context.rules.stale import CONFLICT_CODES, STALE_CODES
 
 MARKER = "<!-- ai-context:findings -->"
@@ -70,7 +71,9 @@ def render_findings(
     """The comment for an issue with findings; an all-clear line when there are none.
 
     NOTES are Markdown lines our code wrote (e.g. the one mention of a stale task's owner);
-    STATE is what a later run must remember (hidden, see read_state).
+    STATE is what a later run must remember (hidden, see read_state). The findings quote text
+    from outside (a push's file names, a block's fields): the body leaves without control
+    characters or lone surrogates (scrub.strip_controls).
     """
     if not findings:
         return f"{MARKER}\n✅ **ai-context:** the AI Context block has no findings now."
@@ -89,7 +92,7 @@ def render_findings(
     for f in findings:
         message, hint = escape_code_cell(f.message), escape_code_cell(f.hint)
         rows.append(f"| {ICONS[f.severity]} | {f.line or ''} | `{f.code}` | {message} | {hint} |\n")
-    return fit(head, rows, tail)
+    return strip_controls(fit(head, rows, tail))
 
 
 def fit(head: str, rows: Sequence[str], tail: str, limit: int = MAX_COMMENT) -> str:

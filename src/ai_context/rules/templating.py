@@ -18,8 +18,10 @@ own dangerous characters:
 - ``mermaid_label``: a quoted label inside a Mermaid chart.
 
 Templates run in Jinja's immutable sandbox with StrictUndefined, so a typo in a user template is
-an error, not an empty string. A render is bounded in time and output size (template_limits).
-Any failure of a template is core.errors.TemplateError ("template error: ...", exit 2).
+an error, not an empty string. A render is bounded in time and output size (template_limits),
+and a user's templates render in a child process the kernel bounds (adapters/templates.py).
+Every output leaves without control characters (scrub.strip_controls). Any failure of a
+template is core.errors.TemplateError ("template error: ...", exit 2).
 Autoescape is on only for ``.html``/``.htm`` templates: Markdown and Slack have no single
 correct escape, so their templates escape explicitly per field.
 """
@@ -30,25 +32,18 @@ import dataclasses
 import functools
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
-from importlib import resources
-from importlib.resources.abc import Traversable
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from jinja2 import (
     BaseLoader,
-    ChoiceLoader,
     Environment,
-    FileSystemLoader,
     StrictUndefined,
-    TemplateNotFound,
     select_autoescape,
 )
 from jinja2 import TemplateError as JinjaTemplateError
-from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import escape as _markup_escape
 from pydantic import BaseModel
@@ -57,6 +52,7 @@ from ai_context.core.block import format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import TemplateError
 from ai_context.core.markdown import CODE_SPAN, escape_code_text, escape_text
+from ai_context.rules.scrub import strip_controls
 from ai_context.rules.template_limits import (
     BoundedRange,
     bounded_concat,
@@ -67,8 +63,6 @@ from ai_context.rules.template_limits import (
     too_big,
 )
 
-PACKAGE = "ai_context"
-TEMPLATE_DIR = "templates"
 ZWSP = "\u200b"
 ELLIPSIS = "…"
 
@@ -96,6 +90,12 @@ def _holds_data(obj: Any) -> bool:
     )
 
 
+def _output(chunks: Iterable[str]) -> str:
+    """Every template's (and macro's) output, bounded, without control characters or lone
+    surrogates whatever a variable held: it goes to a comment, Slack or ClickUp as it is."""
+    return strip_controls(bounded_concat(chunks))
+
+
 class _Sandbox(ImmutableSandboxedEnvironment):
     """Jinja's immutable sandbox, bounded (see the module's docstring). The fields and
     properties of pydantic models and dataclasses hold data, never code, so their verdict is
@@ -107,7 +107,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.globals["range"] = BoundedRange
-        self.concat = bounded_concat  # type: ignore[method-assign]
+        self.concat = _output  # type: ignore[method-assign]
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         checked_binop(operator, left, right)
@@ -129,48 +129,6 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if _holds_data(obj) and _is_data_attribute(obj.__class__, attribute):
             return getattr(obj, attribute)
         return super().getattr(obj, attribute)
-
-
-def bundled_templates(package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> Traversable:
-    """Where the bundled templates are: inside the installed package (the wheel and the image
-    carry the repository's top-level `templates/` there), else, in a source checkout or an
-    editable install, the repository's own `templates/` folder."""
-    packaged = resources.files(package).joinpath(directory)
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3].joinpath(directory)
-
-
-class _PackageLoader(BaseLoader):
-    """Templates shipped inside the package, read with importlib.resources (works from a wheel
-    or a zip, where a filesystem path may not exist)."""
-
-    def __init__(self, package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> None:
-        self._root: Traversable = bundled_templates(package, directory)
-
-    def get_source(
-        self, environment: Environment, template: str
-    ) -> tuple[str, str | None, Callable[[], bool] | None]:
-        node = self._root
-        for part in split_template_path(template):  # rejects ".." and absolute names
-            node = node.joinpath(part)
-        if not node.is_file():
-            raise TemplateNotFound(template)
-        return node.read_text(encoding="utf-8"), None, lambda: True
-
-    def list_templates(self) -> list[str]:
-        found: list[str] = []
-
-        def walk(node: Traversable, prefix: str) -> None:
-            for child in node.iterdir():
-                if child.is_dir():
-                    walk(child, f"{prefix}{child.name}/")
-                elif child.is_file():
-                    found.append(prefix + child.name)
-
-        if self._root.is_dir():
-            walk(self._root, "")
-        return sorted(found)
 
 
 def _text(value: object) -> str:
@@ -318,18 +276,11 @@ FILTERS: dict[str, Callable[..., str]] = {
 }
 
 
-def make_env(user_dir: Path | None = None) -> Environment:
-    """The sandboxed environment: `user_dir` templates first, then the packaged ones."""
-    loaders: list[BaseLoader] = []
-    if user_dir is not None:
-        if not user_dir.is_dir():
-            raise ValueError(
-                f"templates directory {user_dir} does not exist; create it or unset `templates`"
-            )
-        loaders.append(FileSystemLoader(str(user_dir)))
-    loaders.append(_PackageLoader())
+def make_env(loader: BaseLoader) -> Environment:
+    """The sandboxed environment over LOADER's templates (adapters/templates.py reads them:
+    the rules read no files)."""
     env = _Sandbox(
-        loader=ChoiceLoader(loaders),
+        loader=loader,
         undefined=StrictUndefined,
         autoescape=select_autoescape(
             enabled_extensions=("html", "htm", "html.j2", "htm.j2"),
@@ -365,8 +316,9 @@ def _template_error(name: str, exc: BaseException) -> TemplateError:
 
 def render(env: Environment, name: str, **data: Any) -> str:
     """Render template `name` with `data` as its variables; any failure of the template (a
-    syntax error, an undefined name, a sandbox refusal, a limit) is a TemplateError naming it."""
+    syntax error, an undefined name, a sandbox refusal, a limit) is a TemplateError naming it.
+    A MemoryError is left to the process that bounds the render (adapters/templates.py)."""
     try:
         return env.get_template(name).render(**data)
-    except (JinjaTemplateError, ArithmeticError, RecursionError, MemoryError) as exc:
+    except (JinjaTemplateError, ArithmeticError, RecursionError) as exc:
         raise _template_error(name, exc) from None

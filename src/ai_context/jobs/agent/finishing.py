@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
@@ -14,16 +14,15 @@ from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outco
 from ai_context.jobs.agent.write import (
     as_utc,
     conflict_outcome,
+    guard,
+    log_conflict,
     settle,
     with_changes,
     with_local,
     write_block,
 )
 from ai_context.rules.checks import REQUIRED_DEFAULT
-from ai_context.rules.reconcile import (
-    decide,
-    missing_labels,
-)
+from ai_context.rules.reconcile import decide, missing_labels, resolve
 
 
 def _rewrite(
@@ -39,20 +38,22 @@ def _rewrite(
     required: tuple[str, ...],
     mirror: MirrorHook | None,
     release_lease: LeaseHook | None,
+    take: Literal["local"] | None = None,
 ) -> Outcome:
-    """Reconcile (as resume does), apply CHANGE to the state, write it: 3 GitHub calls. Once
-    the block is written, the writer's lease is released through RELEASE_LEASE: a task handed
-    off or done holds no one."""
+    """Reconcile (as resume does), apply CHANGE to the state, and write it if the write guard
+    allows (this machine holds the issue's current block and WRITER, by default the actor that
+    wrote this machine's copy, is its Active actor; TAKE "local" writes over a refusal, logged):
+    3 GitHub calls. Once the block is written, the writer's lease is released through
+    RELEASE_LEASE: a task handed off or done holds no one."""
     repository = tracker.repository
     entry = cache.load(repository, number)
     issue = tracker.get_issue(number)
-    decision = decide(
-        entry.block if entry else None,
-        parse(issue.body).block,
-        base=entry.base_revision if entry else None,
-    )
+    held = entry.base_revision if entry else None
+    decision = decide(entry.block if entry else None, parse(issue.body).block, base=held)
     writer = writer or (entry.actor if entry else None)
-    if decision.conflict:
+    if decision.conflict and take == "local":
+        decision = resolve(decision, "local")
+    elif decision.conflict:
         return conflict_outcome(
             command,
             tracker,
@@ -65,9 +66,20 @@ def _rewrite(
             notes=(f"resolve it first with `ai-context resume {number} --take local|remote`",),
             dry_run=dry_run,
         )
-    current = decision.state or Block()
-    writer = writer or current.actor
-    block = change(current)
+    block = change(decision.state or Block())
+    check, _ = guard(issue.body, number, base=held, writer=writer)
+    if check.conflict and take != "local":
+        return conflict_outcome(
+            command,
+            tracker,
+            cache,
+            number,
+            with_local(check, block),
+            actor=writer,
+            now=now,
+            issue=issue,
+            dry_run=dry_run,
+        )
     common: dict[str, Any] = {
         "command": command,
         "repository": repository,
@@ -85,9 +97,10 @@ def _rewrite(
         number,
         block,
         writer=writer,
-        base=decision.remote_revision,
+        base=held,
         read_body=issue.body,
         dry_run=dry_run,
+        force=take == "local",
     )
     if written.decision.conflict:
         return conflict_outcome(
@@ -105,11 +118,25 @@ def _rewrite(
         return Outcome(diff=written.diff, **common)
     assert written.issue is not None
     notes = settle(cache, tracker, number, block, written, writer=writer, now=now, mirror=mirror)
+    log = None
+    if written.overridden is not None:
+        log = log_conflict(
+            cache,
+            tracker,
+            command,
+            number,
+            with_local(written.overridden, block),
+            actor=writer,
+            now=now,
+            choice="local",
+        )
+        notes = (*notes, "--take local: the issue's block was replaced; both are in the log")
     outcome = Outcome(
         wrote_remote=written.changed,
         wrote_local=True,
         reapplied=written.reapplied,
         notes=notes,
+        conflict_log=log,
         **common,
     )
     if release_lease is not None and writer:
@@ -128,6 +155,7 @@ def handoff(
     writer: str | None = None,
     now: datetime,
     dry_run: bool = False,
+    take: Literal["local"] | None = None,
     required: tuple[str, ...] = REQUIRED_DEFAULT,
     release_lease: LeaseHook | None = None,
     mirror: MirrorHook | None = None,
@@ -153,6 +181,7 @@ def handoff(
         writer=writer,
         now=now,
         dry_run=dry_run,
+        take=take,
         required=required,
         mirror=mirror,
         release_lease=release_lease,
@@ -160,7 +189,8 @@ def handoff(
 
 
 # What `done` makes of a step still open: the step being worked on is finished with the task;
-# one never started (pending, blocked, or without a status) was left out of it.
+# one never started (pending, blocked, or without a status) was left out of it, unless the
+# agent names it among the steps the finish completed (`--done-step N`: "Open PR" with --pr).
 CLOSED_STATUS: dict[StepStatus | None, StepStatus] = {
     "in progress": "done",
     "pending": "skipped",
@@ -169,9 +199,16 @@ CLOSED_STATUS: dict[StepStatus | None, StepStatus] = {
 }
 
 
-def close_steps(plan: Sequence[PlanStep]) -> tuple[PlanStep, ...]:
-    """The plan with no step left open, so no `(in progress)` stays under `Phase: done`."""
-    return tuple(replace(step, status=CLOSED_STATUS.get(step.status, step.status)) for step in plan)
+def close_steps(plan: Sequence[PlanStep], done: Collection[int] = ()) -> tuple[PlanStep, ...]:
+    """The plan with no step left open, so no `(in progress)` stays under `Phase: done`; the
+    steps numbered in DONE are done, whatever they were."""
+    return tuple(
+        replace(
+            step,
+            status="done" if step.number in done else CLOSED_STATUS.get(step.status, step.status),
+        )
+        for step in plan
+    )
 
 
 def final_block(
@@ -181,11 +218,21 @@ def final_block(
     pr: str | None,
     followups: Sequence[str],
     shipped: str | None,
+    done_steps: Collection[int] = (),
 ) -> Block:
     """The block managers and teammates see from now on: what shipped, the PR, follow-ups,
-    and the plan closed (close_steps). Shipped defaults to the steps the agent marked done."""
-    done_steps = [step.text for step in block.plan if step.status == "done"]
-    summary = shipped or "; ".join(done_steps) or "see the pull request"
+    and the plan closed (close_steps, DONE_STEPS done). Shipped defaults to the steps done."""
+    unknown = sorted(set(done_steps) - {step.number for step in block.plan})
+    if unknown:
+        numbers = ", ".join(str(n) for n in unknown)
+        raise AgentError(
+            f"--done-step {numbers}: the plan has no such step (it has "
+            f"{len(block.plan)}); name the steps by their numbers in the block"
+        )
+    plan = close_steps(block.plan, done_steps)
+    done_texts = [step.text for step in block.plan if step.status == "done"]
+    done_texts += [s.text for s in block.plan if s.number in done_steps and s.status != "done"]
+    summary = shipped or "; ".join(done_texts) or "see the pull request"
     extra = {
         k: v for k, v in block.extra.items() if k not in ("Shipped", "Pull request", "Follow-ups")
     }
@@ -200,7 +247,7 @@ def final_block(
         phase="done",
         chunk=None,
         last_updated=now,
-        plan=close_steps(block.plan),
+        plan=plan,
         blockers=(),
         next_step=next_step,
         extra=extra,
@@ -215,16 +262,19 @@ def done(
     pr: str | None = None,
     followups: Sequence[str] = (),
     shipped: str | None = None,
+    done_steps: Collection[int] = (),
     writer: str | None = None,
     now: datetime,
     dry_run: bool = False,
+    take: Literal["local"] | None = None,
     required: tuple[str, ...] = REQUIRED_DEFAULT,
     release_lease: LeaseHook | None = None,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
     """The final block (docs/seeds/000 "Task complete"): Phase `done`, what shipped, the PR, and
-    the follow-ups. The finishing actor's lease is released through RELEASE_LEASE once the
-    block is written, as a handoff does: a done task holds no one."""
+    the follow-ups. A step still open is skipped, unless DONE_STEPS names it: the agent says
+    which steps the finish completed ("Open PR" when it passes the PR). The finishing actor's
+    lease is released through RELEASE_LEASE once the block is written, as a handoff does."""
     if pr is not None and not pr.startswith(("https://", "http://")):
         raise AgentError(f"--pr {pr!r} is not a URL; pass the pull request's https:// link")
     now = as_utc(now)
@@ -233,10 +283,13 @@ def done(
         tracker,
         cache,
         number,
-        lambda block: final_block(block, now=now, pr=pr, followups=followups, shipped=shipped),
+        lambda block: final_block(
+            block, now=now, pr=pr, followups=followups, shipped=shipped, done_steps=done_steps
+        ),
         writer=writer,
         now=now,
         dry_run=dry_run,
+        take=take,
         required=required,
         mirror=mirror,
         release_lease=release_lease,

@@ -31,14 +31,14 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
         from ai_context.adapters.clickup import ClickUpError  # noqa: PLC0415
         from ai_context.adapters.config import load_config  # noqa: PLC0415
         from ai_context.core.errors import ConfigError  # noqa: PLC0415
-        from ai_context.jobs.mirror import run_mirror  # noqa: PLC0415
-        from ai_context.rules.mirror import template_env  # noqa: PLC0415
+        from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
 
         workspace = Path.cwd()
         try:
             settings = load_config(os.environ, workspace)
             config = settings.mirror
-            env = template_env(workspace / settings.templates if settings.templates else None)
+            user_dir = workspace / settings.templates if settings.templates else None
+            templates = mirror_templates(user_dir)
         except ConfigError as exc:
             out.write(f"mirror: skipped ({exc})\n")
             return
@@ -53,7 +53,12 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
 
         try:
             report = run_mirror(
-                [issue], store, config=config, env=env, team_id=settings.clickup_team_id, log=log
+                [issue],
+                store,
+                config=config,
+                templates=templates,
+                team_id=settings.clickup_team_id,
+                log=log,
             )
         except ClickUpError as exc:
             out.write(f"mirror: ClickUp failed ({exc}); the issue holds the block\n")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ai_context.core.block import block_data, render
+from ai_context.core.block import Block, block_data, render
 from ai_context.core.errors import Exit
+from ai_context.core.phases import plan_progress
 
 if TYPE_CHECKING:
     from ai_context.jobs.agent import Candidate, Outcome
@@ -70,6 +71,7 @@ def outcome_json(outcome: Outcome, calls: int) -> dict[str, Any]:
             "base_revision": decision.base_revision,
         },
         "state": None if outcome.state is None else block_data(outcome.state, json=True),
+        "plan_progress": plan_progress(outcome.state.plan) if outcome.state else "",
         "next_step": outcome.state.next_step if outcome.state else None,
         "missing": list(outcome.missing),
         "wrote_remote": outcome.wrote_remote,
@@ -94,8 +96,20 @@ _KIND_TEXT = {
 }
 
 
-def _footer(lines: list[str], calls: int) -> str:
-    return "\n".join(lines) + f"\ngithub calls: {calls}\n"
+def _footer(lines: list[str], calls: int | None) -> str:
+    """The lines, and the GitHub calls they cost for a person reading a terminal (CALLS None:
+    the text goes into an agent's context, where the count is noise)."""
+    tail = "" if calls is None else f"github calls: {calls}\n"
+    return "\n".join(lines) + "\n" + tail
+
+
+def _state_lines(block: Block) -> list[str]:
+    """The block, its plan's progress (done told apart from skipped) and its next step."""
+    lines = ["", render(block), ""]
+    if progress := plan_progress(block.plan):
+        lines.append(f"Plan: {progress}")
+    lines.append(f"Next step: {block.next_step or '(none)'}")
+    return lines
 
 
 def _pick_text(outcome: Outcome) -> list[str]:
@@ -131,9 +145,11 @@ def _incomplete_text(outcome: Outcome, where: str) -> list[str]:
         lines.extend(f"  why: {reason}" for reason in outcome.decision.reasons)
     lines.append(
         "fill these fields and save the block (`ai-context save ISSUE --from FILE`); a "
-        "half-state gives the next session false confidence. Nothing was written."
+        "half-state gives the next session false confidence. Nothing was written to the issue."
     )
     lines.extend(outcome.notes)
+    if outcome.state is not None and outcome.state != Block():
+        lines += ["", "=== the block to complete, then save", render(outcome.state)]
     return lines
 
 
@@ -160,13 +176,13 @@ def _done_text(outcome: Outcome, where: str) -> list[str]:
     if outcome.html_url:
         lines.append(f"  {outcome.html_url}")
     if outcome.state is not None:
-        lines += ["", render(outcome.state), ""]
-        lines.append(f"Next step: {outcome.state.next_step or '(none)'}")
+        lines += _state_lines(outcome.state)
     return lines
 
 
-def outcome_text(outcome: Outcome, calls: int) -> str:
-    """What a person reads: the verdict first, then why, the state, and the next step."""
+def outcome_text(outcome: Outcome, calls: int | None) -> str:
+    """What a person reads: the verdict first, then why, the state, and the next step; the
+    GitHub calls last (CALLS None: left out, for an agent's context)."""
     where = f"{outcome.repository}#{outcome.issue}" if outcome.issue else outcome.repository
     if outcome.title:
         where += f' "{outcome.title}"'

@@ -10,6 +10,7 @@ from typing import Any
 from ai_context.adapters.cache import Cache, CacheEntry
 from ai_context.core.block import parse
 from ai_context.core.models import Issue
+from ai_context.core.phases import is_terminal
 from ai_context.jobs.agent.model import (
     IN_PROGRESS,
     RECENT,
@@ -33,6 +34,8 @@ from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import (
     Decision,
     decide,
+    initialize_empty,
+    is_empty,
     missing_labels,
     resolve,
 )
@@ -69,44 +72,66 @@ class _Chosen:
     issue: Issue | None = None
 
 
+LISTED = 100  # step 1's one listing: a page of the most recently updated open issues
+PICK = 30  # of which the first are offered to pick from
+
+
 def _choose(
     tracker: Tracker,
     cache: Cache,
+    actor: str | None,
     login: str | Callable[[], str | None] | None,
     notes: list[str],
 ) -> _Chosen | Outcome:
-    """Step 1 without an issue number: the recent local copy, else the actor's in-progress
-    issue; when neither is found, an Outcome asking to pick among the open issues."""
+    """Step 1 without an issue number: the recent local copy (no GitHub call), else one
+    listing of the open issues, in which the task is the one whose block names ACTOR as Active
+    actor (a new machine knows its actor before any config), else the one assigned to LOGIN
+    with the in-progress label (seeds/000's rule); when neither is found, an Outcome asking to
+    pick among them. GitHub's "updated" moves with the bot's own comments and labels, so a
+    task is chosen by its block's Last updated (docs/design.md §5)."""
     repository = tracker.repository
     recent = cache.recent(repository, RECENT, datetime.now(UTC))
     if recent:
         return _Chosen(recent[0].issue, "cache", entry=recent[0])
+    listed = tracker.list_issues("open", sort="updated", limit=LISTED)
+    mine = [i for i in listed if actor is not None and _active_actor(i) == actor]
+    if mine:
+        issue = max(mine, key=_declared_activity)
+        return _Chosen(issue.number, "block", issue=issue)
     if who := (login() if callable(login) else login):
-        # One page (one call). GitHub's "updated" moves with the bot's own comments and
-        # labels, so the task is chosen by its block's Last updated (docs/design.md §5).
-        found = tracker.list_issues(
-            "open", assignee=who, labels=[IN_PROGRESS], sort="updated", limit=100
-        )
-        if found:
-            issue = max(found, key=_declared_activity)
+        assigned = [
+            i
+            for i in listed
+            if who.lower() in (a.lower() for a in i.assignees) and IN_PROGRESS in i.labels
+        ]
+        if assigned:
+            issue = max(assigned, key=_declared_activity)
             return _Chosen(issue.number, "assigned", issue=issue)
     else:
         notes.append(
             "no GitHub login known for this actor: pass --assignee LOGIN or set "
             "actors.<id>.owner in the config file to find your in-progress issue"
         )
-    listed = tracker.list_issues("open", sort="updated", limit=30)
     return Outcome(
         command="resume",
         repository=repository,
         status="pick",
-        candidates=tuple(_candidate(i) for i in listed),
+        candidates=tuple(_candidate(i) for i in listed[:PICK]),
         notes=(
             *notes,
-            "no recent local copy and no open in-progress issue assigned to you: "
-            "pick a task and run `ai-context resume ISSUE`",
+            "no recent local copy, no open issue whose block names "
+            f"{actor or 'this actor'} as Active actor and none assigned to you: pick a task "
+            "and run `ai-context resume ISSUE`",
         ),
     )
+
+
+def _active_actor(issue: Issue) -> str | None:
+    """The Active actor of ISSUE's block, when the task is still going (not done)."""
+    block = parse(issue.body).block
+    if block is None or is_terminal(block.phase):
+        return None
+    return block.actor
 
 
 def _push(
@@ -118,8 +143,11 @@ def _push(
     actor: str | None,
     now: datetime,
     mirror: MirrorHook | None,
+    force: bool,
 ) -> Outcome | Written:
-    """Step 6 when the local copy is newer: write it, then the cache matches the issue."""
+    """Step 6 when the local copy is newer: write it, then the cache matches the issue. The
+    write guard is asked as for any write; this resume's own read is the revision held, and
+    FORCE is the person's `--take local`."""
     state = decision.state
     assert state is not None  # only conflicts carry no state
     number = issue.number
@@ -130,6 +158,7 @@ def _push(
         writer=actor or state.actor,
         base=decision.remote_revision,
         read_body=issue.body,
+        force=force,
     )
     if written.decision.conflict:
         return conflict_outcome(
@@ -167,7 +196,7 @@ def resume(
     notes: list[str] = []
     chosen = _Chosen(number, "argument") if number is not None else None
     if chosen is None:  # step 1: which task
-        picked = _choose(tracker, cache, login, notes)
+        picked = _choose(tracker, cache, actor, login, notes)
         if isinstance(picked, Outcome):
             return picked
         chosen = picked
@@ -176,10 +205,15 @@ def resume(
     issue = chosen.issue or tracker.get_issue(number)  # step 2: both copies
     if issue.state == "closed":
         notes.append(f"issue #{number} is closed")
+    parsed = parse(issue.body)
+    if parsed.marker is not None and parsed.marker.sha256 and not parsed.marker.matches:
+        notes.append(
+            "the issue's block was edited by hand on GitHub (its hash marker no longer matches)"
+        )
     actor = actor or (entry.actor if entry else None)
     decision = decide(
         entry.block if entry else None,
-        parse(issue.body).block,
+        parsed.block,
         base=entry.base_revision if entry else None,
     )
     log: str | None = None
@@ -219,7 +253,17 @@ def resume(
     }
     missing = missing_labels(decision.state, required)  # step 5
     if missing:
-        return Outcome(status="incomplete", missing=tuple(missing), notes=tuple(notes), **common)
+        return _incomplete(
+            tracker,
+            cache,
+            issue,
+            decision,
+            actor=actor,
+            now=now,
+            missing=missing,
+            notes=notes,
+            common=common,
+        )
     return _step_six(
         tracker,
         cache,
@@ -228,9 +272,48 @@ def resume(
         actor=actor,
         now=now,
         mirror=mirror,
+        force=take == "local",
         common=common,
         notes=notes,
     )
+
+
+def _incomplete(
+    tracker: Tracker,
+    cache: Cache,
+    issue: Issue,
+    decision: Decision,
+    *,
+    actor: str | None,
+    now: datetime,
+    missing: list[str],
+    notes: list[str],
+    common: dict[str, Any],
+) -> Outcome:
+    """Step 5 found a gap; nothing is pushed. A task with no state anywhere gets seeds/000's
+    `initialize_empty()`: a block for ACTOR, Phase planning, its plan to write, ready for
+    `save`. An issue's half block is remembered as read (the cache's base), so the save that
+    completes it passes the write guard."""
+    state = decision.state
+    if is_empty(state):
+        common["state"] = initialize_empty(actor, now)
+        notes.append(
+            f"a new task: the block below is a starting point for {actor or 'your actor id'}; "
+            f"write its plan and save it with `ai-context save {issue.number}`"
+        )
+    elif decision.write_local and state is decision.remote and state is not None:
+        store_copy(
+            cache,
+            tracker,
+            issue.number,
+            state,
+            base=decision.remote_revision,
+            actor=actor,
+            body=issue.body,
+            now=now,
+        )
+        common["wrote_local"] = True
+    return Outcome(status="incomplete", missing=tuple(missing), notes=tuple(notes), **common)
 
 
 def _step_six(
@@ -242,15 +325,19 @@ def _step_six(
     actor: str | None,
     now: datetime,
     mirror: MirrorHook | None,
+    force: bool,
     common: dict[str, Any],
     notes: list[str],
 ) -> Outcome:
-    """Step 6: push the local copy, or store the issue's, as the decision says."""
+    """Step 6: push the local copy (FORCE: the person took it with --take local), or store the
+    issue's, as the decision says."""
     state = decision.state
     assert state is not None  # only conflicts carry no state
     wrote_remote = reapplied = False
     if decision.write_remote:
-        pushed = _push(tracker, cache, issue, decision, actor=actor, now=now, mirror=mirror)
+        pushed = _push(
+            tracker, cache, issue, decision, actor=actor, now=now, mirror=mirror, force=force
+        )
         if isinstance(pushed, Outcome):
             return pushed
         wrote_remote, reapplied = pushed.changed, pushed.reapplied

@@ -51,21 +51,30 @@ def _write_or_roll_back(
     force: bool,
 ) -> Written:
     """Store the local copy as unpushed, then write. If the write fails on its input, the
-    cache goes back to what it held before: a later bare `resume` must not trip on it."""
+    cache goes back to what it held before: a later bare `resume` must not trip on it. So it
+    does when the guard refuses a machine that never read the issue: its `resume` must take
+    the issue's copy (the refused block is in the conflict log and the command's output)."""
     base = previous.base_revision if previous else None
     body = previous.body if previous else None
     store_copy(cache, tracker, number, block, base=base, actor=writer, body=body, now=now)
     try:
-        return write_block(
+        written = write_block(
             tracker, number, block, writer=writer, base=base, read_body=body, force=force
         )
     except Exception as exc:
         if _input_failure(exc):
-            if previous is None:
-                cache.discard(tracker.repository, number)
-            else:
-                cache.store(previous)
+            _restore(cache, tracker.repository, number, previous)
         raise
+    if written.decision.conflict and previous is None:
+        _restore(cache, tracker.repository, number, previous)
+    return written
+
+
+def _restore(cache: Cache, repository: str, number: int, previous: CacheEntry | None) -> None:
+    if previous is None:
+        cache.discard(repository, number)
+    else:
+        cache.store(previous)
 
 
 def _incomplete(
@@ -100,9 +109,11 @@ def save(
 
     The local copy is stored first, as unpushed: if the PATCH never happens (GitHub down, a
     crash, a conflict), the next resume finds it and pushes it or asks. A failure of the input
-    itself (no such issue, a body over GitHub's limit) leaves the cache as it was. A block
-    that moved on since this machine last read it is a conflict, whoever wrote it (the same
-    actor on another machine too), unless TAKE is "local": then it is replaced and logged."""
+    itself (no such issue, a body over GitHub's limit) leaves the cache as it was. The write
+    guard (reconcile.may_write) decides whether the issue's block may be replaced: a block this
+    machine never read, one that moved on since it last read it (the same actor on another
+    machine too), or another actor's, is a conflict, unless TAKE is "local": then it is
+    replaced and logged."""
     now = as_utc(now)
     block = with_changes(block, last_updated=now)
     writer = writer or block.actor
@@ -132,6 +143,7 @@ def save(
             force=take == "local",
         )
     if written.decision.conflict:
+        kept = entry is not None and not dry_run
         hint = (
             "your block is kept in the local cache as unpushed; `ai-context save "
             f"{number} --take local` (or `resume {number} --take local`) pushes it over the "
@@ -146,7 +158,7 @@ def save(
             actor=writer,
             now=now,
             issue=written.issue,
-            notes=hint if not dry_run else (),
+            notes=hint if kept else (),
             dry_run=dry_run,
         )
     if dry_run:

@@ -14,7 +14,7 @@ from ai_context.rules.reconcile import (
     Decision,
     body_diff,
     conflict_diff,
-    decide_write,
+    may_write,
     revision,
 )
 
@@ -43,16 +43,24 @@ def write_block(
     """Put BLOCK into the issue body, keeping every byte outside it.
 
     READ_BODY is the body as last read (the cache's copy, or a GET the caller just made);
-    without it the issue is read first. The issue is re-read before the PATCH; if the body
-    changed, the block is re-applied on the fresh body, unless the block itself was changed
-    since revision BASE (decide_write): that is a conflict and nothing is written, unless
-    FORCE (the user chose this copy with --take local; the conflict is returned as
-    `overridden` for the log). Dry-run stops after the read and returns the body's diff."""
+    without it the issue is read first. The write guard (reconcile.may_write: this machine
+    holds revision BASE, the issue's current one, and WRITER is its Active actor) is asked on
+    that body (a refusal on a cached body is checked again on the issue as it is now) and again
+    on the re-read before the PATCH; if the body changed outside the block, the block is
+    re-applied on the fresh body. A refusal writes nothing, unless FORCE (the
+    user chose this copy with --take local; the refusal is returned as `overridden` for the
+    log). Dry-run stops after the read and returns the body's diff."""
+    read: Issue | None = None
     if read_body is None:
-        read_body = tracker.get_issue(number).body
-    check, overridden = _may_write(read_body, base=base, writer=writer, force=force)
+        read = tracker.get_issue(number)
+        read_body = read.body
+    check, overridden = guard(read_body, number, base=base, writer=writer, force=force)
+    if check.conflict and read is None:  # refused on the cached body: show the issue as it is
+        read = tracker.get_issue(number)
+        read_body = read.body
+        check, overridden = guard(read_body, number, base=base, writer=writer, force=force)
     if check.conflict:
-        return Written(check)
+        return Written(check, read)
     planned = replace_block(read_body, block)
     if dry_run:
         return Written(
@@ -64,7 +72,7 @@ def write_block(
     fresh = tracker.get_issue(number)
     reapplied = fresh.body != read_body
     if reapplied:
-        check, overridden = _may_write(fresh.body, base=base, writer=writer, force=force)
+        check, overridden = guard(fresh.body, number, base=base, writer=writer, force=force)
         if check.conflict:
             return Written(check, fresh, reapplied=True)
         planned = replace_block(fresh.body, block)
@@ -79,11 +87,20 @@ def write_block(
     return Written(check, updated, reapplied=reapplied, changed=True, overridden=overridden)
 
 
-def _may_write(
-    body: str, *, base: str | None, writer: str | None, force: bool
+def guard(
+    body: str, number: int, *, base: str | None, writer: str | None, force: bool = False
 ) -> tuple[Decision, Decision | None]:
-    """decide_write on BODY's block; with FORCE a conflict becomes a push, returned beside."""
-    check = decide_write(parse(body).block, base=base, writer=writer)
+    """The write guard (reconcile.may_write) on BODY's block; with FORCE a refusal becomes a
+    push, and the refusal is returned beside it for the conflict log."""
+    parsed = parse(body)
+    marker = parsed.marker
+    check = may_write(
+        parsed.block,
+        held=base,
+        writer=writer,
+        hand_edited=marker is not None and marker.sha256 is not None and not marker.matches,
+        issue=number,
+    )
     if not (check.conflict and force):
         return check, None
     forced = replace(
@@ -212,7 +229,7 @@ def conflict_outcome(
         status="conflict",
         decision=decision,
         diff=conflict_diff(decision.local, decision.remote, issue=number),
-        notes=notes,
+        notes=(decision.remedy, *notes) if decision.remedy else notes,
         conflict_log=log,
     )
 

@@ -11,7 +11,7 @@ The rooms: `run` (one run over ClickUp, the shell around rules/mirror) and `job`
 job and its step summary).
 """
 
-from ai_context.jobs.mirror.job import SUMMARY_ROWS, mirror_job, summary
+from ai_context.jobs.mirror.job import SUMMARY_ROWS, mirror_job, mirror_templates, summary
 from ai_context.jobs.mirror.run import Mirrored, MirrorReport, Result, TaskStore, diff, run_mirror
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "TaskStore",
     "diff",
     "mirror_job",
+    "mirror_templates",
     "run_mirror",
     "summary",
 ]

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING
 
 from ai_context.adapters import clients
 from ai_context.adapters.clickup import ClickUpCounter
+from ai_context.adapters.templates import Templates
+from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
-from ai_context.rules.mirror import find_link, template_env
+from ai_context.rules.mirror import find_link
 
 if TYPE_CHECKING:
     from ai_context.jobs.context import RunContext
@@ -37,7 +39,7 @@ def mirror_job(ctx: RunContext) -> None:
             ctx.summary.append(f"### ClickUp mirror\n\n{line}.")
         return
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
-    env = template_env(_templates_dir(settings.templates, workspace))
+    templates = mirror_templates(_templates_dir(settings.templates, workspace))
     store = clients.clickup(
         settings.clickup_token, api_url=settings.clickup_api_url, http=settings.http
     )
@@ -46,7 +48,7 @@ def mirror_job(ctx: RunContext) -> None:
         issues,
         store,
         config=settings.mirror,
-        env=env,
+        templates=templates,
         team_id=settings.clickup_team_id,
         full=ctx.route.scan_all,
         dry_run=settings.dry_run,
@@ -58,6 +60,14 @@ def mirror_job(ctx: RunContext) -> None:
     ctx.outputs["mirrored"] = str(report.count("written"))
     ctx.summary.append(summary(report, store.counter, dry_run=settings.dry_run))
     ctx.exit_codes.append(report.exit_code)
+
+
+def mirror_templates(user_dir: Path | None) -> Templates:
+    """The mirror's templates; a missing directory is a ConfigError."""
+    try:
+        return Templates(user_dir)
+    except ValueError as exc:
+        raise ConfigError(f"setting templates: {exc}") from exc
 
 
 def _templates_dir(setting: str | None, workspace: Path) -> Path | None:

@@ -9,8 +9,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from jinja2 import Environment
-
 from ai_context.adapters.clickup import (
     ClickUpConfigError,
     ClickUpCounter,
@@ -19,6 +17,7 @@ from ai_context.adapters.clickup import (
     ClickUpQuotaExceeded,
     ClickUpUnavailable,
 )
+from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.mirror import (
@@ -229,7 +228,8 @@ class _Run:
         if self.dry_run:
             item.result = "would_write"
             self.log(f"[dry-run] would set {where} ({len(target.text)} chars):")
-            self.log(diff(item.old or "", target.text, task.id, item.number))
+            for line in diff(item.old or "", target.text, task.id, item.number).split("\n"):
+                self.log(line)  # a log line is one line (Workflow.log folds newlines)
             return
         try:
             self.store.set_field(task.id, fld.id, target.text)
@@ -289,7 +289,7 @@ def run_mirror(
     store: TaskStore,
     *,
     config: MirrorConfig,
-    env: Environment,
+    templates: Templates,
     team_id: str | None = None,
     full: bool = False,
     dry_run: bool = False,
@@ -298,7 +298,7 @@ def run_mirror(
     """Mirror every linked issue among ISSUES; FULL reads current values in pages."""
     run = _Run(store, config, team_id=team_id, dry_run=dry_run, log=log)
     report = run.report
-    wanted, findings = targets(issues, env, config, team_id)
+    wanted, findings = templates.run(targets, issues, config=config, team_id=team_id)
     for number, found in findings.items():
         for finding in found:
             report.add_finding(number, finding)

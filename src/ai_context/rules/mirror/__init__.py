@@ -48,7 +48,6 @@ from ai_context.rules.mirror.text import (
     mirror_data,
     mirror_text,
     same_value,
-    template_env,
 )
 
 __all__ = [
@@ -78,5 +77,4 @@ __all__ = [
     "same_value",
     "shared_task",
     "targets",
-    "template_env",
 ]

@@ -5,7 +5,6 @@ It holds nothing that changes from run to run, so an unchanged block costs no wr
 from __future__ import annotations
 
 import unicodedata
-from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, TemplateError
@@ -14,7 +13,6 @@ from ai_context.core.block import Block, PlanStep, format_timestamp
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step
-from ai_context.rules.templating import make_env
 
 TEMPLATE = "mirror.txt.j2"
 DEFAULT_FIELD = "ai_context"
@@ -105,19 +103,6 @@ def fit(text: str, limit: int, url: str) -> str:
     if newline >= len(head) - 200 and newline > 0:
         head = head[:newline]
     return head.rstrip() + mark
-
-
-def _env(templates_dir: Path | None) -> Environment:
-    """The project's one sandbox (templating.make_env); a missing directory is a ConfigError."""
-    try:
-        return make_env(templates_dir)
-    except ValueError as exc:
-        raise ConfigError(f"setting templates: {exc}") from exc
-
-
-def template_env(templates_dir: Path | None = None) -> Environment:
-    """The environment mirror texts render in: the user's directory first, then ours."""
-    return _env(templates_dir)
 
 
 def mirror_text(

@@ -269,18 +269,15 @@ def consolidate(
     )
 
 
-_PRIORITY_RANK = {"P1": 0, "P2": 1, "P3": 2, None: 3}
-
-
 def ordered(tasks: Iterable[Task]) -> list[Task]:
-    """In progress, then pending by priority, then completed (newest first), groups last."""
+    """Open tasks (pending and in progress) in the order the agent gave them (their numbers),
+    then completed ones (newest first), groups last: seeds/004's "Next: first pend/prog" is
+    the first open task of the file, as its example's TASK_001."""
 
     def key(task: Task) -> tuple[Any, ...]:
-        if task.status == "in_progress":
-            return (0, _PRIORITY_RANK[task.priority], task.number)
-        if task.status == "pending":
-            return (1, _PRIORITY_RANK[task.priority], task.number)
+        if task.is_open:
+            return (0, 0, task.number)
         stamp = -task.finished.timestamp()
-        return (3 if task.consolidated else 2, stamp, task.number)
+        return (2 if task.consolidated else 1, stamp, task.number)
 
     return sorted(tasks, key=key)

@@ -47,7 +47,7 @@ def counts(session: SessionFile) -> Counts:
 
 
 def next_task(session: SessionFile) -> Task | None:
-    """The first open task in file order (save writes in-progress and P1 work first)."""
+    """Seeds/004's Next: the first pending or in-progress task, in saved order."""
     return next((t for t in session.tasks if t.is_open), None)
 
 

@@ -1,0 +1,257 @@
+"""The templates a run renders, read from disk, and where a render of a user's templates runs.
+
+The bundled templates (inside the package, or the checkout's `templates/`) are ours: they render
+in this process, where a 1,000-task digest costs a few milliseconds. A `templates` directory
+holds a user's, and the sandbox's own checks (rules/template_limits) cannot stop everything a
+template can do (a loop over a long string, `lipsum`, a `join` or `replace` that multiplies
+its input): every render with a user's directory runs in a child process that the kernel
+bounds. It gets RLIMIT_CPU of RenderLimits.seconds, RLIMIT_AS of RenderLimits.memory above
+what it starts with, and is killed when the same seconds have passed on the wall clock;
+whichever comes first is "template error: ..." (exit 2), and nothing has been written.
+Children come from a fork server (a single-threaded process started once), so forking is safe
+whatever threads this process runs.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, TemplateNotFound
+from jinja2.loaders import split_template_path
+
+from ai_context.core.errors import AIContextError, TemplateError
+from ai_context.rules.template_limits import MAX_SECONDS
+from ai_context.rules.templating import make_env
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows: the wall clock still bounds a render
+    resource = None  # type: ignore[assignment]
+
+PACKAGE = "ai_context"
+TEMPLATE_DIR = "templates"
+T = TypeVar("T")
+_OUT_OF_MEMORY = 86  # the child's exit status when not even its answer could be sent
+# What the fork server imports once, so each child starts without importing them again.
+_PRELOAD = [
+    "ai_context.adapters.templates",
+    "ai_context.rules.digest_render",
+    "ai_context.rules.digest_slack",
+    "ai_context.rules.mirror",
+]
+
+
+@dataclass(frozen=True)
+class RenderLimits:
+    """What a render of a user's templates may use: CPU and wall-clock seconds, and bytes of
+    memory above what its process starts with."""
+
+    seconds: float = MAX_SECONDS
+    memory: int = 512 * 1024 * 1024
+
+
+def bundled_templates(package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> Traversable:
+    """Where the bundled templates are: inside the installed package (the wheel and the image
+    carry the repository's top-level `templates/` there), else, in a source checkout or an
+    editable install, the repository's own `templates/` folder."""
+    packaged = resources.files(package).joinpath(directory)
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3].joinpath(directory)
+
+
+class _PackageLoader(BaseLoader):
+    """Templates shipped inside the package, read with importlib.resources (works from a wheel
+    or a zip, where a filesystem path may not exist)."""
+
+    def __init__(self, package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> None:
+        self._root: Traversable = bundled_templates(package, directory)
+
+    def get_source(
+        self, environment: Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        node = self._root
+        for part in split_template_path(template):  # rejects ".." and absolute names
+            node = node.joinpath(part)
+        if not node.is_file():
+            raise TemplateNotFound(template)
+        return node.read_text(encoding="utf-8"), None, lambda: True
+
+    def list_templates(self) -> list[str]:
+        found: list[str] = []
+
+        def walk(node: Traversable, prefix: str) -> None:
+            for child in node.iterdir():
+                if child.is_dir():
+                    walk(child, f"{prefix}{child.name}/")
+                elif child.is_file():
+                    found.append(prefix + child.name)
+
+        if self._root.is_dir():
+            walk(self._root, "")
+        return sorted(found)
+
+
+def template_loader(user_dir: Path | None) -> BaseLoader:
+    """`user_dir`'s templates first, then the bundled ones (ValueError: no such directory)."""
+    if user_dir is None:
+        return _PackageLoader()
+    if not user_dir.is_dir():
+        raise ValueError(
+            f"templates directory {user_dir} does not exist; create it or unset `templates`"
+        )
+    return ChoiceLoader([FileSystemLoader(str(user_dir)), _PackageLoader()])
+
+
+class Templates:
+    """The templates of a run: the bundled ones, and a user's directory before them
+    (ValueError when it does not exist). `run` renders with them, bounded for a user's."""
+
+    def __init__(self, user_dir: Path | None = None, limits: RenderLimits | None = None) -> None:
+        self.user_dir = user_dir
+        self.limits = limits or RenderLimits()
+        self.env = make_env(template_loader(user_dir))
+
+    def __repr__(self) -> str:
+        return f"Templates({self.user_dir!r})"
+
+    def run(self, render: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`render(*args, env=<the environment>, **kwargs)`: here for the bundled templates,
+        in a bounded child process for a user's. RENDER and its arguments cross to the child
+        by pickle (a module-level function, plain data)."""
+        if self.user_dir is None:
+            return render(*args, env=self.env, **kwargs)
+        return cast(T, _in_child(_Job(self.user_dir, self.limits, render, args, kwargs)))
+
+
+# --- the child process --------------------------------------------------------------------
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" not in methods:  # pragma: no cover - Windows
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    return context
+
+
+def _address_space() -> int:
+    """This process's address space in bytes (Linux; 0 where /proc is not there)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _bound(limits: RenderLimits) -> None:
+    """The kernel's limits on this (child) process: CPU seconds (SIGXCPU, then SIGKILL a
+    second later) and address space (an allocation past it is a MemoryError)."""
+    if resource is None:  # pragma: no cover - Windows
+        return
+    cpu = max(1, math.ceil(limits.seconds))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    base = _address_space()
+    if base:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        soft = base + limits.memory
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One render for a child: what it calls, with what, over which directory, within what."""
+
+    user_dir: Path
+    limits: RenderLimits
+    render: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _child(conn: Connection, job: _Job) -> None:
+    """Render, and send back ("ok", result), ("error", AIContextError) or ("memory", "").
+    Whatever the template raised is the template's fault: no traceback leaves the child."""
+    try:
+        _bound(job.limits)
+        env = make_env(template_loader(job.user_dir))
+        _send(conn, ("ok", job.render(*job.args, env=env, **job.kwargs)))
+    except MemoryError:
+        _send(conn, ("memory", ""))
+    except AIContextError as exc:
+        _send(conn, ("error", exc))
+    except Exception as exc:  # a user template's own failure (TypeError, RecursionError...)
+        _send(conn, ("error", TemplateError(f"template error: {type(exc).__name__}: {exc}")))
+    finally:
+        conn.close()
+
+
+def _send(conn: Connection, message: tuple[str, Any]) -> None:
+    try:
+        conn.send(message)
+    except MemoryError:  # the parent reads EOF, and this status
+        os._exit(_OUT_OF_MEMORY)
+
+
+def _in_child(job: _Job) -> Any:
+    context = _context()
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(send, job), daemon=True)
+    process.start()
+    send.close()
+    try:
+        message = receive.recv() if receive.poll(job.limits.seconds) else None
+    except EOFError:  # the child died: the kernel's limits, or a signal
+        message = None
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+        receive.close()
+    if message is None:
+        raise _stopped(job.user_dir, job.limits, process.exitcode)
+    kind, value = message
+    if kind == "ok":
+        return value
+    if kind == "memory":
+        raise _too_much_memory(job.user_dir, job.limits)
+    raise value
+
+
+def _stopped(user_dir: Path, limits: RenderLimits, exitcode: int | None) -> TemplateError:
+    """Why a child ended without an answer: killed on time (ours, or the kernel's SIGXCPU),
+    out of memory while answering, or something else, said as it is."""
+    if exitcode == _OUT_OF_MEMORY:
+        return _too_much_memory(user_dir, limits)
+    if exitcode is not None and exitcode not in (-signal.SIGXCPU, -signal.SIGKILL):
+        how = f"on signal {-exitcode}" if exitcode < 0 else f"with exit status {exitcode}"
+        return TemplateError(
+            f"template error: the templates in {user_dir} stopped {how}; fix the template, "
+            "or remove it to use the bundled one"
+        )
+    return TemplateError(
+        f"template error: the templates in {user_dir} ran longer than {limits.seconds:g} s and "
+        "were stopped; look for a loop that does not end (over a long string, a large range), "
+        "or remove the template to use the bundled one"
+    )
+
+
+def _too_much_memory(user_dir: Path, limits: RenderLimits) -> TemplateError:
+    return TemplateError(
+        f"template error: the templates in {user_dir} needed more than "
+        f"{limits.memory // (1024 * 1024)} MB of memory and were stopped; look for text that "
+        "grows without bound (join, replace, lipsum, a repeated string)"
+    )
