@@ -189,10 +189,7 @@ def test_the_config_file_of_the_checkout_is_read(
 @pytest.mark.parametrize(
     ("config", "first_line"),
     [
-        (
-            "required: [actor, bogus]\n",
-            "ai-context: setting required ({path} line 1): unknown required field(s) bogus",
-        ),
+        ("required: [actor, bogus]\n", "ai-context: {path}: unknown required field(s) bogus"),
         ("stale-after: whenever\n", "ai-context: "),
         ("[not, a, mapping]\n", "ai-context: config file "),
         (None, "ai-context: --config "),

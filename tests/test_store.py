@@ -54,7 +54,7 @@ def test_body_kept_verbatim(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("header", "problem"),
     [
-        ("number: 1\nlabels: bug", "labels: Input should be a valid tuple"),
+        ("number: 1\nlabels: bug", "labels: Input should be a valid list"),
         ("number: 1\nlabels: [bug, 3]", "labels.1: Input should be a valid string"),
         ("number: 1\nstate: gone", "state: Input should be 'open' or 'closed'"),
         (

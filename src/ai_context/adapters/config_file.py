@@ -97,12 +97,12 @@ def check_config(path: Path, env: Mapping[str, str]) -> CheckConfig:
         if not raw and key in found.settings:
             raw, where = found.settings[key], found.where(key)
         if raw is not None and raw != "":
-            wheres[key] = where
+            wheres[key] = where if where.startswith("environment") else str(found.path)
             try:
                 values[key.replace("-", "_")] = read(raw)
             except ValueError as exc:
-                raise ConfigError(f"setting {key} ({where}): {exc}") from None
+                raise ConfigError(f"bad configuration: setting {key} ({where}): {exc}") from None
     try:
         return CheckConfig(**values)
     except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
-        raise ConfigError(f"setting required ({wheres['required']}): {exc}") from None
+        raise ConfigError(f"{wheres['required']}: {exc}") from None

@@ -29,8 +29,8 @@ class FrontMatter(BaseModel):
     body: str = ""
     state: Literal["open", "closed"] = "open"
     state_reason: str | None = None
-    labels: tuple[str, ...] = ()
-    assignees: tuple[str, ...] = ()
+    labels: list[str] = []
+    assignees: list[str] = []
     author: str | None = None
     comments: int | None = None
     updated_at: datetime | None = None
