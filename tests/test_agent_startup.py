@@ -19,9 +19,11 @@ from tests.conftest import ROOT, SEED_BLOCK
 from tests.fakes import GitHubFake
 
 REPO = "acme/shop"
-NOT_FOR_AGENTS = ("pydantic", "pydantic_core", "yaml", "jinja2", "github")
-# urllib3 (under requests) reads importlib.metadata; the hooks that never call GitHub load none.
-NOT_FOR_LOCAL_HOOKS = (*NOT_FOR_AGENTS, "requests", "urllib3", "importlib.metadata")
+NOT_FOR_AGENTS = ("pydantic", "pydantic_core", "yaml", "jinja2")
+# The GitHub client: PyGithub, on requests and urllib3 (which reads importlib.metadata). The
+# hooks that never call GitHub load none of it.
+GITHUB_CLIENT = ("github", "requests", "urllib3", "importlib.metadata")
+NOT_FOR_LOCAL_HOOKS = (*NOT_FOR_AGENTS, *GITHUB_CLIENT)
 
 
 class Checkout:
@@ -93,7 +95,7 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checkout]:
 def test_resume_imports_the_http_client_and_nothing_heavy(checkout: Checkout) -> None:
     modules, out = checkout.run(["resume", "--format", "json"])
     assert json.loads(out)["issue"] == 1 and json.loads(out)["github_calls"] == 1
-    assert {"ai_context.adapters.cache", "ai_context.rules.reconcile", "requests"} <= modules
+    assert {"ai_context.adapters.cache", "ai_context.rules.reconcile", "github"} <= modules
     assert heavy(modules, NOT_FOR_AGENTS) == []
 
 
@@ -118,7 +120,7 @@ def test_the_session_start_hook_imports_what_resume_does(checkout: Checkout) -> 
     stdin = checkout.hook_input("SessionStart", source="startup")
     modules, out = checkout.run(["hook", "session-start"], stdin)
     assert "AI Context" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    assert "requests" in modules and heavy(modules, NOT_FOR_AGENTS) == []
+    assert "github" in modules and heavy(modules, NOT_FOR_AGENTS) == []
 
 
 @pytest.mark.parametrize(
@@ -134,3 +136,23 @@ def test_handoff_and_done_until_the_write_import_nothing_heavy(
     modules, _ = checkout.run(argv)
     assert "ai_context.jobs.agent.finishing" in modules
     assert heavy(modules, NOT_FOR_AGENTS) == []
+
+
+def test_the_adapter_loads_the_github_client_only_when_a_client_is_made() -> None:
+    """Its errors and models come without PyGithub: a command that only names them (or never
+    calls GitHub) does not pay for PyGithub's import."""
+    probe = (
+        "import sys; import ai_context.adapters.github as a; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'github', 'requests', 'urllib3'}));"
+        "a.GitHub(type('T', (), {'get_secret_value': lambda s: 't'})(), 'o/r'); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'github', 'requests', 'urllib3'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["[]", "['github', 'requests', 'urllib3']"]

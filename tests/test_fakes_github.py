@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import requests
-from pydantic import SecretStr
+from github import GithubRetry
 
-from ai_context.adapters.github import GitHub, GitHubConfigError
-from ai_context.adapters.github_wire import GitHubRetry
+from ai_context.adapters.github import GitHub, GitHubConfigError, GitHubUnavailable
+from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 from tests.fakes.github import EMPTY_TREE
 
@@ -34,7 +34,7 @@ def gh() -> Iterator[GitHubFake]:
 
 
 def client(fake: GitHubFake, token: str = TOKEN) -> GitHub:
-    return GitHub(SecretStr(token), "o/r", api_url=fake.url, write_interval=0, backoff=0)
+    return GitHub(Secret(token), "o/r", api_url=fake.url, write_interval=0, backoff=0)
 
 
 def call(fake: GitHubFake, method: str, path: str, token: str = TOKEN, **kw: Any) -> Any:
@@ -49,10 +49,12 @@ def test_the_adapter_lists_issues_across_pages(gh: GitHubFake) -> None:
     gh.add_pull_request("o/r", "A pull request")
     gh.add_issue("o/r", "Closed one", state="closed")
 
-    issues = client(gh).list_issues("open")
+    api = client(gh)
+    issues = api.list_issues("open")
 
     assert len(issues) == 250 and issues[0].number == 250
     assert gh.count("GET", ISSUES) == 3  # pages of 100 followed through the Link header
+    assert gh.count() == 3 == api.counter.total  # the listing's JSON: no read per issue
     assert {r.arg("per_page") for r in gh.requests_to("GET", ISSUES)} == {"100"}
     # The listing carries the pull request (newest first, like GitHub); the adapter drops it
     # from what it read, without a call per issue.
@@ -102,6 +104,10 @@ def test_the_adapter_adds_and_removes_labels(gh: GitHubFake) -> None:
     api.remove_label(1, "ai-context:stale")
     assert gh.issue("o/r", 1).labels == ["bug"]
 
+    api.add_labels(1, ["area/api"])  # a slash: one quoted path segment to remove it
+    api.remove_label(1, "area/api")
+    assert gh.issue("o/r", 1).labels == ["bug"]
+
     api.remove_label(1, "ai-context:stale")  # already gone: the adapter takes GitHub's 404
     gone = call(gh, "DELETE", "/repos/o/r/issues/1/labels/ai-context:stale")
     assert gone.status_code == 404
@@ -113,11 +119,11 @@ def record_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     backoff), recorded instead of slept: a test asserts the wait, never a duration."""
     waits: list[float] = []
 
-    def recorded(retry: GitHubRetry, response: Any = None) -> None:
+    def recorded(retry: GithubRetry, response: Any = None) -> None:
         after = retry.get_retry_after(response) if response is not None else None
         waits.append(after if after is not None else retry.get_backoff_time())
 
-    monkeypatch.setattr(GitHubRetry, "sleep", recorded)
+    monkeypatch.setattr(GithubRetry, "sleep", recorded)  # our policy extends it
     return waits
 
 
@@ -150,6 +156,41 @@ def test_the_adapter_waits_out_a_primary_rate_limit_until_its_reset(
 
     assert any(29 <= wait <= 32 for wait in waits), waits
     assert gh.count("GET", ONE_ISSUE) == 2 and api.counter.retries == 1
+
+
+def test_the_adapter_waits_a_minute_on_a_429_without_retry_after(
+    gh: GitHubFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 429 is always a rate limit: without retry-after nor a spent quota, GitHub's minute,
+    then one retry (a POST too: GitHub refused it, nothing was created)."""
+    waits = record_waits(monkeypatch)
+    gh.add_issue("o/r", "Task")
+    comments = "/repos/o/r/issues/1/comments"
+    gh.fail_next("POST", comments, status=429, body={"message": "Too many requests"})
+    api = client(gh)
+
+    assert api.create_comment(1, "hello").body == "hello"
+
+    assert waits == [60] and gh.count("POST", comments) == 2 and api.counter.retries == 1
+    assert len(gh.comments("o/r", 1)) == 1
+
+
+@pytest.mark.parametrize(("verb", "sent"), [("GET", 2), ("POST", 1)])
+def test_a_lost_answer_is_asked_again_for_a_read_never_for_a_post(
+    gh: GitHubFake, verb: str, sent: int
+) -> None:
+    """The request went out, its answer did not come back in time: a read is asked again; a
+    POST may have landed (here the fake did make the comment) and is never sent twice."""
+    gh.add_issue("o/r", "Task")
+    path = "/repos/o/r/issues/1" if verb == "GET" else "/repos/o/r/issues/1/comments"
+    gh.before(verb, path, lambda _request: time.sleep(1.5))  # beyond the 1 s timeout, once
+    api = GitHub(Secret(TOKEN), "o/r", api_url=gh.url, write_interval=0, backoff=0, timeout=1)
+    if verb == "GET":
+        assert api.get_issue(1).title == "Task"
+    else:
+        with pytest.raises(GitHubUnavailable, match="did not answer in time to comment on #1"):
+            api.create_comment(1, "hello")
+    assert gh.count(verb, path) == sent == api.counter.total
 
 
 def test_the_adapter_refuses_a_bad_token(gh: GitHubFake) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 import requests
 import responses
-from pydantic import SecretStr
+from github import GithubRetry
 from responses import matchers
 
 from ai_context.adapters.github import (
@@ -18,10 +19,13 @@ from ai_context.adapters.github import (
     GitHubNotFound,
     GitHubUnavailable,
 )
+from ai_context.core.secret import Secret
+from tests.fakes import GitHubFake
 
 API = "https://ghe.example.com:443/api/v3"
 REPO = f"{API}/repos/acme/shop"
-TOKEN = SecretStr("ghs_" + "x" * 36)
+TOKEN = Secret("ghs_" + "x" * 36)
+TOKEN_T = Secret("t")  # the loopback GitHub's token
 
 
 def issue_json(number: int, **extra: object) -> dict[str, object]:
@@ -242,6 +246,11 @@ def test_bad_repository_is_config_error() -> None:
         GitHub(TOKEN, "shop")
 
 
+def test_an_empty_token_is_config_error() -> None:
+    with pytest.raises(GitHubConfigError, match="the GitHub token is empty"):
+        GitHub(Secret(""), "acme/shop")
+
+
 @responses.activate
 def test_post_refused_for_permissions_is_a_config_error_not_retried() -> None:
     responses.post(
@@ -348,28 +357,31 @@ def test_the_rate_limit_left_is_read_from_the_last_answer() -> None:
     assert gh.rate_limit == (4321, 5000)
 
 
-@responses.activate
 @pytest.mark.parametrize("verb", ["GET", "POST"])
 def test_a_secondary_limit_without_headers_waits_a_minute_once(
     verb: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """GitHub: without retry-after nor a spent quota, wait at least a minute. Only the body
-    says it is a rate limit, so urllib3 cannot: the adapter waits, once, and asks again (a
-    POST refused for a rate limit created nothing)."""
-    slept: list[float] = []
-    monkeypatch.setattr(time, "sleep", slept.append)
-    url, ok = (
-        (f"{REPO}/issues/7", issue_json(7))
-        if verb == "GET"
-        else (f"{REPO}/issues/7/comments", comment_json(5, "hi"))
-    )
-    refused = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes."}
-    responses.add(verb, url, status=403, json=refused)
-    responses.add(verb, url, status=200 if verb == "GET" else 201, json=ok)
-    gh = adapter()
-    result = gh.get_issue(7) if verb == "GET" else gh.create_comment(7, "hi")
-    assert result.number == 7 if verb == "GET" else result.id == 5  # type: ignore[union-attr]
-    assert 60 in slept and gh.counter.retries == 1 and len(responses.calls) == 2
+    says it is a rate limit: the retry policy reads it, waits once and asks again (a POST
+    refused for a rate limit created nothing). Against the loopback GitHub, where urllib3
+    makes the wait (responses makes none): recorded, not slept."""
+    waits: list[float] = []
+
+    def recorded(retry: GithubRetry, response: object = None) -> None:
+        waits.append(retry.get_backoff_time())
+
+    monkeypatch.setattr(GithubRetry, "sleep", recorded)  # our policy extends it
+    with GitHubFake() as fake:
+        fake.add_issue("o/r", "Task")
+        path = "/repos/o/r/issues/1" if verb == "GET" else "/repos/o/r/issues/1/comments"
+        refused = {
+            "message": "You have exceeded a secondary rate limit. Please wait a few minutes."
+        }
+        fake.fail_next(verb, path, status=403, body=refused)
+        gh = GitHub(TOKEN_T, "o/r", api_url=fake.url, write_interval=0, backoff=0)
+        result = gh.get_issue(1) if verb == "GET" else gh.create_comment(1, "hi")
+        assert result.number == 1 if verb == "GET" else result.id > 0  # type: ignore[union-attr]
+        assert waits == [60] and gh.counter.retries == 1 and fake.count(verb, path) == 2
 
 
 @responses.activate
@@ -396,3 +408,22 @@ def test_a_plain_403_is_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(GitHubConfigError):
         adapter().get_issue(7)
     assert slept == [] and len(responses.calls) == 1
+
+
+@responses.activate
+def test_a_label_with_a_slash_is_one_path_segment() -> None:
+    """`area/api` is quoted whole (`area%2Fapi`): unquoted, GitHub would read two segments."""
+    responses.delete(f"{REPO}/issues/1/labels/area%2Fapi", json=[])
+    adapter().remove_label(1, "area/api")
+    assert responses.calls[0].request.url == f"{REPO}/issues/1/labels/area%2Fapi"
+
+
+@responses.activate
+def test_the_token_is_in_no_log(caplog: pytest.LogCaptureFixture) -> None:
+    """PyGithub and urllib3 log each request at DEBUG level: without the token."""
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="github")  # PyGithub sets its own logger's level
+    responses.get(f"{REPO}/issues/7", json=issue_json(7))
+    adapter().get_issue(7)
+    assert "/issues/7" in caplog.text  # the probe sees the request's log line
+    assert TOKEN.get_secret_value() not in caplog.text

@@ -10,34 +10,44 @@ import pytest
 import responses
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import SecretStr
 
-from ai_context.adapters.github import GitHub, GitHubError, GitHubUnavailable, graphql_url
-from ai_context.adapters.github_wire import graphql_data, rate_limit_wait
+from ai_context.adapters.github import (
+    GitHub,
+    GitHubError,
+    GitHubUnavailable,
+    graphql_data,
+    rate_limit_wait,
+)
+from ai_context.core.secret import Secret
 from tests.test_github_adapter import API, TOKEN, adapter
 
 GRAPHQL = "https://ghe.example.com:443/api/graphql"
 QUERY = 'query($owner: String!) { repository(owner: $owner, name: "shop") { id } }'
 
 
+@responses.activate
 @pytest.mark.parametrize(
     ("api_url", "expected"),
     [
-        ("https://ghe.example.com/api/v3", "https://ghe.example.com/api/graphql"),
-        ("https://ghe.example.com/api/v3/", "https://ghe.example.com/api/graphql"),
-        ("https://api.github.com", "https://api.github.com/graphql"),
-        ("https://api.github.com/", "https://api.github.com/graphql"),
+        ("https://ghe.example.com/api/v3", "https://ghe.example.com:443/api/graphql"),
+        ("https://ghe.example.com/api/v3/", "https://ghe.example.com:443/api/graphql"),
+        ("https://api.github.com", "https://api.github.com:443/graphql"),
+        ("https://api.github.com/", "https://api.github.com:443/graphql"),
         ("http://127.0.0.1:8123", "http://127.0.0.1:8123/graphql"),
     ],
 )
 def test_the_url_is_derived_from_the_api_url(api_url: str, expected: str) -> None:
-    assert graphql_url(api_url) == expected
+    """Enterprise Server's `/api/v3` -> `/api/graphql`, anything else + `/graphql` (PyGithub
+    writes the default port out)."""
+    responses.post(expected, json={"data": {"ok": True}})
+    gh = GitHub(Secret("t"), "acme/shop", api_url=api_url, write_interval=0, backoff=0)
+    assert gh.graphql(QUERY, {}) == {"ok": True}
 
 
 @responses.activate
 def test_github_com_posts_to_its_graphql_url() -> None:
-    responses.post("https://api.github.com/graphql", json={"data": {"viewer": {"login": "a"}}})
-    gh = GitHub(SecretStr("t"), "acme/shop", write_interval=0, backoff=0)
+    responses.post("https://api.github.com:443/graphql", json={"data": {"viewer": {"login": "a"}}})
+    gh = GitHub(Secret("t"), "acme/shop", write_interval=0, backoff=0)
     assert gh.graphql("{ viewer { login } }", {}) == {"viewer": {"login": "a"}}
 
 

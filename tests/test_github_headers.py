@@ -17,6 +17,7 @@ def assert_headers(calls: responses.CallList) -> None:
     for call in calls:
         assert call.request.headers["Accept"] == "application/vnd.github+json"
         assert call.request.headers["X-GitHub-Api-Version"] == "2022-11-28"
+        assert call.request.headers["User-Agent"] == "ai-context"  # GitHub requires one
 
 
 @responses.activate

@@ -39,7 +39,7 @@ class Http:
 
     retries: int = 5
     backoff: float = 1.0  # seconds, doubled at each retry
-    timeout: float = 15.0
+    timeout: int = 15  # seconds
     write_interval: float = 0.0
 
 

@@ -1,53 +1,102 @@
-"""GitHub adapter (requests): the only module that talks to GitHub. Hands back plain models.
+"""GitHub adapter: the only module that talks to GitHub, through PyGithub. Hands back plain
+models (github_json.py), so the core never sees an HTTP answer.
 
-Every HTTP attempt, retries included, is counted. Retries are urllib3's `Retry` with GitHub's
-rules (github_wire.GitHubRetry): reads and idempotent writes are retried on 5xx; a POST only
-when GitHub refused it for a rate limit (nothing was created then), since a re-sent POST can
-duplicate a comment. Lists are read 100 a page, following the `Link` header.
+PyGithub does the wire: the token, the User-Agent and API version headers, the GraphQL URL
+beside the REST base (Enterprise Server's `/api/v3` -> `/api/graphql`), writes spaced
+`write_interval` apart, retries through urllib3, the rate limit left. It is imported when a
+client is made: the commands that never call GitHub (`validate`, the local hooks) do not pay
+for it. Reads go through `requestJsonAndCheck` and come back as the answer's JSON, 100 a page
+following the `Link` header: a PyGithub object's `raw_data` would read each issue again.
+
+Ours: the retry rules (GitHubRetry), the count of every attempt (CallCounter), and errors
+that say what to do.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import threading
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
-from typing import Any
-from urllib.parse import quote
-
-import requests
-from requests.adapters import HTTPAdapter
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
 
 from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
-from ai_context.adapters.github_wire import (
-    API_HEADERS,
-    SECONDARY_RATE_WAIT,
-    CallCounter,
-    GitHubConfigError,
-    GitHubConflict,
-    GitHubError,
-    GitHubNotFound,
-    GitHubRetry,
-    GitHubUnavailable,
-    HTTPFailure,
-    Secret,
-    TokenAuth,
-    _translated,
-    failure_data,
-    graphql_data,
-    graphql_url,
-    response_json,
-    unless_modified,
-    unmarked_secondary_limit,
-    url_problem,
-    utc_text,
-)
+from ai_context.core.block.model import format_timestamp
+from ai_context.core.errors import ServiceError, ServiceRefused
 from ai_context.core.models import Comment, GitCommit, Issue
+from ai_context.core.secret import Secret
+
+if TYPE_CHECKING:
+    from github.Requester import Requester
+    from urllib3 import Retry
 
 DEFAULT_API_URL = "https://api.github.com"
-WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
-# What `_request` gives back for an expected refusal (its `refused` statuses).
-REFUSED: Any = object()
+# What GitHub asks every REST client to send: its JSON media type and the API version the
+# client was written against (without them, `Accept: */*` and whatever version is default).
+API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+# Without a retry-after header nor a spent quota, GitHub asks for at least a minute.
+SECONDARY_RATE_WAIT = 60.0
+# Methods retried after a 5xx or a lost answer: sending them twice does what sending once does.
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
+# What `_send` gives back for an expected refusal (its `refused` statuses).
+REFUSED: Any = object()
+
+
+class GitHubError(ServiceError):
+    """GitHub could not do what we asked; `status` is the HTTP status when there was one."""
+
+    service = "GitHub"
+
+
+class GitHubUnavailable(GitHubError):
+    """5xx, timeouts or rate limits that outlasted the retries: exit 3."""
+
+
+class GitHubConfigError(GitHubError, ServiceRefused):
+    """Bad token or missing permission: the user must change the workflow (exit 2)."""
+
+
+class GitHubNotFound(GitHubError):
+    pass
+
+
+class GitHubConflict(GitHubError):
+    """422: e.g. a git ref that already exists or an update that is not a fast-forward."""
+
+
+@dataclass
+class CallCounter:
+    """HTTP attempts made, retries included; shared by the adapter and its retry policy.
+    `not_modified` counts the 304 answers to conditional re-reads among them: GitHub does not
+    count those against the primary rate limit, so `against_rate_limit` leaves them out."""
+
+    calls: int = 0
+    retries: int = 0
+    not_modified: int = 0
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def add(self, calls: int = 0, retries: int = 0, not_modified: int = 0) -> None:
+        with self._lock:
+            self.calls += calls
+            self.retries += retries
+            self.not_modified += not_modified
+
+    @property
+    def total(self) -> int:
+        """Every round trip, retries and 304s included."""
+        return self.calls + self.retries
+
+    @property
+    def against_rate_limit(self) -> int:
+        """The round trips GitHub counts against the primary rate limit (all but the 304s)."""
+        return self.total - self.not_modified
 
 
 class GitHub:
@@ -59,7 +108,7 @@ class GitHub:
         repository: str,
         *,
         api_url: str = DEFAULT_API_URL,
-        timeout: float = 15,
+        timeout: int = 15,
         write_interval: float = 1.0,
         retries: int = 5,
         backoff: float = 1.0,
@@ -73,36 +122,42 @@ class GitHub:
         problem = url_problem(api_url)
         if problem is not None:
             raise GitHubConfigError(f"environment variable GITHUB_API_URL: {problem}")
+        value = token.get_secret_value()
+        if not value:
+            raise GitHubConfigError(
+                "the GitHub token is empty; set the github-token input (GITHUB_TOKEN or "
+                "GH_TOKEN for the command line)"
+            )
+        # PyGithub's import costs about 150 ms: paid by the commands that call GitHub only.
+        from github import Auth, Github  # noqa: PLC0415
+        from github.Requester import Requester  # noqa: PLC0415
+
         self.repository = repository
         self.counter = counter or CallCounter()
-        self._base = f"{api_url.rstrip('/')}/repos/{repository}"
-        self._graphql = graphql_url(api_url)
-        self._timeout = timeout
         self._retries = retries
-        self._max_rate_limit_wait = max_rate_limit_wait
-        self._write_interval = write_interval
-        self._last_write = float("-inf")  # the first write goes at once
-        self._rate: tuple[int, int] | None = None
-        self._session = requests.Session()
-        self._session.headers.update({**API_HEADERS, "User-Agent": "ai-context"})
-        self._session.auth = TokenAuth(token.get_secret_value())
-
-        def policy(methods: frozenset[str]) -> GitHubRetry:
-            return GitHubRetry(
-                counter=self.counter,
-                total=retries,
-                backoff_factor=backoff,
-                max_rate_limit_wait=max_rate_limit_wait,
-                status_forcelist=range(500, 600),
-                allowed_methods=methods,
-                raise_on_status=False,  # the last answer comes back, to be translated
-            )
-
-        rest = HTTPAdapter(max_retries=policy(IDEMPOTENT))
-        for scheme in ("http://", "https://"):
-            self._session.mount(scheme, rest)
-        # A GraphQL query writes nothing: its POST is retried like a read.
-        self._session.mount(self._graphql, HTTPAdapter(max_retries=policy(IDEMPOTENT | {"POST"})))
+        base = api_url.rstrip("/")
+        policy = _retry_class()(
+            counter=self.counter,
+            query_path=Requester.get_graphql_prefix(urlsplit(base).path),
+            total=retries,
+            backoff_factor=backoff,
+            max_rate_limit_wait=max_rate_limit_wait,
+            status_forcelist=[*range(500, 600), 429],  # GithubRetry adds 403
+            allowed_methods=IDEMPOTENT | {"POST"},  # which POSTs: GitHubRetry.increment
+            raise_on_status=False,  # the last answer comes back, to be explained
+        )
+        self._requester: Requester = Github(
+            auth=Auth.Token(value),
+            base_url=base,
+            timeout=timeout,
+            user_agent="ai-context",
+            per_page=100,
+            retry=policy,
+            seconds_between_requests=None,
+            seconds_between_writes=write_interval or None,
+            api_version=API_HEADERS["X-GitHub-Api-Version"],
+        ).requester
+        self._repo = f"/repos/{repository}"  # PyGithub puts the base URL in front
 
     def __repr__(self) -> str:
         return f"GitHub(repository={self.repository!r}, token=***)"
@@ -131,13 +186,12 @@ class GitHub:
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
             filters["since"] = utc_text(since)
         found: list[Issue] = []
-        with _translated("list issues"):
-            for raw in self._pages("/issues", filters):
-                if "pull_request" in raw:
-                    continue
-                found.append(issue_from_json(raw, self.repository))
-                if limit is not None and len(found) >= limit:
-                    break
+        for raw in self._pages("list issues", "/issues", filters):
+            if "pull_request" in raw:
+                continue
+            found.append(issue_from_json(raw, self.repository))
+            if limit is not None and len(found) >= limit:
+                break
         return found
 
     def get_issue(self, number: int, *, known: Issue | None = None) -> Issue:
@@ -149,80 +203,80 @@ class GitHub:
         header has one-second resolution, as `updated_at` has: a second edit within the same
         second as KNOWN's can answer 304 (its own event, or the next scan, brings it)."""
         headers = unless_modified(known, number, self.repository)
-        with _translated(f"read issue #{number}"):
-            response = self._send("GET", f"{self._base}/issues/{number}", headers=headers)
-            if response.status_code == 304 and headers and known is not None:
-                self.counter.add(not_modified=1)
-                return known
-            return issue_from_json(response_json(response), self.repository)
+        url = f"{self._repo}/issues/{number}"
+        _, data = self._send(f"read issue #{number}", "GET", url, headers=headers)
+        if data is None and headers and known is not None:  # 304: no body
+            self.counter.add(not_modified=1)
+            return known
+        return issue_from_json(data, self.repository)
 
     def list_comments(self, number: int) -> list[Comment]:
-        with _translated(f"list comments of #{number}"):
-            return [comment_from_json(c) for c in self._pages(f"/issues/{number}/comments")]
+        pages = self._pages(f"list comments of #{number}", f"/issues/{number}/comments")
+        return [comment_from_json(c) for c in pages]
 
     def list_repo_comments(self, since: datetime) -> list[Comment]:
         """Every comment of the repository updated at or after SINCE, 100 a page: one listing
         that settles the races of a whole run's new comments (jobs/settle.py)."""
-        with _translated("list the repository's comments"):
-            pages = self._pages("/issues/comments", {"since": utc_text(since)})
-            return [comment_from_json(c) for c in pages]
+        what, filters = "list the repository's comments", {"since": utc_text(since)}
+        return [comment_from_json(c) for c in self._pages(what, "/issues/comments", filters)]
 
     @property
     def rate_limit(self) -> tuple[int, int] | None:
         """(remaining, limit) from the last response's headers; costs no call."""
-        return self._rate
+        remaining, limit = self._requester.rate_limiting
+        return None if remaining < 0 else (remaining, limit)
 
     def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
-        """POST QUERY with VARIABLES to GitHub's GraphQL endpoint (`graphql_url`) and return
-        the answer's `data`. Counted like any call and retried like a read (a query writes
-        nothing). An answer carrying `errors` raises GitHubError with GraphQL's first
-        message; a `RATE_LIMITED` one raises GitHubUnavailable."""
-        payload = {"query": query, "variables": dict(variables)}
-        with _translated("query GitHub's GraphQL API"):
-            answer = response_json(self._send("POST", self._graphql, payload=payload))
+        """QUERY with VARIABLES on GitHub's GraphQL endpoint; the answer's `data`. Counted
+        like any call and retried like a read (a query writes nothing). An answer carrying
+        `errors` raises GitHubError with GraphQL's first message; a `RATE_LIMITED` one raises
+        GitHubUnavailable."""
+        from github import GithubException  # noqa: PLC0415
+
+        def ask() -> tuple[dict[str, Any], Any]:
+            try:
+                return self._requester.graphql_query(query, dict(variables))
+            except GithubException as exc:  # PyGithub raises on `errors`: we explain them
+                if isinstance(exc.data, dict) and exc.data.get("errors"):
+                    return exc.headers or {}, exc.data
+                raise
+
+        _, answer = self._counted("query GitHub's GraphQL API", ask, retried=True)
         return graphql_data(answer)
 
     # --- writes ---------------------------------------------------------------------------
 
     def create_issue(self, title: str, body: str, labels: Sequence[str] = ()) -> Issue:
-        with _translated("create an issue"):
-            data = self._request(
-                "POST", "/issues", {"title": title, "body": body, "labels": list(labels)}
-            )
-            return issue_from_json(data, self.repository)
+        payload = {"title": title, "body": body, "labels": list(labels)}
+        data = self._json("create an issue", "POST", "/issues", payload)
+        return issue_from_json(data, self.repository)
 
     def update_issue_body(self, number: int, body: str) -> Issue:
-        with _translated(f"update issue #{number}"):
-            data = self._request("PATCH", f"/issues/{number}", {"body": body})
-            return issue_from_json(data, self.repository)
+        data = self._json(f"update issue #{number}", "PATCH", f"/issues/{number}", {"body": body})
+        return issue_from_json(data, self.repository)
 
     def create_comment(self, number: int, body: str) -> Comment:
-        with _translated(f"comment on #{number}"):
-            return comment_from_json(
-                self._request("POST", f"/issues/{number}/comments", {"body": body})
-            )
+        path = f"/issues/{number}/comments"
+        return comment_from_json(self._json(f"comment on #{number}", "POST", path, {"body": body}))
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
-        with _translated(f"edit comment {comment_id}"):
-            return comment_from_json(
-                self._request("PATCH", f"/issues/comments/{comment_id}", {"body": body})
-            )
+        path = f"/issues/comments/{comment_id}"
+        what = f"edit comment {comment_id}"
+        return comment_from_json(self._json(what, "PATCH", path, {"body": body}))
 
     def delete_comment(self, comment_id: int) -> None:
-        with _translated(f"delete comment {comment_id}"):
-            self._request("DELETE", f"/issues/comments/{comment_id}", refused=(404,))
+        what = f"delete comment {comment_id}"
+        self._json(what, "DELETE", f"/issues/comments/{comment_id}", refused=(404,))
 
     def add_labels(self, number: int, labels: Iterable[str]) -> None:
         """Adds labels (GitHub creates a missing label with its default colour)."""
         names = list(labels)
         if names:
-            with _translated(f"label #{number}"):
-                self._request("POST", f"/issues/{number}/labels", {"labels": names})
+            self._json(f"label #{number}", "POST", f"/issues/{number}/labels", {"labels": names})
 
     def remove_label(self, number: int, label: str) -> None:
-        with _translated(f"unlabel #{number}"):
-            path = f"/issues/{number}/labels/{quote(label, safe='')}"
-            self._request("DELETE", path, refused=(404,))
+        path = f"/issues/{number}/labels/{quote(label, safe='')}"
+        self._json(f"unlabel #{number}", "DELETE", path, refused=(404,))
 
     # --- git refs and commits (leases) ----------------------------------------------------
     # Refs are GitHub's one compare-and-swap: creating an existing ref and a non-fast-forward
@@ -230,48 +284,49 @@ class GitHub:
 
     def get_ref(self, ref: str) -> str | None:
         """The commit sha REF ("refs/...") points at, or None when there is no such ref."""
-        with _translated(f"read ref {ref}"):
-            # 409: the repository is empty
-            data = self._request("GET", f"/git/ref/{_ref_path(ref)}", refused=(404, 409))
-            return None if data is REFUSED else str(data["object"]["sha"])
+        path = f"/git/ref/{_ref_path(ref)}"
+        # 409: the repository is empty
+        data = self._json(f"read ref {ref}", "GET", path, refused=(404, 409))
+        return None if data is REFUSED else str(data["object"]["sha"])
 
     def matching_refs(self, prefix: str) -> dict[str, str]:
         """Every ref whose name starts with PREFIX ("refs/..."), name -> sha, in one call."""
-        with _translated(f"list refs {prefix}"):
-            # 409: the repository is empty, so it has no refs at all
-            data = self._request("GET", f"/git/matching-refs/{_ref_path(prefix)}", refused=(409,))
-            if data is REFUSED:
-                return {}
-            return {str(r["ref"]): str(r["object"]["sha"]) for r in data or ()}
+        path = f"/git/matching-refs/{_ref_path(prefix)}"
+        # 409: the repository is empty, so it has no refs at all
+        data = self._json(f"list refs {prefix}", "GET", path, refused=(409,))
+        if data is REFUSED:
+            return {}
+        return {str(r["ref"]): str(r["object"]["sha"]) for r in data or ()}
 
     def create_ref(self, ref: str, sha: str) -> bool:
         """Create REF at SHA; False when it already exists (422)."""
-        with _translated(f"create ref {ref}"):
-            answer = self._request("POST", "/git/refs", {"ref": ref, "sha": sha}, refused=(422,))
-            return answer is not REFUSED
+        payload = {"ref": ref, "sha": sha}
+        return (
+            self._json(f"create ref {ref}", "POST", "/git/refs", payload, refused=(422,))
+            is not REFUSED
+        )
 
     def update_ref(self, ref: str, sha: str, *, force: bool = False) -> bool:
         """Move REF to SHA; False (422) when that is not a fast-forward or REF is gone."""
-        with _translated(f"update ref {ref}"):
-            payload = {"sha": sha, "force": force}
-            answer = self._request("PATCH", f"/git/refs/{_ref_path(ref)}", payload, refused=(422,))
-            return answer is not REFUSED
+        path, payload = f"/git/refs/{_ref_path(ref)}", {"sha": sha, "force": force}
+        return (
+            self._json(f"update ref {ref}", "PATCH", path, payload, refused=(422,)) is not REFUSED
+        )
 
     def delete_ref(self, ref: str) -> bool:
         """Delete REF; False when it was already gone."""
-        with _translated(f"delete ref {ref}"):
-            answer = self._request("DELETE", f"/git/refs/{_ref_path(ref)}", refused=(404, 422))
-            return answer is not REFUSED
+        path = f"/git/refs/{_ref_path(ref)}"
+        return self._json(f"delete ref {ref}", "DELETE", path, refused=(404, 422)) is not REFUSED
 
     def create_commit(self, message: str, tree: str, parents: Iterable[str] = ()) -> GitCommit:
         """A commit object in the git database; no ref moves."""
         payload = {"message": message, "tree": tree, "parents": list(parents)}
-        with _translated("create a commit"):
-            return git_commit_from_json(self._request("POST", "/git/commits", payload))
+        return git_commit_from_json(self._json("create a commit", "POST", "/git/commits", payload))
 
     def get_commit(self, sha: str) -> GitCommit:
-        with _translated(f"read commit {sha[:12]}"):
-            return git_commit_from_json(self._request("GET", f"/git/commits/{sha}"))
+        return git_commit_from_json(
+            self._json(f"read commit {sha[:12]}", "GET", f"/git/commits/{sha}")
+        )
 
     def create_tree(self, files: Mapping[str, str]) -> str:
         """A tree of FILES (path -> text, sent inline: one call, no blobs); its sha."""
@@ -279,117 +334,320 @@ class GitHub:
             {"path": path, "mode": "100644", "type": "blob", "content": text}
             for path, text in sorted(files.items())
         ]
-        with _translated("create a tree"):
-            return str(self._request("POST", "/git/trees", {"tree": entries})["sha"])
+        return str(self._json("create a tree", "POST", "/git/trees", {"tree": entries})["sha"])
 
     # --- plumbing -------------------------------------------------------------------------
 
-    def _request(
+    def _json(
         self,
+        what: str,
         verb: str,
         path: str,
         payload: dict[str, Any] | None = None,
         *,
         refused: Collection[int] = (),
     ) -> Any:
-        """VERB the repository's PATH; the answer's JSON (None when it has no body), or
-        REFUSED when GitHub answers one of the REFUSED statuses: an outcome the caller expects
-        (already gone, a lost race on a ref), not an error."""
-        try:
-            return response_json(self._send(verb, f"{self._base}{path}", payload=payload))
-        except HTTPFailure as exc:
-            if exc.status in refused:
-                return REFUSED
-            raise
+        """VERB the repository's PATH to WHAT; the answer's JSON (None when it has no body),
+        or REFUSED when GitHub answers one of the REFUSED statuses: an outcome the caller
+        expects (already gone, a lost race on a ref), not an error."""
+        return self._send(what, verb, self._repo + path, payload=payload, refused=refused)[1]
 
     def _pages(
-        self, path: str, params: Mapping[str, Any] | None = None
+        self, what: str, path: str, params: Mapping[str, Any] | None = None
     ) -> Iterator[dict[str, Any]]:
         """The items of a list, 100 a page, following the `Link: rel="next"` URL (which
         carries the query) until there is none or the caller stops."""
-        url: str | None = f"{self._base}{path}"
-        query: dict[str, Any] | None = {**(params or {}), "per_page": 100}
+        from requests.utils import parse_header_links  # noqa: PLC0415
+
+        url: str | None = self._repo + path
+        query: dict[str, Any] | None = {**(params or {}), "per_page": self._requester.per_page}
         while url:
-            response = self._send("GET", url, params=query)
-            yield from response_json(response) or ()
-            url, query = response.links.get("next", {}).get("url"), None
+            headers, data = self._send(what, "GET", url, params=query)
+            yield from data or ()
+            links = parse_header_links(str(headers.get("link") or ""))
+            url, query = next((ln["url"] for ln in links if ln.get("rel") == "next"), None), None
 
     def _send(
         self,
+        what: str,
         verb: str,
         url: str,
         *,
         payload: dict[str, Any] | None = None,
         params: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
-    ) -> requests.Response:
-        """One counted request (urllib3 retries it, counting each retry); writes are spaced
-        `write_interval` seconds apart, as GitHub asks of integrations. An answer of 400 or
-        more raises HTTPFailure, for `_translated` to explain."""
-        response = self._attempt(verb, url, payload, params, headers)
-        if self._retries and unmarked_secondary_limit(response, self._max_rate_limit_wait):
-            # GitHub: a secondary rate limit without retry-after or a spent quota asks for at
-            # least a minute. urllib3 cannot see it (only the body says so): wait here, once.
-            time.sleep(SECONDARY_RATE_WAIT)
-            self.counter.add(retries=1)
-            response = self._attempt(verb, url, payload, params, headers)
-        if response.status_code >= 400:
-            retryable = verb in IDEMPOTENT or url == self._graphql
-            raise HTTPFailure(
-                response.status_code,
-                failure_data(response),
-                response.headers,
-                retried=bool(self._retries) and retryable,
-            )
-        return response
+        refused: Collection[int] = (),
+    ) -> tuple[dict[str, Any], Any]:
+        """One counted REST request: (the answer's headers, its JSON); REFUSED for one of the
+        REFUSED statuses."""
 
-    def _attempt(
+        def ask() -> tuple[dict[str, Any], Any]:
+            return self._requester.requestJsonAndCheck(
+                verb, url, dict(params or {}), {**API_HEADERS, **(headers or {})}, payload
+            )
+
+        return self._counted(what, ask, retried=verb in IDEMPOTENT, refused=refused)
+
+    def _counted(
         self,
-        verb: str,
-        url: str,
-        payload: dict[str, Any] | None,
-        params: Mapping[str, Any] | None,
-        headers: Mapping[str, str] | None,
-    ) -> requests.Response:
-        if verb in WRITES and url != self._graphql:
-            wait = self._last_write + self._write_interval - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
+        what: str,
+        ask: Callable[[], tuple[dict[str, Any], Any]],
+        *,
+        retried: bool,
+        refused: Collection[int] = (),
+    ) -> tuple[dict[str, Any], Any]:
+        """ASK once (urllib3 retries it, GitHubRetry counting each retry), its failures
+        turned into our errors with a message that says what to do."""
+        from github import GithubException  # noqa: PLC0415
+        from requests import RequestException  # noqa: PLC0415
+
         self.counter.add(calls=1)
         try:
-            response = self._session.request(
-                verb, url, json=payload, params=params, headers=headers, timeout=self._timeout
-            )
-        finally:
-            if verb in WRITES:
-                self._last_write = time.monotonic()
-        self._note_rate(response.headers)
-        return response
+            return ask()
+        except GithubException as exc:
+            if exc.status in refused:
+                return {}, REFUSED
+            retried = retried and self._retries > 0
+            raise _from_status(what, exc.status, exc.data, exc.headers or {}, retried) from exc
+        except RequestException as exc:
+            raise _unreachable(what, exc) from exc
 
-    def _note_rate(self, headers: Mapping[str, str]) -> None:
-        remaining, limit = headers.get("x-ratelimit-remaining"), headers.get("x-ratelimit-limit")
-        if remaining and limit and remaining.isdigit() and limit.isdigit():
-            self._rate = (int(remaining), int(limit))
+
+@functools.cache
+def _retry_class() -> Callable[..., Retry]:
+    """GitHubRetry, made with the first client: it extends PyGithub's GithubRetry, whose
+    import waits until a command calls GitHub."""
+    from github import GithubRetry  # noqa: PLC0415
+    from urllib3 import Retry  # noqa: PLC0415
+    from urllib3.exceptions import ConnectTimeoutError, MaxRetryError  # noqa: PLC0415
+
+    class GitHubRetry(GithubRetry):
+        """PyGithub's GithubRetry (urllib3's: 5xx and lost connections, with backoff) held to
+        GitHub's rules and to ours, counting every retry it grants:
+        - a POST that reached GitHub may have landed: after a 5xx or a lost answer it is not
+          sent again (a duplicate comment); a GraphQL query (QUERY_PATH) writes nothing and is
+          retried like a read;
+        - a rate limit (`rate_limit_wait`: 403/429 by their headers) is retried for every
+          method, POST included (GitHub refused it, nothing was created), after the wait
+          GitHub asks for, unless that wait is longer than `max_rate_limit_wait`: the answer
+          then goes back at once, to say when to come back;
+        - a 403 that names a secondary limit in its body only waits `secondary_rate_wait`
+          (GitHub's minute), once; any other 403 is a refusal."""
+
+        def __init__(self, *, counter: CallCounter, query_path: str, **kwargs: Any) -> None:
+            self.counter, self.query_path, self.rate_wait = counter, query_path, 0.0
+            super().__init__(**kwargs)
+
+        def new(self, **kw: Any) -> GitHubRetry:
+            kept = {"counter": self.counter, "query_path": self.query_path}
+            return super().new(**{**kept, **kw})
+
+        def increment(  # type: ignore[override]
+            self,
+            method: str | None = None,
+            url: str | None = None,
+            response: Any = None,
+            error: Exception | None = None,
+            _pool: Any = None,
+            _stacktrace: Any = None,
+        ) -> Retry:
+            limited = response is not None and response.status in (403, 429)
+            landed = not isinstance(error, ConnectTimeoutError)  # else it was never sent
+            query = urlsplit(url or "").path == self.query_path
+            if method == "POST" and not limited and landed and not query:
+                if error is not None:
+                    raise error.with_traceback(_stacktrace)
+                raise MaxRetryError(_pool, url or "", None)  # the answer goes back as it came
+            # urllib3's own count (MaxRetryError once spent, the answer going back as it
+            # came): GithubRetry's would wait on a 403 by its message alone.
+            retry: GitHubRetry = Retry.increment(
+                self, method, url, response, error, _pool, _stacktrace
+            )
+            if limited:
+                retry.rate_wait = _rate_wait(self, response, url or "")
+            self.counter.add(retries=1)
+            return retry
+
+        def get_backoff_time(self) -> float:
+            return max(self.rate_wait, super().get_backoff_time())
+
+    return GitHubRetry
+
+
+def _rate_wait(policy: Any, response: Any, url: str) -> float:
+    """Seconds POLICY (a GitHubRetry) waits before asking again after RESPONSE (a 403 or 429).
+    Raises when the answer goes back now: MaxRetryError, for it to go back as it came, or,
+    once its body was read, PyGithub's exception carrying that body."""
+    from github.Requester import Requester  # noqa: PLC0415
+    from urllib3.exceptions import MaxRetryError  # noqa: PLC0415
+
+    wait = rate_limit_wait(response.status, response.headers)
+    if wait is None:  # only the body can tell
+        data = _json_object(policy.get_content(response, url))
+        once = not any(h.status == 403 for h in policy.history)
+        limit = Requester.isSecondaryRateLimitError(str(data.get("message") or ""))
+        if not (once and limit) or policy.secondary_rate_wait > policy.max_rate_limit_wait:
+            raise Requester.createException(response.status, response.headers, data)
+        return float(policy.secondary_rate_wait)
+    if wait > policy.max_rate_limit_wait:
+        raise MaxRetryError(None, url, None)  # type: ignore[arg-type]
+    return wait
+
+
+def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
+    """Seconds GitHub asks us to wait before asking again, or None when STATUS with HEADERS
+    is no rate limit. GitHub's rule: `retry-after` first; else a spent quota
+    (`x-ratelimit-remaining: 0`) until `x-ratelimit-reset` (+1 s: the second is not exact);
+    a 429 is always a rate limit. A 403 without them is a refusal (permissions)."""
+    if status not in (403, 429):
+        return None
+    after = str(headers.get("retry-after") or "").strip()
+    if after.isdigit():
+        return float(after)
+    if str(headers.get("x-ratelimit-remaining", "")).strip() == "0":
+        reset = str(headers.get("x-ratelimit-reset") or "").strip()
+        if reset.isdigit():
+            return max(0.0, int(reset) - time.time()) + 1
+        return SECONDARY_RATE_WAIT
+    return SECONDARY_RATE_WAIT if status == 429 else None
+
+
+def _json_object(content: bytes) -> dict[str, Any]:
+    """A failure's body as a JSON object (PyGithub's errors take one); text otherwise."""
+    text = content.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    return data if isinstance(data, dict) else {"message": text}
+
+
+def graphql_data(answer: Any) -> dict[str, Any]:
+    """The `data` of a GraphQL ANSWER; its first error, as our error, when it has `errors`."""
+    errors = answer.get("errors") if isinstance(answer, dict) else None
+    if errors:
+        first = errors[0] if isinstance(errors, list) and isinstance(errors[0], dict) else {}
+        message = str(first.get("message") or errors)
+        if first.get("type") == "RATE_LIMITED":
+            raise GitHubUnavailable(
+                f"GitHub's GraphQL API is rate limited ({message}); try again later"
+            )
+        raise GitHubError(f"GitHub's GraphQL API refused the query: {message}")
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, dict):
+        raise GitHubError("GitHub's GraphQL API answered without data; try again later")
+    return data
+
+
+def url_problem(url: str) -> str | None:
+    """Why URL cannot be an API base URL (`https://api.github.com`,
+    `https://ghe.example.com/api/v3`), or None when it can."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        return f"{url!r} is not an http(s) URL like https://api.github.com"
+    return None
+
+
+_REASONS = (
+    ("connection refused", "connection refused"),
+    ("name or service not known", "the host name does not resolve"),
+    ("nodename nor servname", "the host name does not resolve"),
+    ("temporary failure in name resolution", "the host name does not resolve"),
+    ("timed out", "timed out"),
+    ("certificate", "TLS certificate problem"),
+)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """A few words on why a request failed, without the HTTP library's internals (pool
+    objects, retry counters) that tell a user nothing."""
+    text = str(exc).lower()
+    return next((reason for clue, reason in _REASONS if clue in text), type(exc).__name__)
+
+
+def _unreachable(what: str, exc: BaseException) -> GitHubError:
+    """No answer at all: a timeout, or no connection."""
+    from requests.exceptions import Timeout  # noqa: PLC0415
+
+    if isinstance(exc, Timeout):
+        return GitHubUnavailable(f"GitHub did not answer in time to {what}; try again later")
+    return GitHubUnavailable(
+        f"cannot reach GitHub to {what} ({failure_reason(exc)}); check the network and "
+        "GITHUB_API_URL, then try again"
+    )
+
+
+def _from_status(
+    what: str, status: int, data: Any, headers: Mapping[str, str], retried: bool
+) -> GitHubError:
+    """An answer of 400 or more as our error, GitHub's reason in its message."""
+    message = (data.get("message") or "") if isinstance(data, dict) else str(data or "")
+    wait = rate_limit_wait(status, headers)
+    if status == 401:
+        return GitHubConfigError(
+            f"GitHub refused the token to {what} ({status} {message}); check the "
+            "github-token input (GITHUB_TOKEN or GH_TOKEN for the command line)",
+            status,
+        )
+    if status == 403 and wait is None and "rate limit" not in message.lower():
+        return GitHubConfigError(
+            f"GitHub refused to {what} ({status} {message}); give the workflow "
+            "`permissions: issues: write` (and `contents: write` for leases)",
+            status,
+        )
+    if status == 404:
+        return GitHubNotFound(f"GitHub found nothing to {what} (404 {message})", status)
+    if status == 422:
+        return GitHubConflict(f"GitHub could not {what} (422 {message})", status)
+    if status in (403, 429):  # a rate limit (a refusal was answered above)
+        wait = SECONDARY_RATE_WAIT if wait is None else wait
+        until = datetime.fromtimestamp(time.time() + wait, UTC).strftime("%H:%M:%S")
+        return GitHubUnavailable(
+            f"GitHub refused to {what} for its rate limit ({status} {message}) longer than "
+            f"this run waits; try again after {until} UTC (in {wait:.0f} s)",
+            status,
+        )
+    if status >= 500 and retried:
+        return GitHubUnavailable(
+            f"GitHub kept failing to {what} after retries ({status} {message}); "
+            "try again later or check https://www.githubstatus.com",
+            status,
+        )
+    if status >= 500:  # a write that may have landed is not re-sent
+        return GitHubUnavailable(
+            f"GitHub failed to {what} ({status} {message}); try again later", status
+        )
+    return GitHubError(f"GitHub could not {what} ({status} {message})", status)
+
+
+def unless_modified(known: Issue | None, number: int, repository: str) -> dict[str, str]:
+    """The conditional header for re-reading NUMBER, when KNOWN is a dated copy of that issue
+    (of this repository, when the copy says which)."""
+    if known is None or known.updated_at is None or known.number != number:
+        return {}
+    if known.repository and known.repository != repository:
+        return {}
+    return {"If-Modified-Since": http_date(known.updated_at)}
+
+
+def utc_text(when: datetime) -> str:
+    """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
+    return format_timestamp(_as_utc(when))
+
+
+def http_date(when: datetime) -> str:
+    """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
+    return format_datetime(_as_utc(when), usegmt=True)
+
+
+def _as_utc(when: datetime) -> datetime:
+    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _ref_path(ref: str) -> str:
     """`refs/ai-context/leases/6` -> `ai-context/leases/6`, quoted for a URL path."""
     return quote(ref.removeprefix("refs/"), safe="/")
-
-
-__all__ = [
-    "API_HEADERS",
-    "DEFAULT_API_URL",
-    "CallCounter",
-    "GitHub",
-    "GitHubConfigError",
-    "GitHubConflict",
-    "GitHubError",
-    "GitHubNotFound",
-    "GitHubUnavailable",
-    "comment_from_json",
-    "git_commit_from_json",
-    "graphql_url",
-    "issue_from_json",
-    "url_problem",
-]

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from ai_context.adapters.github import GitHubError
 from ai_context.adapters.github_json import parse_time
-from ai_context.adapters.github_wire import GitHubError
 from ai_context.core.models import Comment
 
 BATCH = 100  # issues a query: 100 x 100 comments stays far below GitHub's 500,000-node limit

@@ -433,11 +433,11 @@ def _remember_asked(
 ) -> None:
     import contextlib  # noqa: PLC0415
 
-    from ai_context.adapters.cache import atomic_write  # noqa: PLC0415
+    from ai_context.adapters.cache import CacheWriteError, atomic_write  # noqa: PLC0415
 
     record = {"session_id": session, "issue": issue, "at": _now(args).isoformat()}
     # Not remembered: the next manual /compact asks again, which is no harm.
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, CacheWriteError):
         atomic_write(_asked_path(args, env), (json.dumps(record) + "\n").encode())
 
 
