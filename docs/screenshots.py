@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,7 @@ def shoot(page: str, out: Path) -> None:
 def examples() -> list[Any]:
     """The bundled examples, as issues of acme/shop (with the URLs GitHub would give them)."""
     return [
-        i.model_copy(update={"html_url": f"https://github.com/{REPO}/issues/{i.number}"})
+        replace(i, html_url=f"https://github.com/{REPO}/issues/{i.number}")
         for i in DirectoryStore(ROOT / "examples", REPO).list_issues("all")
     ]
 

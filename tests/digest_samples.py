@@ -71,12 +71,15 @@ def sample_issues() -> list[Issue]:
         issue(
             1,
             "Ship the booking history",
-            block(phase="done", plan=("Write it (done)", "Test it (done)")),
+            block(phase="done", plan=("Write it (done)", "Test it (done)"))
+            + "- **Pull request:** https://github.com/acme/shop/pull/411\n"
+            + "- **Follow-ups:**\n  - Backfill `booking_history` | old rows\n  - Add a metric\n",
             state="closed",
             state_reason="completed",
             closed_at=stamp(3),
+            assignees=["ariel"],
         ),
-        issue(2, "Dark mode | themes", block(phase="in review", hours_ago=1)),
+        issue(2, "Dark mode | themes", block(phase="in review", hours_ago=1), assignees=["ariel"]),
         issue(3, "Labelled for review", block(actor="cc-dana-desktop"), labels=("in-review",)),
         issue(
             4,
@@ -93,7 +96,9 @@ def sample_issues() -> list[Issue]:
                 plan=("Callback route (done)", "Map groups (blocked)"),
             ),
         ),
-        issue(6, "Invoice export", block(actor="cc-dana-desktop", hours_ago=50)),
+        issue(
+            6, "Invoice export", block(actor="cc-dana-desktop", hours_ago=50), assignees=["dana"]
+        ),
         issue(
             7,
             "Half-written block",

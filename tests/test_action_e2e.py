@@ -140,7 +140,7 @@ def test_schedule_checks_every_open_task(gh: GitHubFake, tmp_path: Path) -> None
     )
     assert result.code == 0, result.stderr
     assert [len(ours(gh, n)) for n in (1, 2, 3, 4)] == [0, 1, 0, 0]
-    assert "Checked 2 issue(s)" in result.summary
+    assert "Checked 2 task(s) (1 other open issue(s) have no AI Context block" in result.summary
 
 
 def test_dry_run_prints_writes_and_makes_none(gh: GitHubFake, tmp_path: Path) -> None:

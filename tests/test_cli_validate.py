@@ -127,7 +127,7 @@ def test_json_shape_is_stable(tmp_path: Path) -> None:
 def test_report_over_examples() -> None:
     code, out, _ = run(["report", "--issues-dir", str(EXAMPLES), "--now", "2026-05-27T09:00:00Z"])
     assert code == 1  # blocks with errors fail the report, as they fail validate
-    assert "7 issues, 6 complete, 2 errors, 2 warnings" in out
+    assert "7 tasks, 6 complete, 2 errors, 2 warnings" in out
 
 
 def test_module_entrypoint_runs_as_a_process(tmp_path: Path) -> None:

@@ -106,7 +106,8 @@ def test_a_stale_task_is_stuck_and_stale_after_is_configurable() -> None:
     item = issue(1, "t", block(hours_ago=30))
     entry = entry_of(item)
     assert entry is not None and entry.category == "stuck"
-    assert entry.reasons == ("stale: last updated 1d 6h ago (stale after 1d)",)
+    # In words; the age is the row's own column, said once there.
+    assert entry.reasons == ("no update for over 1d (stale)",)
     assert category_of(item, DigestConfig(stale_after=timedelta(hours=48))) == "in_progress"
 
 
@@ -118,8 +119,9 @@ def test_error_findings_make_a_task_stuck() -> None:
     entry = entry_of(issue(1, "t", block(next_step=None)))
     assert entry is not None and entry.category == "stuck"
     assert entry.errors == 1
-    assert entry.reasons[0].startswith("AIC201")
-    assert "Next step" in entry.reasons[0]
+    # The finding in words, its code as a suffix.
+    assert entry.reasons[0].endswith("(AIC201, line 1)")
+    assert entry.reasons[0].startswith("required field 'Next step'")
 
 
 def test_warnings_alone_do_not_make_a_task_stuck() -> None:
@@ -140,7 +142,7 @@ def test_every_stuck_reason_is_listed() -> None:
         "blocker",
         "blocker",
         "phase is 'blocked'",
-        "stale",
+        "no update for over 1d (stale)",
     ]
 
 

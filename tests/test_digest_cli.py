@@ -32,7 +32,8 @@ def test_digest_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "digest", "--source", str(EXAMPLES), "--format", "json", *NOW)
     data = json.loads(out)
     assert code == 0 and data["window_hours"] == 24
-    assert [e["number"] for e in data["categories"]["stuck"]] == [102, 103, 104]
+    # Stuck by severity (a broken block, then blocked, then stale), then the oldest first.
+    assert [e["number"] for e in data["categories"]["stuck"]] == [102, 104, 103]
     assert data["categories"]["shipped"][0]["reasons"] == ["closed as completed 4h ago"]
 
 

@@ -11,7 +11,7 @@ from ai_context.jobs.digest_delivery import marker, one_line, slack_wanted
 from ai_context.rules.digest import build_digest
 from ai_context.rules.digest_model import DigestState, StateRead, TaskState
 from ai_context.rules.digest_render import render_markdown
-from ai_context.rules.digest_state import find_baseline, find_state
+from ai_context.rules.digest_state import find_baseline, find_state, slack_line
 from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
 
@@ -92,12 +92,16 @@ def test_shipped_means_within_the_window() -> None:
 
 def test_slack_is_posted_again_only_when_the_tasks_changed() -> None:
     digest = build_digest(sample_issues(), NOW)
-    posted = comment(2, "2026-05-27", render_markdown(digest, BUNDLED))
+    text = render_markdown(digest, BUNDLED)
+    posted = comment(2, "2026-05-27", f"{text}\n\n{slack_line(digest.state())}")
     later = build_digest(sample_issues(), NOW + timedelta(hours=1))
     assert not slack_wanted(posted, later)
     moved = build_digest([*sample_issues(), issue(40, "New", block())], NOW)
     assert slack_wanted(posted, moved) and slack_wanted(None, digest)
     assert find_state(posted.body).status == "restored"
+    # A day's comment that says Slack got nothing (its post failed, or Slack was no target
+    # then): the rerun posts, whatever the tasks.
+    assert slack_wanted(comment(2, "2026-05-27", text), later)
 
 
 def test_a_failure_is_one_line_without_library_internals() -> None:

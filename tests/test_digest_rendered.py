@@ -18,10 +18,10 @@ from tests.rendered import Page, github
 
 TRICKY_TITLE = "Fix | pipes <!channel> {{7*7}} <script>alert(1)</script> @here"
 COLUMNS = {
-    "Stuck": ["Why", "Task", "Actor", "Updated"],
-    "In review": ["Task", "Actor", "Phase", "Plan", "Updated"],
-    "In progress": ["Task", "Actor", "Phase", "Plan", "Updated"],
-    "Shipped": ["Task", "Actor", "Plan", "How"],
+    "Stuck": ["Why", "Task", "Owner (actor)", "Updated"],
+    "In review": ["Task", "Owner (actor)", "Phase", "Plan", "Updated"],
+    "In progress": ["Task", "Owner (actor)", "Phase", "Plan", "Updated"],
+    "Shipped": ["Task", "Owner (actor)", "Pull request", "Follow-ups", "How"],
 }
 
 
@@ -64,7 +64,9 @@ def test_each_digest_table_has_its_columns_and_stuck_comes_first() -> None:
         for row in table.rows:
             assert len(row) == len(table.head), row  # nothing split a cell
     stuck = page.tables[0]
-    assert stuck.rows[0][0].startswith("blocker: ")  # the reason comes first
+    # The reason comes first, in words (a broken block first: the worst kind of stuck).
+    assert stuck.rows[0][0].startswith("required field ")
+    assert stuck.rows[1][0].startswith("blocker: ")
 
 
 def test_no_digest_cell_shows_a_backtick_or_a_backslash() -> None:

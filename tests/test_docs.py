@@ -41,7 +41,25 @@ def test_first_screen_says_how_agents_and_repositories_get_it() -> None:
     first_screen = "\n".join(README.splitlines()[:40])
     assert "pipx install ai-context" in first_screen
     assert "uvx ai-context" in first_screen
-    assert "uses: <owner>/ai-context@v1" in first_screen
+    assert "no release yet" in first_screen  # said plainly, with what works before it
+    assert "[The Action in five minutes](#the-action-in-five-minutes)" in first_screen
+
+
+def test_the_readme_reads_in_its_readers_order() -> None:
+    """What it is, the Action in five minutes, agents, managers, reference, contributing."""
+    headings = re.findall(r"^## (.+)$", README.split("```", 1)[0] + README, re.M)
+    order = ["The Action in five minutes", "For agents", "For managers", "Reference"]
+    top = [h for h in headings if h in (*order, "Contributing")]
+    assert top == [*order, "Contributing"]
+    action = README.index("## The Action in five minutes")
+    for part in ("### 3. The first run", "### Troubleshooting"):
+        assert action < README.index(part) < README.index("## For agents")
+
+
+def test_nothing_a_user_copies_holds_a_placeholder() -> None:
+    """Code a user copies names nothing they cannot fill in (`<owner>`...)."""
+    for block in re.findall(r"```(?:yaml|sh|json)\n(.*?)```", README, re.S):
+        assert not re.search(r"<(owner|repo|name|user|org)>", block, re.I), block
 
 
 def test_changelog_keeps_an_unreleased_section_and_each_version_is_readable() -> None:

@@ -258,7 +258,8 @@ def test_post_refused_for_permissions_is_a_config_error_not_retried() -> None:
         status=403,
         json={"message": "Resource not accessible by integration"},
     )
-    with pytest.raises(GitHubConfigError, match="permissions: issues: write"):
+    # The one permission the refused call needs, and never more than the Action's.
+    with pytest.raises(GitHubConfigError, match="the token needs `issues: write`"):
         adapter().create_comment(1, "hello")
     assert len(responses.calls) == 1
 

@@ -97,7 +97,7 @@ def test_a_missing_field_is_one_note_per_list_and_no_failure(cu: ClickUpFake) ->
     report, _ = run(cu, [issue(1, "CU-tk1"), issue(2, "CU-tk2")])
     assert report.notes == [
         "ClickUp field ai_context not found on list 555: create a Text field named ai_context "
-        "at the space level"
+        "at the space level, or name your field in the config file's `mirror.field`"
     ]
     assert [i.result for i in report.items] == ["no_field", "no_field"]
     assert report.exit_code == 0 and not report.errors and not report.findings

@@ -45,11 +45,24 @@ INPUTS = {
     "digest-issue": "",
     "templates": "",
     "bot-login": "github-actions[bot]",
+    "max-writes": "50",
+    "mention-owners": "new",
 }
 # Inputs the config file may also set: action.yml leaves them empty, because GitHub always
 # passes a declared default and it would shadow the file; the code applies the default.
-OVERRIDABLE = ("jobs", "dry-run", "fail-on", "stale-after", "clickup-api-url", "bot-login")
-OUTPUTS = ("findings", "errors", "stale", "mirrored", "digest-url", "api-calls")
+OVERRIDABLE = (
+    "jobs",
+    "dry-run",
+    "fail-on",
+    "stale-after",
+    "max-writes",
+    "mention-owners",
+    "clickup-api-url",
+    "bot-login",
+)
+OUTPUTS = ("findings", "errors", "stale", "mirrored", "digest-url", "api-calls", "writes-left")
+# Before the first release, users copy the action into their repository (README.md, step 1).
+DOCS_USES = "./.github/actions/ai-context"
 
 
 # --- reading the Dockerfile and .dockerignore ---------------------------------------------
@@ -408,6 +421,8 @@ def test_effective_default_is_the_codes(name: str, default: str) -> None:
         shown = ",".join(value)
     if name == "stale-after":
         shown = f"{int(value.total_seconds() // 3600)}h"
+    if name == "max-writes":
+        shown = str(value)
     assert shown == default
 
 
@@ -474,7 +489,7 @@ def test_workflows_pass_only_declared_inputs() -> None:
     inputs = set(load(ACTION)["inputs"])
     for step in (
         action_step(load(WORKFLOW), "./"),
-        action_step(docs_workflow(), "<owner>/ai-context@v1"),
+        action_step(docs_workflow(), DOCS_USES),
     ):
         assert set(step.get("with", {})) <= inputs
 
@@ -482,7 +497,7 @@ def test_workflows_pass_only_declared_inputs() -> None:
 def test_documented_workflow_is_this_repositorys_workflow() -> None:
     """What users copy is what this repository runs, but for the action's `uses:`."""
     ours, theirs = load(WORKFLOW), docs_workflow()
-    action_step(theirs, "<owner>/ai-context@v1")["uses"] = "./"
+    action_step(theirs, DOCS_USES)["uses"] = "./"
     assert theirs == ours
 
 

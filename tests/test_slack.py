@@ -9,7 +9,7 @@ import requests
 import responses
 from urllib3.exceptions import ProtocolError
 
-from ai_context.adapters.slack import SlackWebhook
+from ai_context.adapters.slack import REMEDIES, SlackWebhook
 
 URL = "https://hooks.slack.com/services/T000/B000/SECRETSECRET"
 MESSAGES = [{"text": f"m{i}", "blocks": []} for i in range(3)]
@@ -79,7 +79,8 @@ def test_slack_errors_fail_at_once_with_slacks_text(
     result = post(fake_time)
     assert not result.ok
     assert (result.sent, result.calls) == (0, 1)
-    assert result.error == f"Slack message 1 of 3: HTTP {status} {body}"
+    # Slack's own text, then what to do about it.
+    assert result.error == f"Slack message 1 of 3: HTTP {status} {body}: {REMEDIES[body]}"
 
 
 @responses.activate
@@ -105,7 +106,10 @@ def test_429_retries_are_bounded(fake_time: FakeTime) -> None:
     responses.post(URL, status=429, body="rate_limited", headers={"Retry-After": "2"})
     result = post(fake_time, MESSAGES[:1], max_attempts=3)
     assert not result.ok and result.calls == 3
-    assert result.error == "Slack message 1 of 1 after 3 attempts: HTTP 429 rate_limited"
+    assert result.error == (
+        "Slack message 1 of 1 after 3 attempts: HTTP 429 rate_limited: Slack asked to wait: "
+        "run again in a minute"
+    )
 
 
 @responses.activate
@@ -179,7 +183,7 @@ def test_the_webhook_url_never_shows(fake_time: FakeTime) -> None:
 
 @pytest.mark.parametrize("bad", ["", "hooks.slack.com/services/x", "ftp://x/y", "https://"])
 def test_a_bad_webhook_url_is_refused_without_echoing_it(bad: str) -> None:
-    with pytest.raises(ValueError, match="must be an http") as caught:
+    with pytest.raises(ValueError, match="URL is not an http") as caught:
         SlackWebhook(bad)
     assert "services/x" not in str(caught.value)
 

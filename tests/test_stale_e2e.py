@@ -17,7 +17,10 @@ from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
 BOT = "github-actions[bot]"
+# Every stale episode mentions its owner here (these tests are about how); the default,
+# episodes ai-context saw begin, is test_first_run_e2e.py's.
 CONFIG = """\
+mention-owners: all
 actors:
   cc-ariel-laptop:
     owner: ariel
@@ -134,10 +137,12 @@ def test_a_push_by_another_actor_is_a_claim_race_until_the_next_checkpoint(
     run(gh, tmp_path / "1", event="push", payload=push)
     assert gh.issue("o/r", 1).labels == ["ai-context:conflict"]
     assert "claim race: 1 commit naming #1 by cc-ben after" in sticky(gh, 1)
-    # A scheduled run cannot see that push; the comment remembers it, so nothing flips.
+    # A scheduled run cannot see that push; the comment remembers it, so nothing flips (the
+    # one write creates the issue that keeps the run state).
     gh.reset_requests()
     run(gh, tmp_path / "2")
-    assert [r.method for r in gh.requests if r.method != "GET"] == []
+    writes = [(r.method, r.template) for r in gh.requests if r.method != "GET"]
+    assert writes == [("POST", "/repos/{owner}/{repo}/issues")]
     # The Active actor checkpoints after the commit: the race is over.
     gh.edit_issue("o/r", 1, body=block(datetime.now(UTC)))
     run(gh, tmp_path / "3")

@@ -76,7 +76,7 @@ def test_a_sticky_comment_created_with_the_mention_needs_no_second_comment(
 
 def verdict() -> Verdict:
     stale = Finding(code="AIC601", severity="warning", message="stale", hint="")
-    return Verdict(findings=(stale,), mention="ariel")
+    return Verdict(findings=(stale,), mention="ariel", mention_all=True)
 
 
 def test_the_marker_alone_is_enough_to_never_tell_twice() -> None:

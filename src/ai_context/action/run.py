@@ -1,5 +1,4 @@
-"""The Action's main: the configuration, the route, the jobs, then outputs, summary and the
-calls line."""
+"""The Action's main: settings, the route, the jobs, then outputs, summary and the calls line."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from ai_context.adapters.workflow import Workflow
 from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
 from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
-from ai_context.jobs.context import RunContext
+from ai_context.jobs.context import Route, RunContext
 from ai_context.jobs.digest import check_delivery
 from ai_context.jobs.registry import JOBS
 from ai_context.rules.templating import compile_all
@@ -74,8 +73,8 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         github=github,
         workflow=wf,
         now=settings.now or datetime.now(UTC),
-        route=route(_event(env, event, repository), settings, repository),
-        outputs={"findings": "0", "errors": "0", "stale": "0", "mirrored": "0", "digest-url": ""},
+        route=_route(env, event, repository, settings),
+        outputs={},
         workflow_env=env,
         event=event,
         github_api_url=api_url,
@@ -97,9 +96,9 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
                     wf.endgroup()
     except Exception as exc:
         ctx.summary.append(f"**Stopped:** {escape_cell(str(exc))}")
+        _finish(ctx, github, wf, stopped=True)
         raise
-    finally:
-        _finish(ctx, github, wf)
+    _finish(ctx, github, wf, stopped=False)
     return max(ctx.exit_codes, default=0)
 
 
@@ -154,8 +153,23 @@ def _check_digest_issue(github: GitHub, settings: Config) -> None:
         )
 
 
-def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
-    """Outputs, summary and the calls line: written whether the jobs finished or not."""
+# The counts a finished run reports when no job set them (nothing found, nothing written).
+DEFAULT_OUTPUTS = {
+    "findings": "0",
+    "errors": "0",
+    "stale": "0",
+    "mirrored": "0",
+    "digest-url": "",
+    "writes-left": "0",
+}
+
+
+def _finish(ctx: RunContext, github: GitHub, wf: Workflow, *, stopped: bool) -> None:
+    """Outputs, summary and the calls line: written whether the jobs finished or not. A run
+    that STOPPED leaves the counts it did not reach empty: `findings=0` would say it found
+    nothing, when it did not look."""
+    for name, value in DEFAULT_OUTPUTS.items():
+        ctx.outputs.setdefault(name, "" if stopped else value)
     calls = {service: count() for service, count in ctx.api_calls.items()}
     ctx.outputs["api-calls"] = str(sum(calls.values()))
     wf.set_outputs(ctx.outputs)
@@ -164,6 +178,14 @@ def _finish(ctx: RunContext, github: GitHub, wf: Workflow) -> None:
     left = f"; GitHub rate limit {limit[0]}/{limit[1]} left" if limit else ""
     per_service = ", ".join(f"{service} {n}" for service, n in calls.items())
     wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
+
+
+def _route(env: Mapping[str, str], event: str, repository: str, settings: Config) -> Route:
+    """The event's route, without the digest when the config file says `digest: false`."""
+    found = route(_event(env, event, repository), settings, repository)
+    if not settings.digest_on:
+        found.jobs = tuple(job for job in found.jobs if job != "digest")
+    return found
 
 
 def _event(env: Mapping[str, str], name: str, repository: str) -> Event:

@@ -74,12 +74,12 @@ def clickup(token: Secret, *, api_url: str, http: Http = Http()) -> ClickUp:
     )
 
 
-def slack(webhook_url: Secret) -> SlackWebhook:
+def slack(webhook_url: Secret, *, attempts: int = 3) -> SlackWebhook:
     """The incoming webhook; its own retry rule (adapters/slack.py) keeps any unsure POST
     from being sent twice. ValueError when the URL is unusable."""
     from ai_context.adapters.slack import SlackWebhook  # noqa: PLC0415
 
-    return SlackWebhook(webhook_url.get_secret_value())
+    return SlackWebhook(webhook_url.get_secret_value(), max_attempts=attempts)
 
 
 # --- GitHub from the environment: the command line and the MCP server ----------------------

@@ -84,6 +84,10 @@ class Config(BaseModel):
     digest_issue: int | None = Field(default=None, gt=0)
     templates: str | None = None
     bot_login: str = "github-actions[bot]"
+    # GitHub's content-creation limits are 80 writes a minute and 500 an hour: 50 a run stays
+    # under both, however the runs fall.
+    max_writes: int = Field(default=50, ge=1, le=500)
+    mention_owners: Literal["new", "all", "none"] = "new"
     # Secrets: inputs and environment variables only.
     github_token: SecretField | None = None
     clickup_token: SecretField | None = None
@@ -127,6 +131,13 @@ class Config(BaseModel):
             raise ValueError(f"{value!r} is not true or false")
         return value
 
+    @field_validator("mention_owners", mode="before")
+    @classmethod
+    def _mention(cls, value: Any) -> Any:
+        # `true` and `false` read as the two plain answers: owners of new episodes, nobody.
+        lowered = str(value).strip().lower()
+        return {"true": "new", "yes": "new", "false": "none", "no": "none"}.get(lowered, lowered)
+
     @field_validator("required", mode="before")
     @classmethod
     def _required(cls, value: Any) -> Any:
@@ -143,10 +154,13 @@ class Config(BaseModel):
     def _webhook(cls, value: Secret | None) -> Secret | None:
         # Checked up front, so a bad URL fails the run (exit 2) before anything is posted;
         # the message never repeats the URL, which is a secret.
-        if value is not None and not value.get_secret_value().startswith(("https://", "http://")):
-            raise ValueError(
-                "is not an http(s) URL (paste the whole https://hooks.slack.com/... URL)"
-            )
+        if value is None:
+            return None
+        from ai_context.adapters.slack import webhook_problem  # noqa: PLC0415 - only when set
+
+        problem = webhook_problem(value.get_secret_value())
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("clickup_api_url")
@@ -202,6 +216,11 @@ class Config(BaseModel):
         return parse_digest_section(
             sections.get("digest"), sections.get("repositories"), self.config
         )
+
+    @property
+    def digest_on(self) -> bool:
+        """`digest: false` in the config file turns the digest off (so does `jobs` without it)."""
+        return self._sections.get("digest") is not False
 
     def check_sections(self) -> None:
         """Every section parsed now: a bad one is exit 2 before a run writes anything."""

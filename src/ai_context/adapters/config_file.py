@@ -27,6 +27,8 @@ FILE_SETTINGS = (
     "dry-run",
     "fail-on",
     "stale-after",
+    "max-writes",
+    "mention-owners",
     "required",
     "clickup-api-url",
     "clickup-team-id",
@@ -76,7 +78,7 @@ class ConfigFile:
                 )
             else:
                 raise ConfigError(
-                    f"{self.where(name)}: unknown setting {name!r}; known: "
+                    f"{self.where(name)}: unknown setting {name!r}; the file takes: "
                     + ", ".join(sorted((*FILE_SETTINGS, *SECTIONS)))
                 )
 

@@ -595,8 +595,9 @@ def _from_status(
         )
     if status == 403 and wait is None and "rate limit" not in message.lower():
         return GitHubConfigError(
-            f"GitHub refused to {what} ({status} {message}); give the workflow "
-            "`permissions: issues: write` (and `contents: write` for leases)",
+            f"GitHub refused to {what} ({status} {message}); the token needs "
+            f"{permission_for(what)} (the job's `permissions:`, or the token's scopes). The "
+            "Action needs `issues: write` and `contents: read`, nothing more",
             status,
         )
     if status == 404:
@@ -622,6 +623,15 @@ def _from_status(
             f"GitHub failed to {what} ({status} {message}); try again later", status
         )
     return GitHubError(f"GitHub could not {what} ({status} {message})", status)
+
+
+def permission_for(what: str) -> str:
+    """The one permission a refused call needs: git refs and commits are `contents` (written
+    by an agent's token for its leases, never by the Action), the rest is `issues`."""
+    reads = what.startswith(("read", "list", "query"))
+    if any(word in what for word in ("ref", "commit", "tree")):
+        return "`contents: read`" if reads else "`contents: write` (an agent's token, for leases)"
+    return "`issues: read`" if reads else "`issues: write`"
 
 
 def unless_modified(known: Issue | None, number: int, repository: str) -> dict[str, str]:

@@ -182,6 +182,7 @@ COMMAND_GROUPS = {
     "digest": "digest",
     "summary": "digest",
     "status": "digest",
+    "slack": "digest",
     "report": "report",
     "save": "agent",
     "resume": "agent",

@@ -1,11 +1,15 @@
 """Where the reports (`digest`, `summary`, `status`, `report`) read their issues from.
 
-Live, from GitHub: the repositories named by `--repo OWNER/NAME` (repeatable), else the
-repository as everywhere (GITHUB_REPOSITORY, then the origin remote) plus the config file's
-`repositories:`; each repository is listed once (open issues, and those closed within the
-window), as the Action does. Offline, from `--issues-dir DIR` (a folder of Markdown files).
-The token is GITHUB_TOKEN (or GH_TOKEN), the API GITHUB_API_URL. Either way the settings are
-the Action's (adapters/config.py: the config file, its defaults), under the flags given.
+Live, from GitHub: the repositories named by `--repo OWNER/NAME` (repeatable), else an issue
+URL's repository, else the repository as everywhere (GITHUB_REPOSITORY, then the origin
+remote) plus the config file's `repositories:`; each repository is listed once (open issues,
+and those closed within the window), as the Action does. Offline, from `--issues-dir DIR` (a
+folder of Markdown files). The token is GITHUB_TOKEN (or GH_TOKEN), the API GITHUB_API_URL.
+
+The settings are the Action's: the same config file (`--config FILE`, else
+`.github/ai-context.yml` of the checkout the command runs in, found from any folder of it) and
+the same defaults, so `stale-after`, the window and `required:` put a task in the same
+category in both.
 """
 
 from __future__ import annotations
@@ -21,17 +25,26 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.cli.common import add_format, duration_arg, repo_arg, timestamp_arg
 from ai_context.core.errors import UsageError
+from ai_context.core.models import IssueRef
 
 if TYPE_CHECKING:
     from ai_context.adapters.config import Config
     from ai_context.adapters.github import GitHub
-    from ai_context.core.models import Issue, IssueRef
+    from ai_context.core.models import Issue
+    from ai_context.jobs.digest import Gathered
+    from ai_context.rules.digest import DigestConfig
 
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
 
 
-def add_source_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
-    """The options every report shares: where to read, the clock, the rules, the format."""
+def add_source_options(
+    p: argparse.ArgumentParser,
+    formats: tuple[str, ...],
+    *,
+    filters: tuple[str, ...] = ("actor", "owner", "label"),
+) -> None:
+    """The options every report shares: where to read, the clock, the rules, the format, and
+    FILTERS (`--actor`, `--owner`, `--label`; `status` names its actor itself)."""
     p.add_argument(
         "--repo",
         dest="repos",
@@ -67,11 +80,41 @@ def add_source_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> 
         "--stale-after",
         type=duration_arg,
         default=None,
-        help="e.g. 90m, 24h, 3d (default: the config's stale-after, else 24h)",
+        help="e.g. 90m, 24h, 3d (default: the config file's stale-after, else 24h)",
     )
     p.add_argument(
         "--templates", type=Path, metavar="DIR", help="your templates, tried before ours"
     )
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="the config file (default: .github/ai-context.yml of the checkout you are in)",
+    )
+    if filters:
+        if "actor" in filters:
+            p.add_argument(
+                "--actor",
+                dest="actors",
+                action="append",
+                metavar="ID",
+                help="only the tasks of this actor id (repeat for several)",
+            )
+        p.add_argument(
+            "--owner",
+            dest="owners",
+            action="append",
+            metavar="LOGIN",
+            help="only the tasks this GitHub login owns: assigned, or actors.<id>.owner "
+            "(repeat for several)",
+        )
+        p.add_argument(
+            "--label",
+            dest="labels",
+            action="append",
+            metavar="NAME",
+            help="only issues with this label (repeat: any of them)",
+        )
     add_format(p, formats)  # text for a terminal (colour on a TTY unless NO_COLOR), md, json
 
 
@@ -85,7 +128,7 @@ def colour_for(out: TextIO) -> bool:
 
 @dataclass
 class Source:
-    """The issues a report reads, the settings, and what it needs to say where they came from."""
+    """The issues a report reads, and what it needs to say where they came from."""
 
     repos: list[str]
     config: Config
@@ -98,12 +141,38 @@ class Source:
         return self.offline is None
 
 
+def config_root(start: Path) -> Path:
+    """Where the config file's default path starts: the nearest folder from START up that
+    holds `.github/ai-context.yml` or is a checkout's top (`.git`); START when none is."""
+    for folder in (start, *start.parents):
+        if (folder / ".github" / "ai-context.yml").is_file() or (folder / ".git").exists():
+            return folder
+    return start
+
+
+def _load_config(config: Path | None) -> Config:
+    """The Action's configuration, read from the same file: `--config FILE`,
+    AI_CONTEXT_CONFIG, else .github/ai-context.yml of the checkout (found from any folder of
+    it); its sections are checked when a report reads them."""
+    from ai_context.adapters.config import load_config  # noqa: PLC0415
+    from ai_context.core.errors import ConfigError  # noqa: PLC0415
+
+    env: dict[str, str] = dict(os.environ)
+    if config is not None:
+        if not config.is_file():
+            raise UsageError(f"--config {config}: no such file")
+        env["AI_CONTEXT_CONFIG"] = str(config.resolve())
+    try:
+        return load_config(env, config_root(Path.cwd()))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def open_source(args: argparse.Namespace) -> Source:
     """Where to read, from the options, the environment and the config file."""
     from ai_context.adapters import clients  # noqa: PLC0415
-    from ai_context.adapters.config import load_config  # noqa: PLC0415
 
-    config = load_config(os.environ, Path.cwd())
+    config = _load_config(args.config)
     if args.issues_dir is not None:
         from ai_context.adapters.store import DirectoryStore, StoreError  # noqa: PLC0415
 
@@ -115,6 +184,9 @@ def open_source(args: argparse.Namespace) -> Source:
             raise UsageError(str(exc)) from exc
         return Source(repos=[args.repository], config=config, offline=store)
     repos = list(args.repos or [])
+    named = getattr(args, "issue", None)
+    if not repos and isinstance(named, IssueRef) and named.repository:
+        repos = [named.repository]  # `summary https://github.com/OWNER/NAME/issues/4`
     if not repos:
         default = clients.default_repository(os.environ)
         repos = [*([default] if default else []), *config.digest.repositories]
@@ -150,29 +222,43 @@ def now_of(args: argparse.Namespace, source: Source) -> datetime:
     return source.config.now or datetime.now(UTC)
 
 
-def window_of(args: argparse.Namespace, source: Source) -> timedelta:
-    given: timedelta | None = args.window
-    return given or source.config.digest.window
+def digest_config(args: argparse.Namespace, source: Source) -> DigestConfig:
+    """The Action's DigestConfig (jobs.digest.digest_config) from the same settings, with the
+    command line's `--window` and `--stale-after` on top."""
+    from ai_context.core.errors import ConfigError  # noqa: PLC0415
+    from ai_context.jobs.digest import digest_config as config_of  # noqa: PLC0415
+
+    try:
+        return config_of(source.config, window=args.window, stale_after=args.stale_after)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
 
 
-def stale_after_of(args: argparse.Namespace, source: Source) -> timedelta:
-    given: timedelta | None = args.stale_after
-    return given or source.config.stale_after
+def read_all(source: Source, now: datetime, window: timedelta) -> Gathered:
+    """Every issue a report looks at and the baseline a digest compares with, read as the
+    Action reads them (jobs.digest.gather); offline: every file, and no baseline."""
+    from ai_context.jobs.digest import Gathered, gather  # noqa: PLC0415
+    from ai_context.rules.digest_state import find_state  # noqa: PLC0415
 
-
-def read_all(source: Source, since: datetime) -> list[Issue]:
-    """Every issue a report looks at: one listing of open and one of recently closed issues
-    per repository (offline: every file)."""
     if not source.live:
-        return source.offline.list_issues("all")  # type: ignore[no-any-return]
-    from ai_context.jobs.digest import read_issues  # noqa: PLC0415
-
+        return Gathered(issues=source.offline.list_issues("all"), previous=find_state(None))
     assert source.github is not None
-    issues: list[Issue] = []
-    for repo in source.repos:
-        with service_errors(repo):
-            issues += read_issues(source.github(repo), since)
-    return issues
+    repos = [source.github(repo) for repo in source.repos]
+    with service_errors(", ".join(source.repos)):
+        return gather(repos, settings=source.config, window=window, now=now)
+
+
+def select(issues: list[Issue], args: argparse.Namespace, config: DigestConfig) -> list[Issue]:
+    """The issues the filters (`--actor`, `--owner`, `--label`) keep; all without them."""
+    from ai_context.rules.digest import select_issues  # noqa: PLC0415
+
+    return select_issues(
+        issues,
+        actors=getattr(args, "actors", None) or (),
+        owners=getattr(args, "owners", None) or (),
+        labels=getattr(args, "labels", None) or (),
+        config=config,
+    )
 
 
 def read_one(source: Source, ref: IssueRef) -> Issue:

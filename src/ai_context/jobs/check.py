@@ -16,6 +16,8 @@ from ai_context.jobs import memory
 from ai_context.jobs.comments import CheckReport, run_check
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.context import threshold_hit as _threshold_hit
+from ai_context.jobs.digest import posts_comment
+from ai_context.jobs.digest_delivery import DIGEST_LABEL
 from ai_context.jobs.stale import _stale_summary, stale_rules
 from ai_context.rules.checks import CheckResult
 from ai_context.rules.gitlog import (
@@ -23,6 +25,7 @@ from ai_context.rules.gitlog import (
     session_files_changed,
 )
 from ai_context.rules.session import check_session_file
+from ai_context.rules.sticky import WriteBudget
 
 
 def check_job(ctx: RunContext) -> None:
@@ -40,11 +43,16 @@ def check_job(ctx: RunContext) -> None:
             issue.number, result.block, commits, repo=repository, field_lines=parsed.field_lines
         )
 
-    tasks = stale_rules(ctx)
     # A full scan reads the run state from the listing (no call) and writes it back (issue 14).
     scan = ctx.route.scan_all
     settings = ctx.settings
-    remembered = memory.load(settings, ctx.open_issues(), repository) if scan else None
+    state = memory.load(settings, ctx.open_issues(), repository) if scan else None
+    # When the scheduled runs first saw the tasks: kept from the state, else this run.
+    seen = ((state.since if state else None) or ctx.now) if scan else None
+    tasks = stale_rules(ctx, seen)
+    budget = ctx.writes
+    # Room for what the run writes after the tasks: the run state, the digest comment.
+    budget.reserve = (1 + ("digest" in ctx.route.jobs)) if scan else 0
     report = run_check(
         _current(ctx),
         ctx.github,
@@ -56,18 +64,34 @@ def check_job(ctx: RunContext) -> None:
         extra_findings=git_findings,
         tasks=tasks,
         thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
-        remembered=remembered,
+        remembered=dict(state.tasks) if state else None,
+        budget=budget,
     )
-    if scan:
+    budget.reserve = 0
+    if scan and ctx.issues():  # no task, nothing to remember
         tasks_now = memory.remember(report)
-        memory.save(ctx.github, settings, ctx.open_issues(), tasks_now, ctx.workflow.log)
+        budget.spend(
+            memory.save(
+                ctx.github,
+                settings,
+                ctx.open_issues(),
+                tasks_now,
+                ctx.workflow.log,
+                since=seen or ctx.now,
+                digest=posts_comment(ctx),
+            )
+        )
+    ctx.outputs["writes-left"] = str(budget.left)
+    if budget.left:
+        ctx.workflow.log(f"ai-context: {budget.describe()}")
     session = _session_files(ctx)
     _annotate(report, ctx.workflow)
     ctx.outputs["findings"] = str(report.findings + len(session))
     ctx.outputs["errors"] = str(
         report.count("error") + sum(1 for f in session if f.severity == "error")
     )
-    ctx.summary.append(_check_summary(report, ctx.settings))
+    others = _not_tasks(ctx) if scan else None
+    ctx.summary.append(_check_summary(report, ctx.settings, others, budget))
     if tasks is not None:
         ctx.outputs["stale"] = str(report.stale)
         ctx.summary.append(_stale_summary(report))
@@ -143,10 +167,24 @@ def _annotate(report: CheckReport, wf: Workflow) -> None:
             )
 
 
-def _check_summary(report: CheckReport, settings: Config) -> str:
+def _not_tasks(ctx: RunContext) -> int:
+    """Open issues a full scan left alone: no block (nor our labels), the digest issue aside."""
+    tasks = {issue.number for issue in ctx.issues()}
+    return sum(
+        1
+        for issue in ctx.open_issues()
+        if issue.number not in tasks and DIGEST_LABEL not in issue.labels
+    )
+
+
+def _check_summary(
+    report: CheckReport, settings: Config, others: int | None, budget: WriteBudget
+) -> str:
+    without = f" ({others} other open issue(s) have no AI Context block: not tasks, left alone)"
     lines = [
-        f"Checked {len(report.checks)} issue(s): {report.findings} finding(s), "
-        f"{report.count('error')} error(s)."
+        f"Checked {len(report.checks)} task(s)"
+        + (without if others else "")
+        + f": {report.findings} finding(s), {report.count('error')} error(s)."
         + (" **Dry run: no writes were made.**" if settings.dry_run else "")
     ]
     with_findings = [c for c in report.checks if c.findings]
@@ -162,6 +200,8 @@ def _check_summary(report: CheckReport, settings: Config) -> str:
             f"{kind.replace('_', ' ')}: {n}" for kind, n in sorted(report.stats.items())
         )
         lines += ["", f"Writes {'planned' if settings.dry_run else 'made'}: {ops}."]
+    if budget.left:
+        lines += ["", f"**Max-writes:** {budget.describe()}"]
     return "\n".join(lines)
 
 

@@ -25,6 +25,8 @@ from ai_context.rules.stale import Verdict
 from ai_context.rules.sticky import (
     CHECK_LABELS,
     Op,
+    WriteBudget,
+    dry_run_text,
     is_sticky,
     needs_comments,
     plan_comment,
@@ -67,6 +69,7 @@ class IssueCheck:
     sticky: Comment | None = None
     known: Known | None = None
     created: int | None = None
+    deferred: bool = False  # its writes were left for the next run (max-writes)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -212,7 +215,9 @@ def finish(
         planned = plan_comment(
             issue.number, shown, listed or [], bot_login, notes=notes, state=state
         )
-        ops = planned + mention + ops
+        # The mention before the sticky comment's edit: the edit's memory says the owner was
+        # told, so a run stopped between the two (max-writes) must not have made the edit alone.
+        ops = mention + planned + ops
     checked = IssueCheck(issue, replace(result, findings=shown), ops, verdict)
     checked.sticky = sticky
     checked.known = known
@@ -243,13 +248,15 @@ def run_check(
     tasks: TaskRules | None = None,
     thorough: bool = False,
     remembered: Mapping[int, Known] | None = None,
+    budget: WriteBudget | None = None,
 ) -> CheckReport:
     """Plan and apply each issue's writes. REMEMBERED is the run state (a full scan's): an
     entry the listing agrees with saves the comment read; the comments still due a read are
     read together before any write (read_many: one GraphQL query per 100 issues). A full
     scan (not THOROUGH) settles the races of its new comments at the end, from one listing
     (jobs/settle.py); a run about one issue lists that issue's comments after creating one,
-    at once."""
+    at once. BUDGET (max-writes) stops the writes once spent: the tasks after that point
+    keep their findings but make no write (IssueCheck.deferred), in a dry run too."""
     report = CheckReport([])
     started = datetime.now(UTC)
     deferred: list[Created] | None = None if thorough or dry_run else []
@@ -267,6 +274,7 @@ def run_check(
         issue = found.issue
         listed = listings[issue.number] if found.read else None
         planned = finish(found, listed, bot_login=bot_login, tasks=tasks)
+        _within(planned, budget)
         try:
             _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
         except GitHubNotFound:
@@ -286,9 +294,25 @@ def run_check(
                 continue
         report.checks.append(planned)
         report.stats.update(op.kind for op in planned.ops)
+        if budget is not None:
+            budget.spend(len(planned.ops))
     if deferred:
         _settle_deferred(report, writer, deferred, started, bot_login)
     return report
+
+
+def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
+    """Keep the writes of PLANNED that BUDGET still allows, in order, and leave the rest to the
+    next run (which plans them again from what GitHub then holds). Once a task's writes are
+    left, so are those of every task after it: the next run starts there."""
+    if budget is None or not planned.ops:
+        return
+    room = 0 if budget.left else max(0, budget.room)
+    if room >= len(planned.ops):
+        return
+    budget.defer(len(planned.ops) - room)
+    planned.ops = planned.ops[:room]
+    planned.deferred = True
 
 
 def _settle_deferred(
@@ -318,7 +342,8 @@ def _apply_all(
 ) -> None:
     for op in planned.ops:
         if dry_run:
-            log(f"[dry-run] would {op.describe()}")
+            now = planned.sticky.body if planned.sticky is not None else None
+            log(dry_run_text(op, now if op.kind == "edit_comment" else None))
             continue
         made = apply(op, writer, bot_login, deferred, log)
         if op.kind == "create_comment" and made is not None and is_sticky(made, bot_login):

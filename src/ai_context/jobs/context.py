@@ -18,6 +18,7 @@ from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import is_task
+from ai_context.rules.sticky import WriteBudget
 
 
 @dataclass
@@ -51,8 +52,13 @@ class RunContext:
     github_api_url: str = GITHUB_API_URL
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
     findings: dict[int, list[Finding]] = field(default_factory=dict)
+    # The run's GitHub writes against max-writes (RunContext.__post_init__ sets the limit).
+    writes: WriteBudget = field(default_factory=lambda: WriteBudget(0))
     _issues: list[Issue] | None = None
     _open: list[Issue] | None = None
+
+    def __post_init__(self) -> None:
+        self.writes.limit = self.settings.max_writes
 
     def open_issues(self) -> list[Issue]:
         """Every open issue of the repository, listed once per run (100 a page)."""

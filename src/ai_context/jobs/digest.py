@@ -10,12 +10,13 @@ Targets (the `digest:` section's `targets`, any combination):
                  stuck tasks' owners when `mention-owners: true` and `actors.<id>.slack` is set;
   step-summary   always, in an Action run: the full digest and a delivery section.
 A failed target does not stop the others; the run then exits 3 and says which failed.
-The command line's `ai-context digest` reads the same repositories through `read_issues`.
+The command line's `ai-context digest` reads the same repositories through `gather`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from ai_context.jobs.digest_delivery import (
     day_of,
     deliver_comment,
     deliver_slack,
+    rewrite_comment,
     slack_wanted,
     todays_comment,
 )
@@ -39,7 +41,14 @@ from ai_context.rules.digest import DigestConfig, DigestSection, Target, build_d
 from ai_context.rules.digest_model import StateRead
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
-from ai_context.rules.digest_state import find_baseline, find_state
+from ai_context.rules.digest_state import (
+    find_baseline,
+    find_state,
+    merge_previous,
+    slack_line,
+    slack_posted,
+)
+from ai_context.rules.sticky import WriteBudget
 
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub takes 1 MiB of step summary: the full list fits
 COMMENT_LIMIT = 60_000  # of the 65,536 a comment holds: room for the marker line
@@ -56,9 +65,11 @@ def check_delivery(settings: Config) -> None:
         )
 
 
-def digest_config(settings: Config) -> DigestConfig:
-    """What decides the categories, from the configuration (the window, stale-after)."""
-    return DigestConfig(window=settings.digest.window, stale_after=settings.stale_after)
+def posts_comment(ctx: RunContext) -> bool:
+    """Whether this run posts the digest comment (and so may create the digest issue)."""
+    if "digest" not in ctx.route.jobs or not ctx.route.scan_all:
+        return False
+    return "issue-comment" in targets_of(ctx.settings.digest, ctx.settings)
 
 
 def targets_of(section: DigestSection, settings: Config) -> tuple[Target, ...]:
@@ -83,14 +94,11 @@ def previous_state(comments: Sequence[Comment], today: str, bot_login: str) -> S
     return find_state(latest.body)
 
 
-def read_issues(
-    github: GitHub, since: datetime, open_issues: Sequence[Issue] | None = None
-) -> list[Issue]:
-    """Every issue of one repository a digest looks at: the open ones (one listing, unless the
-    run has them already) and those closed since `since` (one listing, as completed or not: a
-    task closed as not planned is said to have left)."""
-    listed = list(open_issues) if open_issues is not None else github.list_issues("open")
-    return listed + github.list_issues("closed", since=since)
+def read_issues(github: GitHub, since: datetime) -> list[Issue]:
+    """Every issue of one repository a report without a baseline looks at (the MCP server's
+    status): the open ones and those closed since SINCE (gather reads the same in two steps,
+    its baseline between them)."""
+    return github.list_issues("open") + github.list_issues("closed", since=since)
 
 
 def _since(now: datetime, window: timedelta, previous: StateRead) -> datetime:
@@ -99,6 +107,91 @@ def _since(now: datetime, window: timedelta, previous: StateRead) -> datetime:
     start = now - window
     before = previous.state.generated_at
     return min(start, before) if previous.status == "restored" and before else start
+
+
+def digest_config(
+    settings: Config,
+    *,
+    window: timedelta | None = None,
+    stale_after: timedelta | None = None,
+) -> DigestConfig:
+    """The one DigestConfig the Action, the command line and the MCP server build from the
+    same settings, so all put a task in the same category: the window, stale-after,
+    `required:` and owners."""
+    owners = {
+        key.lower(): actor.owner
+        for actor in settings.actors.actors
+        if actor.owner
+        for key in (actor.id, *actor.aliases)
+    }
+    return DigestConfig(
+        window=window or settings.digest.window,
+        stale_after=stale_after or settings.stale_after,
+        check=settings.check,
+        owners=owners,
+    )
+
+
+def find_digest_issue(open_issues: Sequence[Issue], configured: int | None = None) -> int | None:
+    """The digest issue: CONFIGURED (`digest-issue`), else the open one labelled for it."""
+    if configured is not None:
+        return configured
+    labelled = [i.number for i in open_issues if DIGEST_LABEL in i.labels]
+    return min(labelled) if labelled else None
+
+
+@dataclass
+class Gathered:
+    """What a digest reads: every issue, the baseline, and each repository's digest comments
+    (by repository; the first is the digest's own)."""
+
+    issues: list[Issue]
+    previous: StateRead
+    comments: dict[str, list[Comment]] = field(default_factory=dict)
+    digest_issue: int | None = None
+
+
+def gather(
+    repos: Sequence[GitHub],
+    *,
+    settings: Config,
+    window: timedelta,
+    now: datetime,
+    open_issues: Sequence[Issue] | None = None,
+) -> Gathered:
+    """Read what a digest over REPOS needs (the first is the digest's own; OPEN_ISSUES its open
+    issues, when the run has them): each repository's open issues, its digest issue's comments
+    (each repository is compared with its own last digest, rules.digest_state.merge_previous),
+    then the issues closed since the window or that digest, whichever is older. The command
+    line and the Action both read through here, so they see the same."""
+    today = now.date().isoformat()
+    opened: list[list[Issue]] = []
+    reads: list[tuple[str, StateRead]] = []
+    out = Gathered(issues=[], previous=find_state(None))
+    for index, github in enumerate(repos):
+        listed = list(open_issues) if index == 0 and open_issues is not None else None
+        opened.append(listed if listed is not None else github.list_issues("open"))
+        number = find_digest_issue(opened[-1], settings.digest_issue if index == 0 else None)
+        if index == 0:
+            out.digest_issue = number
+        if number is None:
+            continue
+        try:
+            comments = github.list_comments(number)
+        except GitHubNotFound as exc:
+            raise ConfigError(
+                f"setting digest-issue: #{number} does not exist in {github.repository}; name "
+                f"an open issue, or leave it empty to use (or create) the issue labelled "
+                f"{DIGEST_LABEL}"
+            ) from exc
+        out.comments[github.repository] = comments
+        reads.append((github.repository, previous_state(comments, today, settings.bot_login)))
+    out.previous = merge_previous(reads)
+    since = _since(now, window, out.previous)
+    # The open issues, not only the tasks: a task whose block was removed is said to have left.
+    for github, listed in zip(repos, opened, strict=True):
+        out.issues += listed + github.list_issues("closed", since=since)
+    return out
 
 
 def mentions_of(settings: Config) -> dict[str, str]:
@@ -113,11 +206,11 @@ def deliver_digest(
     github: GitHub,
     settings: Config,
     open_issues: Sequence[Issue],
-    tasks: Sequence[Issue],
     now: datetime,
     workspace: Path,
     other_repos: Callable[[str], GitHub],
     log: Callable[[str], None],
+    budget: WriteBudget,
     full_url: str = "",
 ) -> Delivery:
     section = settings.digest
@@ -128,60 +221,50 @@ def deliver_digest(
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
     today = now.date().isoformat()
-    digest_issue = _find_digest_issue(settings, open_issues)
-    comments: list[Comment] = []
-    if "issue-comment" in targets and digest_issue is not None:
-        try:
-            comments = github.list_comments(digest_issue)
-        except GitHubNotFound as exc:
-            raise ConfigError(
-                f"setting digest-issue: #{digest_issue} does not exist in {github.repository}; "
-                "name an open issue, or leave it empty to use (or create) the issue labelled "
-                f"{DIGEST_LABEL}"
-            ) from exc
-    previous = previous_state(comments, today, settings.bot_login)
     repos = [github] + [
         other_repos(r) for r in section.repositories if r.lower() != github.repository.lower()
     ]
-    since = _since(now, section.window, previous)
-    # The open issues, not only the tasks: a task whose block was removed is said to have left.
-    issues = read_issues(github, since, list(open_issues) or list(tasks))
-    for other in repos[1:]:
-        issues += read_issues(other, since)
-    config = digest_config(settings)
-    digest = build_digest(issues, now, config, previous)
+    got = gather(repos, settings=settings, window=section.window, now=now, open_issues=open_issues)
+    digest = build_digest(got.issues, now, digest_config(settings), got.previous)
     full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT)
     if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
         comment = templates.run(render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url)
     else:
         comment = full
     out = Delivery(digest, full, comment)
-    existing = todays_comment(comments, today, settings.bot_login)
-    if "issue-comment" in targets:
+    on_issue = "issue-comment" in targets
+    existing = todays_comment(got.comments.get(github.repository, []), today, settings.bot_login)
+    slack = "slack" in targets and settings.slack_webhook_url is not None
+    post = slack and (not on_issue or slack_wanted(existing, digest))
+    if on_issue:
+        before = slack_posted(existing.body if existing else None)
+        # The comment says what Slack got today: this run's tasks when it posts them now.
+        out.slack_mark = slack_line(digest.state()) if post else _mark(before)
         deliver_comment(
             out,
             github=github,
             settings=settings,
-            digest_issue=digest_issue,
+            digest_issue=got.digest_issue,
             existing=existing,
             today=today,
             log=log,
+            budget=budget,
         )
-    if "slack" in targets and settings.slack_webhook_url is not None:
-        if "issue-comment" in targets and not slack_wanted(existing, digest):
-            out.report.append("Slack: not posted: the tasks are as this morning's digest left them")
-            log("Slack: the digest did not change since today's post; not posted again")
-        else:
-            messages = templates.run(slack_messages, digest, comment_url=out.url, mentions=mentions)
-            deliver_slack(out, settings=settings, messages=messages, log=log)
+    if slack and not post:
+        out.report.append("Slack: not posted: it got these tasks earlier today")
+        log("Slack: the digest did not change since today's post; not posted again")
+    elif post:
+        messages = templates.run(slack_messages, digest, comment_url=out.url, mentions=mentions)
+        deliver_slack(out, settings=settings, messages=messages, log=log)
+        if on_issue and out.slack is not None and not out.slack.ok:
+            # Slack did not get them: the comment says what it had before, so a rerun posts.
+            out.slack_mark = _mark(slack_posted(existing.body if existing else None))
+            rewrite_comment(out, github=github, today=today, log=log, budget=budget)
     return out
 
 
-def _find_digest_issue(settings: Config, open_issues: Sequence[Issue]) -> int | None:
-    if settings.digest_issue is not None:
-        return settings.digest_issue
-    labelled = [i.number for i in open_issues if DIGEST_LABEL in i.labels]
-    return min(labelled) if labelled else None
+def _mark(posted: str | None) -> str:
+    return f"[//]: # (ai-context-digest-slack:{posted})" if posted else ""
 
 
 def digest_job(ctx: RunContext) -> None:
@@ -210,11 +293,11 @@ def digest_job(ctx: RunContext) -> None:
         github=ctx.github,
         settings=settings,
         open_issues=ctx.open_issues(),
-        tasks=ctx.issues(),
         now=ctx.now,
         workspace=Path(env.get("GITHUB_WORKSPACE") or "."),
         other_repos=other,
         log=ctx.workflow.log,
+        budget=ctx.writes,
         full_url=run_url,
     )
     ctx.outputs["digest-url"] = outcome.url

@@ -21,7 +21,8 @@ from ai_context.adapters.slack import SlackResult
 from ai_context.core.markdown import escape_text
 from ai_context.core.models import Comment
 from ai_context.rules.digest_model import Digest
-from ai_context.rules.digest_state import find_state, same_tasks
+from ai_context.rules.digest_state import slack_posted, tasks_digest
+from ai_context.rules.sticky import WriteBudget, text_or_diff
 
 DIGEST_LABEL = "ai-context:digest"
 DIGEST_TITLE = "ai-context daily digest"
@@ -69,6 +70,13 @@ class Delivery:
     slack: SlackResult | None = None
     writes: list[str] = field(default_factory=list)
     report: list[str] = field(default_factory=list)  # the delivery section's lines
+    slack_mark: str = ""  # the comment's hidden line of what Slack got today ('' none)
+    comment_id: int | None = None  # the day's comment, once written or found
+
+    def body(self, today: str) -> str:
+        """The day's comment: its marker, the digest, and what Slack got today."""
+        mark = f"\n\n{self.slack_mark}" if self.slack_mark else ""
+        return f"{marker(today)}\n{(self.comment or self.markdown).rstrip()}{mark}\n"
 
     def section(self) -> str:
         """The step summary's delivery section (Markdown)."""
@@ -85,13 +93,26 @@ def deliver_comment(
     existing: Comment | None,
     today: str,
     log: Callable[[str], None],
+    budget: WriteBudget,
 ) -> None:
-    """Create the day's comment, or edit it; say which, with its link."""
-    body = f"{marker(today)}\n{out.comment or out.markdown}"
+    """Create the day's comment, or edit it; say which, with its link. BUDGET (max-writes)
+    may leave it for the next run; a dry run prints its text (or its diff)."""
+    body = out.body(today)
+    if existing is not None:
+        out.comment_id = existing.id
+    needed = (digest_issue is None) + (existing is None or existing.body.strip() != body.strip())
+    if needed and not budget.allows(needed):
+        out.report.append(
+            f"comment: not posted: max-writes {budget.limit} reached; the next run posts it"
+        )
+        log(f"ai-context: the digest comment waits for the next run (max-writes {budget.limit})")
+        return
+    budget.spend(needed)
     try:
         if digest_issue is None:
             if settings.dry_run:
                 log(f"[dry-run] would create the digest issue (label {DIGEST_LABEL}) and comment")
+                log(text_or_diff(body, None, "digest comment"))
                 out.writes.append("create digest issue")
                 out.report.append("comment: would create the digest issue and comment (dry run)")
                 return
@@ -111,6 +132,7 @@ def deliver_comment(
         if settings.dry_run:
             verb = "edit today's" if existing else "create a"
             log(f"[dry-run] would {verb} digest comment on #{digest_issue} ({len(body)} chars)")
+            log(text_or_diff(body, existing.body if existing else None, "digest comment"))
             out.writes.append(f"{verb} digest comment")
             out.report.append(f"comment: would {verb} digest comment on {where} (dry run)")
             return
@@ -119,7 +141,8 @@ def deliver_comment(
             log(f"edited today's digest comment on #{digest_issue}")
             out.report.append(f"comment: [edited]({out.url}) on {where} (a rerun today)")
         else:
-            out.url = github.create_comment(digest_issue, body).html_url
+            made = github.create_comment(digest_issue, body)
+            out.url, out.comment_id = made.html_url, made.id
             log(f"posted the digest comment on #{digest_issue}")
             out.report.append(f"comment: [created]({out.url}) on {where}")
         out.writes.append("digest comment")
@@ -129,12 +152,35 @@ def deliver_comment(
         out.report.append(f"comment: **failed**: {escape_text(reason)}")
 
 
+def rewrite_comment(
+    out: Delivery,
+    *,
+    github: GitHub,
+    today: str,
+    log: Callable[[str], None],
+    budget: WriteBudget,
+) -> None:
+    """Write the day's comment again after its Slack line changed (the post failed, so the
+    line says what Slack had before): one more write, only then."""
+    if out.comment_id is None or not out.url:
+        return
+    budget.spend(1)
+    try:
+        github.edit_comment(out.comment_id, out.body(today))
+    except GitHubError as exc:
+        reason = one_line(exc)
+        out.errors.append(f"digest comment failed: {reason}")
+        out.report.append(f"comment: **failed** to note the Slack failure: {escape_text(reason)}")
+        return
+    log("noted in today's digest comment that Slack did not get it (a rerun posts again)")
+
+
 def slack_wanted(existing: Comment | None, digest: Digest) -> bool:
-    """False on a same-day rerun whose tasks are as the day's comment left them."""
-    if existing is None:
-        return True
-    before = find_state(existing.body)
-    return before.status != "restored" or not same_tasks(before.state, digest.state())
+    """Whether Slack gets the digest: not on a same-day rerun whose tasks Slack already got
+    (the day's comment says which it got); yes when it got nothing today (never posted, the
+    post failed, or Slack became a target since) or the tasks changed since."""
+    posted = slack_posted(existing.body if existing is not None else None)
+    return posted is None or posted != tasks_digest(digest.state())
 
 
 def deliver_slack(

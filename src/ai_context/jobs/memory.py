@@ -13,6 +13,7 @@ state, and the next scheduled run sees from the listing that the task moved.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub
@@ -31,11 +32,16 @@ from ai_context.rules.memory import (
 )
 from ai_context.rules.sticky import MAX_COMMENT as MAX_BODY
 
-CARRIER_TEXT = (
-    "ai-context posts the daily digest of AI tasks here, one comment a day. A hidden line "
-    "below remembers what its last scheduled run wrote, so the next run reads only what "
-    "changed; deleting it costs one full run."
+MEMORY_TEXT = (
+    "A hidden line below remembers what the last scheduled run wrote, so the next run reads "
+    "only what changed; deleting it costs one full run."
 )
+CARRIER_TEXT = (
+    f"ai-context posts the daily digest of AI tasks here, one comment a day. {MEMORY_TEXT}"
+)
+# With the digest off (`digest: false`), the issue that holds the run state says only that.
+STATE_TITLE = "ai-context run state"
+STATE_TEXT = f"ai-context keeps its run state here (the digest is off). {MEMORY_TEXT}"
 
 
 def carrier(settings: Config, open_issues: Sequence[Issue]) -> Issue | None:
@@ -46,17 +52,18 @@ def carrier(settings: Config, open_issues: Sequence[Issue]) -> Issue | None:
     return min(labelled, key=lambda i: i.number) if labelled else None
 
 
-def load(settings: Config, open_issues: Sequence[Issue], repository: str) -> dict[int, Known]:
-    """The remembered tasks; empty (a full read) when the state is absent or not ours."""
+def load(settings: Config, open_issues: Sequence[Issue], repository: str) -> RunState | None:
+    """The run state; None (a full read) when it is absent or not ours."""
     found = carrier(settings, open_issues)
-    state = decode_state(found.body if found else None, repository, settings.bot_login)
-    return dict(state.tasks) if state else {}
+    return decode_state(found.body if found else None, repository, settings.bot_login)
 
 
 def remember(report: CheckReport) -> dict[int, Known]:
     """What this run leaves on each task, from its plans and writes."""
     out: dict[int, Known] = {}
     for check in report.checks:
+        if check.deferred:  # its writes were not made: the next run reads it again
+            continue
         sticky = (check.sticky.id, check.sticky.body) if check.sticky else None
         known = after_run(
             check.issue, check.ops, sticky=sticky, known=check.known, created=check.created
@@ -72,29 +79,37 @@ def save(
     open_issues: list[Issue],
     tasks: Mapping[int, Known],
     log: Callable[[str], None],
-) -> None:
-    """Write the state when it changed: re-read the carrier, replace only our line."""
+    *,
+    since: datetime,
+    digest: bool,
+) -> int:
+    """Write the state when it changed: re-read the carrier, replace only our line. SINCE is
+    when the scheduled runs first saw the tasks (kept from the state read); DIGEST: the run
+    posts the digest comment, so a carrier it creates is the digest issue (else it is titled
+    as the run state's alone). Returns the writes made."""
     found = carrier(settings, open_issues)
-    if found is None and (not tasks or settings.digest_issue is not None):
-        return  # nothing to remember, or the configured issue is closed: no issue made for it
-    state = RunState(github.repository, settings.bot_login, tasks)
+    if found is None and settings.digest_issue is not None:
+        return 0  # the configured issue is closed: no issue made for it
+    state = RunState(github.repository, settings.bot_login, tasks, since)
     limit = MAX_ENCODED
     if found is not None:  # the body holds 65,536 characters, the text around ours included
         rest = len(found.body) - len(current_line(found.body) or "")
         limit = min(limit, MAX_BODY - rest - 4)
     line = encode_state(state, limit)
     if found is not None and current_line(found.body) == line:
-        return
+        return 0
     if settings.dry_run:
         log("[dry-run] would write the run state to the digest issue")
-        return
+        return 1
     if found is None:
-        created = github.create_issue(DIGEST_TITLE, f"{CARRIER_TEXT}\n\n{line}", [DIGEST_LABEL])
+        title, text = (DIGEST_TITLE, CARRIER_TEXT) if digest else (STATE_TITLE, STATE_TEXT)
+        created = github.create_issue(title, f"{text}\n\n{line}", [DIGEST_LABEL])
         open_issues.append(created)  # the digest job of this run finds it
-        log(f"created the digest issue #{created.number} to hold the run state")
-        return
+        log(f"created issue #{created.number} ({title}) to hold the run state")
+        return 1
     # A human may have edited the text around it since the listing: a conditional re-read
     # (304, free of rate limit, when nothing changed; the fresh issue when something did).
     fresh = github.get_issue(found.number, known=found)
     github.update_issue_body(found.number, replace_line(fresh.body, line))
     log(f"run state: {len(tasks)} task(s) remembered on #{found.number}")
+    return 1

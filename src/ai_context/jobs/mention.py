@@ -5,6 +5,7 @@ sticky comment (jobs/comments.py); kept apart so each module reads as one concer
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from ai_context.core.block import Block, format_timestamp
@@ -12,6 +13,18 @@ from ai_context.core.models import Comment
 from ai_context.jobs.settle import ours
 from ai_context.rules.stale import Verdict
 from ai_context.rules.sticky import Op, sticky_comment
+
+
+def seen_begin(verdict: Verdict, sticky_since: datetime | None) -> bool:
+    """Whether ai-context watched the task before its stale episode began: the scheduled runs
+    had seen the repository's tasks by then (verdict.seen), or the task's sticky comment
+    existed. With `mention-owners: all`, every episode counts."""
+    if verdict.mention_all:
+        return True
+    witnesses = [t for t in (verdict.seen, sticky_since) if t is not None]
+    return (
+        verdict.stale_since is not None and bool(witnesses) and verdict.stale_since > min(witnesses)
+    )
 
 
 def mention_note(login: str) -> str:
@@ -41,6 +54,8 @@ def plan_mention(
     by the sticky comment itself when this run creates it, else by a short comment of its own,
     found again by its marker. The sticky comment remembers the episode, so neither is
     repeated while the task stays stale; a refreshed block that goes stale again is a new one.
+    An episode that began before ai-context first saw the task (seen_begin) is not announced,
+    so a first run over an old repository mentions nobody; once told, the note stays.
     """
     state = verdict.state() if verdict else None
     if verdict is None or not verdict.mention or block is None:
@@ -48,11 +63,14 @@ def plan_mention(
     login = verdict.mention
     stamp = format_timestamp(block.last_updated) if block.last_updated else "never"
     episode = f"{login} {stamp}"
-    state = {**(state or {}), MENTIONED: episode}
-    notes = (mention_note(login),)
     head = f"{MENTION_MARKER}{episode} -->"
     told = (memory or {}).get(MENTIONED) == episode or bool(ours(listed, bot_login, head))
-    if told or sticky_comment(listed, bot_login) is None:  # a created comment notifies
+    sticky = sticky_comment(listed, bot_login)
+    if not told and not seen_begin(verdict, sticky.created_at if sticky else None):
+        return (), state, []
+    state = {**(state or {}), MENTIONED: episode}
+    notes = (mention_note(login),)
+    if told or sticky is None:  # a created comment notifies
         return notes, state, []
     body = (
         f"{head}\n@{login}: task #{number} looks stale (no update since {stamp}); see the "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Protocol
 
 from ai_context.adapters.config import Config
@@ -69,8 +70,9 @@ def stale_enabled(settings: Config) -> bool:
     return settings.jobs == ("auto",) or "stale" in settings.jobs
 
 
-def stale_rules(ctx: RunContext) -> StaleRules | None:
-    """The stale rules for this run's comment plans, or None when the stale job is off."""
+def stale_rules(ctx: RunContext, seen: datetime | None = None) -> StaleRules | None:
+    """The stale rules for this run's comment plans, or None when the stale job is off. SEEN:
+    when the scheduled runs first saw the repository's tasks (None: this run cannot tell)."""
     if not stale_enabled(ctx.settings):
         return None
     actors, config, leases = ctx.settings.actors, ctx.settings.stale, ctx.settings.lease
@@ -95,7 +97,14 @@ def stale_rules(ctx: RunContext) -> StaleRules | None:
             if mine:
                 evidence = fresh.get(issue.number, Evidence())
                 fresh[issue.number] = evidence.model_copy(update={"commits": mine})
-    return StaleRules(config=config, actors=actors, now=ctx.now, fresh=fresh)
+    return StaleRules(
+        config=config,
+        actors=actors,
+        now=ctx.now,
+        fresh=fresh,
+        mention=ctx.settings.mention_owners,
+        seen=seen,
+    )
 
 
 def _stale_summary(report: CheckReport) -> str:

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ai_context.core.block import Block
+from ai_context.core.block import Block, parse
 from ai_context.core.duration_field import Duration
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError
@@ -81,6 +81,9 @@ class DigestConfig(BaseModel):
     stale_after: timedelta = STALE_AFTER
     review_label: str = REVIEW_LABEL
     check: CheckConfig = CheckConfig()
+    # Actor id (lower case) -> the GitHub login of its owner (`actors.<id>.owner`): who a task
+    # belongs to when its issue has no assignee.
+    owners: Mapping[str, str] = {}
 
     def checks(self) -> CheckConfig:
         """The check configuration, with this digest's `stale_after`."""
@@ -107,11 +110,15 @@ class DigestSection(BaseModel):
 
 
 def parse_digest_section(section: Any, repositories: Any, source: str) -> DigestSection:
-    """The `digest:` section, with the file's top-level `repositories:` when the section has
-    none; ConfigError naming SOURCE (the file) and the key when bad."""
-    if not isinstance(section, Mapping | None):
-        raise ConfigError(f"{source}: digest: must be a mapping, e.g. `digest: {{window: 24h}}`")
-    raw = dict(section or {})
+    """The `digest:` section (`false`: no digest; `true`: every default), with the file's
+    top-level `repositories:` when the section has none; ConfigError naming SOURCE (the file)
+    and the key when bad."""
+    if section is not None and not isinstance(section, bool | Mapping):
+        raise ConfigError(
+            f"{source}: digest: must be false (no digest) or a mapping of targets, window, "
+            "mention-owners"
+        )
+    raw = dict(section) if isinstance(section, Mapping) else {}
     top_level = repositories is not None and "repositories" not in raw
     if top_level:
         raw["repositories"] = repositories
@@ -160,8 +167,9 @@ def _closed_at(issue: Issue) -> datetime | None:
 
 
 def _error_reason(finding: Finding) -> str:
-    where = f" (line {finding.line})" if finding.line else ""
-    return f"{finding.code}{where}: {finding.message}"
+    """The finding in words, its code (and line) as a suffix: people read the words."""
+    where = f", line {finding.line}" if finding.line else ""
+    return f"{finding.message} ({finding.code}{where})"
 
 
 def _closed(issue: Issue, now: datetime, window: timedelta) -> Verdict:
@@ -197,10 +205,8 @@ def _stuck_reasons(
     if is_blocked_phase(block.phase):
         stuck.append(f"phase is '{block.phase}'")
     if block.last_updated is not None and now - block.last_updated > stale_after:
-        stuck.append(
-            f"stale: last updated {format_duration(now - block.last_updated)} ago "
-            f"(stale after {format_duration(stale_after)})"
-        )
+        # The age is the row's own column: said once, there.
+        stuck.append(f"no update for over {format_duration(stale_after)} (stale)")
     stuck.extend(_error_reason(f) for f in result.findings if f.severity == "error")
     return stuck
 
@@ -226,11 +232,70 @@ def categorise(issue: Issue, result: CheckResult, now: datetime, config: DigestC
     return ("in_review", tuple(review)) if review else ("in_progress", ())
 
 
+def owners_of(issue: Issue, block: Block | None, owners: Mapping[str, str]) -> tuple[str, ...]:
+    """Who a task belongs to: the issue's assignees, else its actor's owner (`actors:`)."""
+    if issue.assignees:
+        return issue.assignees
+    owner = owners.get((block.actor or "").lower()) if block is not None else None
+    return (owner,) if owner else ()
+
+
+def select_issues(
+    issues: Iterable[Issue],
+    *,
+    actors: Iterable[str] = (),
+    owners: Iterable[str] = (),
+    labels: Iterable[str] = (),
+    config: DigestConfig,
+) -> list[Issue]:
+    """The issues a report's filters keep (each filter given: any of its values; all given:
+    every filter): the block's actor id, the owner (owners_of), an issue label. Compared
+    without case."""
+    want_actors = {a.lower() for a in actors}
+    want_owners = {o.lower().removeprefix("@") for o in owners}
+    want_labels = {label.lower() for label in labels}
+    if not (want_actors or want_owners or want_labels):
+        return list(issues)
+    kept = []
+    for issue in issues:
+        block = parse(issue.body).block
+        if want_actors and (block is None or (block.actor or "").lower() not in want_actors):
+            continue
+        who = {o.lower() for o in owners_of(issue, block, config.owners)}
+        if want_owners and not who & want_owners:
+            continue
+        if want_labels and not {label.lower() for label in issue.labels} & want_labels:
+            continue
+        kept.append(issue)
+    return kept
+
+
+def outcome(block: Block | None) -> tuple[str | None, tuple[str, ...]]:
+    """The pull request and follow-ups `ai-context done --pr URL --followup TEXT` recorded."""
+    if block is None:
+        return None, ()
+    pr = (block.extra.get("Pull request") or "").strip() or None
+    items = []
+    for line in (block.extra.get("Follow-ups") or "").splitlines():
+        item = line.strip().lstrip("-*+").strip()
+        if item and item.lower() != "none":
+            items.append(item)
+    return pr, tuple(items)
+
+
 def _task_fields(
-    issue: Issue, block: Block | None, now: datetime, stamp: datetime | None
+    issue: Issue,
+    block: Block | None,
+    now: datetime,
+    stamp: datetime | None,
+    owners: Mapping[str, str],
 ) -> dict[str, Any]:
     """What a digest entry and a task summary both say about one task."""
+    pr, followups = outcome(block)
     return {
+        "owners": owners_of(issue, block, owners),
+        "pull_request": pr,
+        "followups": followups,
         "repository": issue.repository,
         "number": issue.number,
         "title": issue.title,
@@ -260,8 +325,12 @@ def classify(
     stamp = block.last_updated if block is not None else None
     if stamp is None and issue.state == "closed":
         stamp = _closed_at(issue)
+    done_at = None
+    if category == "shipped":
+        done_at = _closed_at(issue) if issue.state == "closed" else stamp
     return Entry(
-        **_task_fields(issue, block, now, stamp),
+        **_task_fields(issue, block, now, stamp, config.owners),
+        done_at=done_at,
         category=category,
         reasons=reasons,
         plan_total=len(block.plan) if block else 0,
@@ -344,6 +413,20 @@ def diff(
     return tuple(changes)
 
 
+def stuck_severity(entry: Entry) -> int:
+    """How badly a stuck task needs someone: 0 a broken block (the next session trusts it),
+    1 blocked (a blocker, or a blocked phase), 2 stale only."""
+    if entry.errors:
+        return 0
+    return 1 if entry.blockers or is_blocked_phase(entry.phase) else 2
+
+
+def stuck_order(entry: Entry) -> tuple[int, float, str, int]:
+    """Stuck by severity, then the longest untouched first (no update time: first)."""
+    age = entry.age.total_seconds() if entry.age is not None else float("inf")
+    return (stuck_severity(entry), -age, entry.repository, entry.number)
+
+
 _BARE_REF = re.compile(r"(?<![\w/#&])#(\d+)\b")
 
 
@@ -404,12 +487,14 @@ def digest_from_checked(
     ordered = sorted(unique.values(), key=lambda e: e.key)
     if len(repositories) > 1:  # a bare #411 would link to the digest's own repository
         ordered = [_qualified(entry) for entry in ordered]
+    entries = {c: tuple(e for e in ordered if e.category == c) for c in CATEGORIES}
+    entries["stuck"] = tuple(sorted(entries["stuck"], key=stuck_order))
     return Digest(
         generated_at=now,
         window=config.window,
         stale_after=config.stale_after,
         repositories=tuple(sorted(repositories)),
-        entries={c: tuple(e for e in ordered if e.category == c) for c in CATEGORIES},
+        entries=entries,
         changes=diff(ordered, previous, gone, repositories),
         previous=previous,
     )
@@ -437,7 +522,7 @@ def summarize_task(issue: Issue, now: datetime, config: DigestConfig | None = No
     category, reasons = categorise(issue, result, now, config)
     block = result.block
     return TaskSummary(
-        **_task_fields(issue, block, now, block.last_updated if block else None),
+        **_task_fields(issue, block, now, block.last_updated if block else None, config.owners),
         generated_at=now,
         category=category,
         reasons=reasons,

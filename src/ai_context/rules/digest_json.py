@@ -22,6 +22,7 @@ from ai_context.rules.digest_model import (
     Plate,
     TaskSummary,
 )
+from ai_context.rules.digest_trends import Trends
 
 _DURATION = TypeAdapter(timedelta)
 
@@ -52,6 +53,9 @@ def task_json(e: Entry) -> dict[str, Any]:
         "errors": e.errors,
         "last_updated": format_timestamp(e.last_updated) or None,
         "age_seconds": _seconds(e.age),
+        "owners": list(e.owners),
+        "pull_request": e.pull_request,
+        "followups": list(e.followups),
     }
 
 
@@ -116,3 +120,30 @@ def summary_json(s: TaskSummary) -> dict[str, Any]:
     data["last_updated"] = format_timestamp(s.last_updated) or None
     data["generated_at"] = format_timestamp(s.generated_at)
     return data
+
+
+def trends_json(t: Trends) -> dict[str, Any]:
+    """The period's figures (`digest --since D --format json`, key `trends`)."""
+    lead = t.median_lead
+    return {
+        "since": format_timestamp(t.since),
+        "until": format_timestamp(t.until),
+        "digests": t.digests,
+        "covered_from": format_timestamp(t.covered_from) or None,
+        "shipped": len(t.shipped),
+        "median_first_block_to_done_seconds": int(lead.total_seconds()) if lead else None,
+        "first_block_to_done_seconds": [int(d.total_seconds()) for d in t.lead_times],
+        "shipped_not_seen_before_done": t.unknown_lead,
+        "stuck_seconds": int(t.stuck_total.total_seconds()),
+        "stuck": [
+            {
+                "repository": s.repository,
+                "number": s.number,
+                "title": s.title,
+                "url": s.url,
+                "stuck_seconds": int(s.time.total_seconds()),
+            }
+            for s in t.stuck
+        ],
+        "stuck_all_period": [task_json(e) for e in t.stuck_throughout],
+    }

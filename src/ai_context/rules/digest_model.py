@@ -7,6 +7,7 @@ those imports only what it reads.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -65,10 +66,30 @@ class Entry(BaseModel):
     errors: int = 0
     last_updated: datetime | None = None
     age: timedelta | None = None
+    # The people: the issue's assignees, else the owner of its actor (`actors.<id>.owner`).
+    owners: tuple[str, ...] = ()
+    # What `ai-context done --pr URL --followup TEXT` recorded in the block.
+    pull_request: str | None = None
+    followups: tuple[str, ...] = ()
+    done_at: datetime | None = None  # a shipped task: closed, or its phase set done
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.repository, self.number)
+
+    @property
+    def pr_label(self) -> str:
+        """`#12` for a pull request of the task's repository, `owner/name#12` for another's,
+        `PR` for a link that is not a GitHub pull request's."""
+        return pull_label(self.pull_request, self.repository)
+
+    @property
+    def who(self) -> str:
+        """The owner with the actor id beside it: `bob (cc-bob-laptop)`, or either alone."""
+        owners = ", ".join(self.owners)
+        if owners and self.actor and self.actor.lower() not in {o.lower() for o in self.owners}:
+            return f"{owners} ({self.actor})"
+        return owners or self.actor or "-"
 
     @property
     def progress(self) -> str:
@@ -79,6 +100,17 @@ class Entry(BaseModel):
         if self.phase is None:
             return "-"
         return self.phase + (f" ({self.chunk[0]}/{self.chunk[1]})" if self.chunk else "")
+
+
+_PULL = re.compile(r"^https?://[^/]+/([^/]+/[^/]+)/pull/(\d+)")
+
+
+def pull_label(url: str | None, repository: str) -> str:
+    match = _PULL.match(url or "")
+    if match is None:
+        return "PR" if url else ""
+    repo, number = match.groups()
+    return f"#{number}" if repo.lower() == repository.lower() else f"{repo}#{number}"
 
 
 class Change(BaseModel):
@@ -230,6 +262,9 @@ class TaskSummary(BaseModel):
     age: timedelta | None = None
     findings: tuple[Finding, ...] = ()
     complete: bool = False
+    owners: tuple[str, ...] = ()
+    pull_request: str | None = None
+    followups: tuple[str, ...] = ()
 
 
 class Plate(BaseModel):

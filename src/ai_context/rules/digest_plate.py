@@ -41,10 +41,16 @@ def actors(digest: Digest) -> list[str]:
 def plate(
     digest: Digest, actor: str, *, login: str | None = None, ids: Iterable[str] = ()
 ) -> Plate:
-    """The tasks of `actor` (compared without case), most urgent first. Asked by a GitHub
-    `login`, the plate holds the tasks of every actor id in `ids` (those the login owns)."""
+    """The tasks of `actor` (compared without case), most urgent first: those it is the
+    Active actor of, and those it owns as a GitHub login (assigned to it, or owned through
+    `actors:`). Asked by a `login`, the plate also holds the tasks of every actor id in `ids`
+    (those the login owns)."""
     wanted = {i.strip().lower() for i in (*ids, actor)}
-    mine = [e for e in digest.all_entries() if (e.actor or "").lower() in wanted]
+    mine = [
+        e
+        for e in digest.all_entries()
+        if (e.actor or "").lower() in wanted or wanted & {o.lower() for o in e.owners}
+    ]
     return Plate(
         actor=actor.strip(),
         generated_at=digest.generated_at,

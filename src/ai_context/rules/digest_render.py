@@ -27,6 +27,7 @@ from ai_context.rules.digest_model import (
     TaskSummary,
 )
 from ai_context.rules.digest_state import base_line, state_line
+from ai_context.rules.digest_trends import Trends
 from ai_context.rules.templating import render
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -207,3 +208,15 @@ def render_status(
         known_actors=list(known_actors),
         multi_repo=len({e.repository for p in plates for e in p.entries}) > 1,
     )
+
+
+def render_trends(trends: Trends, multi_repo: bool) -> str:
+    """The period's figures as a Markdown section, above the digest (`digest --since D`)."""
+    from ai_context.core.durations import format_duration  # noqa: PLC0415
+    from ai_context.core.markdown import escape_text  # noqa: PLC0415
+    from ai_context.rules.digest_text import trends_lines  # noqa: PLC0415
+
+    days = format_duration(trends.until - trends.since)
+    lines = [f"## The last {days}, since {human_time(trends.since)}", ""]
+    lines += [f"- {escape_text(line)}" for line in trends_lines(trends, multi_repo)]
+    return "\n".join(lines) + "\n\n"

@@ -14,7 +14,9 @@ then its own state is the baseline. The next day compares with the state of the 
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,11 +65,6 @@ def state_line(state: DigestState) -> str:
 def base_line(state: DigestState) -> str:
     """The hidden line of the baseline a digest was compared with (see the module's doc)."""
     return f"[//]: # ({BASE_PREFIX}{encode_state(state)})"
-
-
-def same_tasks(a: DigestState, b: DigestState) -> bool:
-    """The same tasks in the same categories with the same steps done (times aside)."""
-    return a.tasks == b.tasks
 
 
 def _unreadable(why: str) -> StateRead:
@@ -153,3 +150,56 @@ def find_baseline(text: str | None) -> StateRead:
     if own.status != "restored":
         return own
     return own.model_copy(update={"own": True, "detail": "no previous digest found"})
+
+
+# What Slack last received today, as a digest of the tasks it showed: a same-day rerun posts
+# again when it is absent (never posted today, the post failed, or Slack became a target
+# since) or when the tasks changed since.
+SLACK_LINE_RE = re.compile(r"^\[//\]: # \(ai-context-digest-slack:([A-Za-z0-9_-]+)\)[ \t]*$", re.M)
+
+
+def tasks_digest(state: DigestState) -> str:
+    """Twelve characters naming the tasks of STATE (categories and steps; times aside)."""
+    rows = sorted((repo, n, t.category, t.done) for (repo, n), t in state.tasks.items())
+    return hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()[:12]
+
+
+def slack_line(state: DigestState) -> str:
+    """The hidden line saying Slack received STATE's tasks."""
+    return f"[//]: # (ai-context-digest-slack:{tasks_digest(state)})"
+
+
+def slack_posted(text: str | None) -> str | None:
+    """The tasks digest a day's comment says Slack received, or None."""
+    found = list(SLACK_LINE_RE.finditer(text or ""))
+    return found[-1].group(1) if found else None
+
+
+def merge_previous(reads: Sequence[tuple[str, StateRead]]) -> StateRead:
+    """One baseline from several repositories' previous digests, the first (the digest's own
+    repository) first: a repository the first one's state does not cover takes its tasks from
+    its own digest, so each repository is compared with the digest that last showed it."""
+    restored = [(repo, read) for repo, read in reads if read.status == "restored"]
+    if not restored:
+        return (
+            reads[0][1] if reads else StateRead(status="absent", detail="no previous digest found")
+        )
+    first_repo, first = restored[0]
+    tasks = dict(first.state.tasks)
+    covered = {repo.lower() for repo, _ in tasks} | {first_repo.lower()}
+    used = [first]
+    for repo, read in restored[1:]:
+        if repo.lower() in covered:
+            continue
+        mine = {key: t for key, t in read.state.tasks.items() if key[0].lower() == repo.lower()}
+        tasks.update(mine)
+        covered.add(repo.lower())
+        used.append(read)
+    if len(used) == 1:
+        return first
+    stamps = [r.state.generated_at for r in used if r.state.generated_at is not None]
+    return StateRead(
+        status="restored",
+        state=DigestState(generated_at=min(stamps, default=None), tasks=tasks),
+        detail=f"compared with {len(used)} repositories' digests ({len(tasks)} tasks)",
+    )

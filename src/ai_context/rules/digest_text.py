@@ -22,6 +22,7 @@ from ai_context.rules.digest_model import (
     TaskSummary,
 )
 from ai_context.rules.digest_render import human_date, human_time, sections
+from ai_context.rules.digest_trends import Trends
 from ai_context.rules.templating import clip
 
 ANSI: dict[Category, str] = {
@@ -59,12 +60,22 @@ def ref(e: Entry, multi_repo: bool) -> str:
 
 def _entry(e: Entry, multi_repo: bool, paint: Paint) -> list[str]:
     head = f"  {paint(ref(e, multi_repo), BOLD)} {plain(e.title, 90)}"
-    facts = [plain(e.actor or "no actor", 40), plain(e.phase_text, 40), f"plan {e.progress}"]
+    facts = [plain(e.who, 60), plain(e.phase_text, 40), f"plan {e.progress}"]
     lines = [head, "      " + paint(" · ".join([*facts, _ago(e.age)]), DIM)]
     if e.category == "stuck":
         lines += [f"      why: {plain(r, 160)}" for r in e.reasons[:3]]
+    elif e.category == "shipped":
+        lines += _outcome(e.pull_request, e.followups, "      ")
     elif e.next_step:
         lines.append(f"      next: {plain(e.next_step, 160)}")
+    return lines
+
+
+def _outcome(pr: str | None, followups: Sequence[str], indent: str) -> list[str]:
+    """A shipped task's pull request and follow-ups, as `done` recorded them."""
+    lines = [f"{indent}pull request: {plain(pr, 200)}"] if pr else []
+    if followups:
+        lines.append(f"{indent}follow-ups: " + "; ".join(plain(f, 120) for f in followups))
     return lines
 
 
@@ -138,7 +149,9 @@ def task_text(task: TaskSummary, *, colour: bool = False) -> str:
         return "\n".join([*lines, "This issue has no AI Context block."]) + "\n"
     chunk = f" (chunk {task.chunk[0]} of {task.chunk[1]})" if task.chunk else ""
     updated = human_time(task.last_updated) if task.last_updated else "-"
+    owners = ", ".join(task.owners) or "none (no assignee, no owner under actors: in the config)"
     lines += [
+        f"Owner:        {plain(owners, 80)}",
         f"Actor:        {plain(task.actor or 'none', 80)}",
         f"Phase:        {plain(task.phase or 'none', 80)}{chunk}",
         f"Last updated: {updated}" + (f" ({_ago(task.age)})" if task.age is not None else ""),
@@ -150,6 +163,11 @@ def task_text(task: TaskSummary, *, colour: bool = False) -> str:
         "Decisions:    " + ("; ".join(plain(d, 160) for d in task.decisions) or "none"),
         f"Files:        {plain(task.files_touched or 'none', 300)}",
     ]
+    if task.pull_request or task.followups:
+        lines += [
+            f"Pull request: {plain(task.pull_request or 'none', 200)}",
+            "Follow-ups:   " + ("; ".join(plain(f, 160) for f in task.followups) or "none"),
+        ]
     for f in task.findings:
         line = f"  line {f.line}" if f.line else ""
         lines.append(f"{f.severity} {f.code}{line}: {plain(f.message, 200)}")
@@ -176,13 +194,47 @@ def status_text(
         for i, e in enumerate(p.entries, start=1):
             label = paint(CATEGORY_TITLES[e.category], ANSI[e.category])
             lines.append(f"{i:>3}. {label} {ref(e, multi)} {plain(e.title, 90)}")
-            lines.append(
-                "       "
-                + paint(f"{plain(e.phase_text, 40)} · plan {e.progress} · {_ago(e.age)}", DIM)
-            )
+            facts = f"{plain(e.who, 60)} · {plain(e.phase_text, 40)} · plan {e.progress}"
+            lines.append("       " + paint(f"{facts} · {_ago(e.age)}", DIM))
             if e.category == "stuck":
                 lines += [f"       why: {plain(r, 160)}" for r in e.reasons[:3]]
             if e.next_step:
                 lines.append(f"       next: {plain(e.next_step, 160)}")
+            lines += _outcome(e.pull_request, e.followups, "       ")
         lines.append("")
     return "\n".join(lines) + ("" if lines else "\n")
+
+
+def trends_lines(t: Trends, multi_repo: bool) -> list[str]:
+    """The period's figures as lines of plain text (the terminal's; Markdown adds its marks)."""
+
+    def label(repository: str, number: int, title: str) -> str:
+        where = f"{repository}#{number}" if multi_repo else f"#{number}"
+        return f"{where} {plain(title, 60)}".rstrip()
+
+    lead = (
+        f"median {format_duration(t.median_lead)} from the first block to done"
+        if t.median_lead is not None
+        else "no time from the first block to done known"
+    )
+    unknown = f"; {t.unknown_lead} not seen before they were done" if t.unknown_lead else ""
+    stuck = ", ".join(
+        f"{label(s.repository, s.number, s.title)} {format_duration(s.time)}" for s in t.stuck[:5]
+    )
+    more = f", and {len(t.stuck) - 5} more" if len(t.stuck) > 5 else ""
+    throughout = "; ".join(label(e.repository, e.number, e.title) for e in t.stuck_throughout)
+    start = human_time(t.covered_from) if t.covered_from else "-"
+    return [
+        f"shipped: {len(t.shipped)} ({lead}{unknown})",
+        f"time stuck: {format_duration(t.stuck_total) if t.stuck else 'none'}"
+        + (f" across {len(t.stuck)} task(s): {stuck}{more}" if t.stuck else ""),
+        f"stuck all period: {throughout or 'none'}",
+        f"from {t.digests} digest(s) since {start}",
+    ]
+
+
+def trends_text(t: Trends, multi_repo: bool, *, colour: bool = False) -> str:
+    paint = Paint(colour)
+    days = format_duration(t.until - t.since)
+    head = paint(f"The last {days}, since {human_time(t.since)}", BOLD)
+    return "\n".join([head, *(f"  {line}" for line in trends_lines(t, multi_repo))]) + "\n\n"

@@ -22,6 +22,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from ai_context.core.findings import Finding
@@ -54,6 +55,9 @@ class RunState:
     repository: str
     bot: str
     tasks: Mapping[int, Known]
+    # When the first scheduled run saw the repository's tasks: a stale episode that began
+    # before it was not seen beginning, so its owner is not mentioned (mention-owners: new).
+    since: datetime | None = None
 
 
 def body_digest(body: str) -> str:
@@ -101,8 +105,11 @@ def encode_state(state: RunState, limit: int = MAX_ENCODED) -> str:
             [k.comments for _, k in rows],
             "".join(k.digest for _, k in rows),
         ]
-        payload = dict(zip(FIELDS, columns, strict=True))
-        payload["sum"] = _checksum(columns)
+        payload: dict[str, Any] = dict(zip(FIELDS, columns, strict=True))
+        since = _since_text(state.since)
+        if since:
+            payload["s"] = since
+        payload["sum"] = _checksum(columns + ([since] if since else []))
         line = hide(payload, prefix=PREFIX, compress=True)
         if len(line) <= limit or keep == 0:
             return line
@@ -116,7 +123,9 @@ def decode_state(body: str | None, repository: str, bot: str) -> RunState | None
     if data is None or data.get("v") != VERSION:
         return None
     columns: list[Any] = [data.get(name) for name in FIELDS]
-    if columns[1:3] != [repository.lower(), bot.lower()] or data.get("sum") != _checksum(columns):
+    since = data.get("s")
+    signed = columns + ([since] if since else [])
+    if columns[1:3] != [repository.lower(), bot.lower()] or data.get("sum") != _checksum(signed):
         return None
     numbers, ids, counts, digests = columns[3:]
     if not (_ints(numbers) and _ints(ids) and _ints(counts) and isinstance(digests, str)):
@@ -132,7 +141,20 @@ def decode_state(body: str | None, repository: str, bot: str) -> RunState | None
         n: Known(sticky_id=i, comments=c, digest=digests[k * width : (k + 1) * width])
         for k, (n, i, c) in enumerate(rows)
     }
-    return RunState(repository, bot, tasks)
+    return RunState(repository, bot, tasks, _since_time(since))
+
+
+def _since_text(when: datetime | None) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if when is not None else ""
+
+
+def _since_time(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def _ints(values: Any) -> bool:

@@ -155,13 +155,21 @@ def active_tasks(
 
 
 class Verdict(BaseModel):
-    """One task's findings, whom to mention while it is stale, and the evidence behind it."""
+    """One task's findings, whom to mention while it is stale, and the evidence behind it.
+
+    A mention is for a stale episode ai-context saw begin: STALE_SINCE (when this one began)
+    later than SEEN (when the scheduled runs first saw the repository's tasks; None when this
+    run cannot tell), or MENTION_ALL (`mention-owners: all`). jobs/mention.py decides, with
+    the sticky comment's age as a second witness."""
 
     model_config = ConfigDict(frozen=True)
 
     findings: tuple[Finding, ...] = ()
     mention: str | None = None
     memory: Evidence = Evidence()
+    stale_since: datetime | None = None
+    seen: datetime | None = None
+    mention_all: bool = False
 
     @property
     def codes(self) -> set[str]:
@@ -271,7 +279,11 @@ def judge(
     verdict = Verdict(findings=tuple(findings), memory=kept)
     if verdict.stale:
         owner = actors.owner(block.actor) or (actors.owner(lease.actor) if lease else None)
-        verdict = verdict.model_copy(update={"mention": owner})
+        began = [stamp + config.stale_after] if stamp is not None else []
+        if lease is not None and lease.expired(now):
+            began.append(lease.expires)
+        since = min(began, default=None)
+        verdict = verdict.model_copy(update={"mention": owner, "stale_since": since})
     return verdict
 
 
@@ -361,6 +373,9 @@ class StaleRules:
     actors: ActorMap
     now: datetime
     fresh: Mapping[int, Evidence] = field(default_factory=dict)
+    # mention-owners: `new` (episodes seen beginning), `all`, or `none`; SEEN as in Verdict.
+    mention: str = "new"
+    seen: datetime | None = None
 
     def __call__(
         self, issue: Issue, result: CheckResult, memory: Mapping[str, Any] | None
@@ -368,7 +383,7 @@ class StaleRules:
         if result.block is None or issue.state != "open":
             return Verdict()
         evidence = Evidence.from_state(memory).merged(self.fresh.get(issue.number, Evidence()))
-        return judge(
+        verdict = judge(
             issue.number,
             parse(issue.body),
             evidence,
@@ -376,3 +391,6 @@ class StaleRules:
             config=self.config,
             actors=self.actors,
         )
+        if self.mention == "none":
+            return verdict.model_copy(update={"mention": None})
+        return verdict.model_copy(update={"seen": self.seen, "mention_all": self.mention == "all"})

@@ -7,7 +7,9 @@ unchanged blocks plans no writes at all.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -60,6 +62,73 @@ class Op(BaseModel):
         if self.kind == "add_labels":
             return f"add labels {', '.join(self.labels)} to #{self.issue}"
         return f"remove label {', '.join(self.labels)} from #{self.issue}"
+
+
+def dry_run_text(op: Op, current: str | None = None) -> str:
+    """What a dry run prints for OP: its description, then the comment's text (or its diff
+    against CURRENT, the comment as it is now)."""
+    head = f"[dry-run] would {op.describe()}"
+    if op.body is None:
+        return head
+    return f"{head}\n{text_or_diff(op.body, current, f'comment {op.comment_id}')}"
+
+
+def text_or_diff(body: str, current: str | None, where: str) -> str:
+    """BODY line by line, or its unified diff against CURRENT (WHERE names both sides). Every
+    line starts with `| `: the text comes from issues, and a log line starting with `::`
+    would be a workflow command."""
+    if current is None:
+        lines = body.splitlines()
+    else:
+        lines = list(
+            difflib.unified_diff(
+                current.splitlines(),
+                body.splitlines(),
+                fromfile=f"{where} (now)",
+                tofile=f"{where} (would be)",
+                lineterm="",
+            )
+        )
+    return "\n".join(f"| {line}" for line in lines)
+
+
+@dataclass
+class WriteBudget:
+    """The writes one run may make (`max-writes`): once they are spent, the rest are left to
+    the next run, which plans them again from what GitHub then holds, so nothing is written
+    twice. RESERVE keeps room for the writes after the tasks' (the run state, the digest
+    comment)."""
+
+    limit: int
+    used: int = 0
+    reserve: int = 0
+    left: int = 0  # writes planned but left for the next run
+    left_tasks: int = 0
+
+    @property
+    def room(self) -> int:
+        """Writes still allowed, the reserve kept."""
+        return self.limit - self.used - self.reserve
+
+    def allows(self, writes: int) -> bool:
+        return writes <= self.room
+
+    def spend(self, writes: int) -> None:
+        self.used += writes
+
+    def defer(self, writes: int) -> None:
+        self.left += writes
+        self.left_tasks += 1
+
+    def describe(self) -> str:
+        """One line for the log and the step summary."""
+        if not self.left:
+            return f"{self.used} write(s), within max-writes {self.limit}."
+        return (
+            f"stopped at max-writes {self.limit}: {self.left} write(s) on {self.left_tasks} "
+            "task(s) left for the next run, which continues where this one stopped (run the "
+            "workflow again, or wait for the next schedule)."
+        )
 
 
 def render_findings(

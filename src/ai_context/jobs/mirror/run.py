@@ -134,6 +134,7 @@ class _Run:
         self.report = MirrorReport()
         self.noted_lists: set[str] = set()
         self.writes_stopped = False
+        self.team_checked = False
 
     # --- reading --------------------------------------------------------------------------
 
@@ -202,8 +203,23 @@ class _Run:
 
     # --- writing --------------------------------------------------------------------------
 
+    def check_team(self, task: Task) -> None:
+        """A task of another workspace than clickup-team-id says the setting is wrong: each
+        task read by id works anyway, but a full rebuild's pages would read the wrong one."""
+        if self.team_checked or not self.team_id or not task.team_id:
+            return
+        self.team_checked = True
+        if task.team_id != self.team_id:
+            self.report.errors.append(
+                f"clickup-team-id is {self.team_id}, but ClickUp task {task.id} is in workspace "
+                f"{task.team_id}: set clickup-team-id to {task.team_id} (the number after "
+                "app.clickup.com/ in ClickUp's URLs)"
+            )
+            self.report.exit_code = max(self.report.exit_code, 2)
+
     def mirror(self, item: Mirrored, task: Task) -> None:
         item.task = task
+        self.check_team(task)
         target = item.target
         match = self.fields.resolve(task)
         if match.status == "duplicate":
@@ -255,10 +271,18 @@ class _Run:
                 f"ClickUp field {name} on list {task.list_id} is a {match.field.type} field: "
                 f"make it a Text field named {name}"
             )
+        elif match.candidates:
+            near = ", ".join(f"'{f.name}'" for f in match.candidates)
+            self.report.notes.append(
+                f"ClickUp field {name} not found on list {task.list_id}, but {near} is there "
+                f"(names match exactly): rename it {name} in ClickUp, or set `mirror.field: "
+                f"{match.candidates[0].name}` in the config file"
+            )
         else:
             self.report.notes.append(
                 f"ClickUp field {name} not found on list {task.list_id}: create a Text field "
-                f"named {name} at the space level"
+                f"named {name} at the space level, or name your field in the config file's "
+                "`mirror.field`"
             )
 
 

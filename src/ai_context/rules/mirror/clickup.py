@@ -43,11 +43,18 @@ class FieldMatch(BaseModel):
     candidates: tuple[CustomField, ...] = ()
 
 
+def _loose(name: str) -> str:
+    """A field name as a person would say it: case, spaces, `_` and `-` aside."""
+    return "".join(ch for ch in name.casefold() if ch.isalnum())
+
+
 def resolve_field(fields: Sequence[CustomField], name: str) -> FieldMatch:
-    """The field named NAME (exact name; ClickUp names are case-sensitive in its UI)."""
+    """The field named NAME (exact name; ClickUp names are case-sensitive in its UI). When
+    none is, the candidates are the near misses (`AI Context` for `ai_context`)."""
     named = tuple(f for f in fields if f.name == name)
     if not named:
-        return FieldMatch(status="missing")
+        near = tuple(f for f in fields if _loose(f.name) == _loose(name))
+        return FieldMatch(status="missing", candidates=near)
     if len(named) > 1:
         return FieldMatch(status="duplicate", candidates=named)
     if named[0].type and named[0].type not in TEXT_FIELD_TYPES:
