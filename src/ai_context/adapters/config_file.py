@@ -23,18 +23,8 @@ if TYPE_CHECKING:
 DEFAULT_CONFIG = ".github/ai-context.yml"
 # Top-level settings the file may hold: the action's inputs that are no secret, and `required`.
 FILE_SETTINGS = (
-    "jobs",
-    "dry-run",
-    "fail-on",
-    "stale-after",
-    "max-writes",
-    "mention-owners",
-    "required",
-    "clickup-api-url",
-    "clickup-team-id",
-    "digest-issue",
-    "templates",
-    "bot-login",
+    *("jobs", "dry-run", "fail-on", "stale-after", "max-writes", "mention-owners", "required"),
+    *("clickup-api-url", "clickup-team-id", "digest-issue", "templates", "bot-login"),
 )
 # Inputs and environment variables only: a committed file never holds them.
 SECRETS = ("github-token", "clickup-token", "slack-webhook-url")

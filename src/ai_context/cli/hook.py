@@ -53,12 +53,6 @@ if TYPE_CHECKING:
     from ai_context.rules.cadence import Progress
 
 EVENTS = HOOK_EVENTS
-EVENT_NAMES = {
-    "session-start": "SessionStart",
-    "stop": "Stop",
-    "post-tool-use": "PostToolUse",
-    "pre-compact": "PreCompact",
-}
 RECENT = timedelta(hours=24)
 SESSION_FILE = "sp.json"  # `ai-context session save`'s default, in the project's root
 Answer = dict[str, Any] | None
