@@ -72,19 +72,23 @@ def test_first_save_puts_the_block_on_top_and_keeps_the_human_text(
     text = body(fake)
     assert text.endswith("\r\n\r\n" + HUMAN)
     assert parse(text).block == replace(block(), last_updated=T)
-    assert fake.count() == 3  # read, re-read, PATCH (no cached body yet)
+    assert fake.count() == 4  # read, re-read, PATCH, the edit history (no cached body yet)
     entry = cache.load(REPO, 1)
     assert entry is not None and not entry.dirty and entry.body == text
 
 
-def test_save_with_a_cached_body_costs_two_calls(fake: GitHubFake, tmp_path: Path) -> None:
+def test_save_with_a_cached_body_costs_three_calls(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
     agent.save(github(fake), cache, 1, block(), writer=None, now=T)
     fake.reset_requests()
     later = T + timedelta(minutes=30)
     out = agent.save(github(fake), cache, 1, block(next_step="Open PR"), writer=None, now=later)
     assert out.status == "ok"
-    assert fake.calls == {("GET", "/repos/{owner}/{repo}/issues/{number}"): 1, **_patch(1)}
+    assert fake.calls == {
+        ("GET", "/repos/{owner}/{repo}/issues/{number}"): 1,
+        **_patch(1),
+        ("POST", "/graphql"): 1,  # the edit history: did the PATCH overwrite anything?
+    }
     assert parse(body(fake)).block == replace(block(next_step="Open PR"), last_updated=later)
 
 

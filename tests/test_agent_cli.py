@@ -66,7 +66,7 @@ def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
     assert (code, err) == (0, "")
     assert out.startswith('saved the block to acme/shop#1 "Booking history"\n')
     assert "Next step: Finish unit tests in booking.repository.spec.ts" in out
-    assert out.endswith("github calls: 3\n")
+    assert out.endswith("github calls: 4\n")
     code, out, _ = run(["resume", "--format", "json"])
     data = json.loads(out)
     assert code == 0 and data["exit_code"] == 0 and "error" not in data

@@ -74,10 +74,11 @@ def test_two_machines_save_resume_handoff_resume(tmp_path: Path) -> None:
         for m in (laptop, phone):
             m.cwd.mkdir()
 
-        # 1. The laptop saves the first state; nothing cached yet: read, re-read, PATCH.
+        # 1. The laptop saves the first state; nothing cached yet: read, re-read, PATCH, and
+        #    the edit history that says the PATCH overwrote nothing.
         v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
         code, out = laptop.run("save", "1", "--now", "2026-05-26T09:00:00Z", stdin=v1)
-        assert (code, out["github_calls"]) == (0, 3)
+        assert (code, out["github_calls"]) == (0, 4)
 
         # 2. A person edits the issue's own text on GitHub.
         edited = (fake.issue(REPO, 1).body or "") + "\r\nPM: also export to CSV.\r\n"
@@ -90,14 +91,14 @@ def test_two_machines_save_resume_handoff_resume(tmp_path: Path) -> None:
 
         # 4. The phone works and saves. The block is the laptop's (another actor id), so the
         #    write guard refuses until the phone takes the task over; its cache holds the
-        #    body, so the save is a re-read + PATCH.
+        #    body, so the save is a re-read + PATCH + edit history.
         v2 = block("cc-ariel-phone", step3="done", next_step="Add the integration test")
         code, out = phone.run("save", "1", "--now", "2026-05-26T09:30:00Z", stdin=v2)
         assert (code, out["status"]) == (4, "conflict")
         assert "the task is cc-ariel-laptop's" in out["decision"]["reasons"][0]
         argv = ["save", "1", "--now", "2026-05-26T09:30:00Z", "--take", "local"]
         code, out = phone.run(*argv, stdin=v2)
-        assert (code, out["github_calls"], out["reapplied"]) == (0, 2, False)
+        assert (code, out["github_calls"], out["reapplied"]) == (0, 3, False)
 
         # 5. Back on the laptop: its cache names the task; the issue is newer. One call.
         code, out = laptop.run("resume")

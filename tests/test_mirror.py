@@ -14,6 +14,7 @@ from ai_context.core.block import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.jobs.mirror import mirror_templates
+from ai_context.rules.actors import parse_actors
 from ai_context.rules.mirror import (
     CustomField,
     Link,
@@ -29,6 +30,7 @@ from ai_context.rules.mirror import (
     same_value,
     targets,
 )
+from ai_context.rules.mirror.link import mirrored_from, trusted
 from tests.conftest import BUNDLED, SEED_BLOCK
 
 URL = "https://github.com/acme/shop/issues/42"
@@ -41,6 +43,7 @@ def issue(body: str = SEED_BLOCK, number: int = 42, **kw: object) -> Issue:
         body=body,
         html_url=f"https://github.com/acme/shop/issues/{number}",
         repository="acme/shop",
+        author_association=str(kw.pop("author_association", "MEMBER")),
         **kw,  # type: ignore[arg-type]
     )
 
@@ -310,3 +313,39 @@ def test_targets_skip_quietly_and_report_unusable_links() -> None:
         6: ["AIC704"],
     }
     assert "#6" in findings[5][0].message and findings[4][0].line == 19
+
+
+# --- may a link be followed ---------------------------------------------------------------
+
+
+def test_a_link_is_trusted_by_the_authors_association_or_the_config_actors() -> None:
+    actors = parse_actors(
+        {"cc-ariel-laptop": {"owner": "ariel"}, "copilot": {"aliases": ["app/copilot"]}}, "t"
+    )
+
+    def by(author: str, association: str | None) -> Issue:
+        return Issue(number=1, title="t", author=author, author_association=association)
+
+    for association in ("OWNER", "MEMBER", "COLLABORATOR", "member"):
+        assert trusted(by("x", association), None, actors)
+    for association in ("NONE", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", None):
+        assert not trusted(by("mallory", association), "mallory-bot", actors)
+    assert trusted(by("ariel", "NONE"), None, actors)  # an owner in actors:
+    assert trusted(by("copilot[bot]", "NONE"), None, actors)  # a bot alias
+    assert trusted(by("visitor", "NONE"), "cc-ariel-laptop", actors)  # a listed actor
+    # A login is never taken for an actor id: anyone may register `cc-ariel-laptop`.
+    assert not trusted(by("cc-ariel-laptop", "NONE"), None, actors)
+
+
+def test_the_field_names_the_issue_it_mirrors() -> None:
+    mine = Issue(number=9, title="t", repository="Acme/Shop")
+    assert mirrored_from(None, mine) is None and mirrored_from("", mine) is None
+    assert mirrored_from("no issue named here", mine) is None
+    assert mirrored_from("Issue: https://github.com/acme/shop/issues/9", mine) is None
+    assert mirrored_from("AI Context — acme/shop#9 t", mine) is None
+    assert mirrored_from("Issue: https://ghe.example.com/acme/shop/issues/7\n", mine) == (
+        "acme/shop",
+        7,
+    )
+    assert mirrored_from("AI Context — acme/shop#70 t", mine) == ("acme/shop", 70)
+    assert mirrored_from("AI Context — other/repo#9 t", mine) == ("other/repo", 9)

@@ -41,6 +41,7 @@ def issue(number: int, link: str, block: str = SEED_BLOCK) -> Issue:
         body=f"{block}\n\nClickUp: {link}\n",
         html_url=f"https://github.com/acme/shop/issues/{number}",
         repository="acme/shop",
+        author_association="MEMBER",
     )
 
 

@@ -7,10 +7,10 @@ the real API's status codes, headers and error bodies. Use one as a context mana
         ...  # point the code under test at gh.url, cu.url, slack.webhook_url
 
 See base.py for what every fake shares: request recording and counting, `fail_next` faults,
-`before`/`after` hooks.
+`before`/`after` hooks, `hold` (a request kept at the door until the test lets it in).
 """
 
-from .base import ANY, Clock, FakeServer, HttpError, Reply, Request
+from .base import ANY, Clock, FakeServer, Hold, HttpError, Reply, Request
 from .clickup import ClickUpFake
 from .github import GitHubFake
 from .slack import SlackFake
@@ -21,6 +21,7 @@ __all__ = [
     "Clock",
     "FakeServer",
     "GitHubFake",
+    "Hold",
     "HttpError",
     "Reply",
     "Request",

@@ -85,6 +85,29 @@ class _Rule:
         return self.method in (ANY, req.method) and self.path in (ANY, req.path, req.template)
 
 
+class Hold:
+    """A request held by `FakeServer.hold`: `wait()` until it has come, then `release()`."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.arrived = threading.Event()
+        self._go = threading.Event()
+        self.requests: list[Request] = []
+
+    def arrive(self, req: Request) -> None:
+        self.requests.append(req)
+        self.arrived.set()
+        self._go.wait(self.timeout)
+
+    def wait(self) -> Request:
+        """The held request, once it has come (AssertionError after the timeout)."""
+        assert self.arrived.wait(self.timeout), "no request came to be held"
+        return self.requests[-1]
+
+    def release(self) -> None:
+        self._go.set()
+
+
 def route(method: str, template: str) -> Callable[[Callable[..., Reply]], Callable[..., Reply]]:
     """Mark a FakeServer method as the handler of METHOD + TEMPLATE."""
 
@@ -265,6 +288,15 @@ class FakeServer:
         the response: whatever the callback changes is in place for the client's next call."""
         with self.lock:
             self._hooks.append(("after", _Rule(method.upper(), path, times, callback=callback)))
+
+    def hold(self, method: str, path: str, *, times: int = 1, timeout: float = 60) -> Hold:
+        """Hold the next TIMES matching requests at the door, before they are handled, until
+        the returned Hold is released: whatever the test changes meanwhile lands first (an
+        edit between a client's re-read and its write). TIMEOUT seconds at most, so a test
+        that never releases fails instead of hanging."""
+        held = Hold(timeout)
+        self.before(method, path, held.arrive, times=times)
+        return held
 
     def clear_faults(self) -> None:
         """Drop pending faults and hooks."""

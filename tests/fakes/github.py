@@ -36,6 +36,7 @@ from .github_model import (
     EMPTY_TREE,
     SECONDARY_LIMIT_MESSAGE,
     Comment,
+    Edit,
     Issue,
     Repo,
     _aware,
@@ -106,6 +107,7 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
         updated_at: datetime | None = None,
         closed_at: datetime | None = None,
         pull_request: bool = False,
+        author_association: str = "MEMBER",
     ) -> Issue:
         with self.lock:
             r = self.add_repo(repo)
@@ -129,6 +131,7 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
                 labels=[self._label(r, name)["name"] for name in labels],
                 assignees=list(assignees),
                 pull_request=pull_request,
+                author_association=author_association,
             )
             r.issues[number] = issue
             return issue
@@ -164,12 +167,15 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
         with self.lock:
             self._label(self.add_repo(repo), name, color, description)
 
-    def edit_issue(self, repo: str, number: int, **changes: Any) -> Issue:
+    def edit_issue(
+        self, repo: str, number: int, *, editor: str | None = None, **changes: Any
+    ) -> Issue:
         """Change an issue as a person would in the web UI (title, body, state, labels,
-        assignees, state_reason) and bump its updated_at. Handy inside `before`/`after` hooks."""
+        assignees, state_reason) and bump its updated_at; EDITOR (default: the issue's
+        author) is who the body's edit history names. Handy inside `before`/`after` hooks."""
         with self.lock:
             issue = self.issue(repo, number)
-            self._apply_issue_changes(self.repos[repo], issue, changes)
+            self._apply_issue_changes(self.repos[repo], issue, changes, editor=editor or issue.user)
             return issue
 
     def remove_comment(self, comment_id: int) -> None:
@@ -366,7 +372,7 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
             "created_at": iso(issue.created_at),
             "updated_at": iso(issue.updated_at),
             "closed_at": iso(issue.closed_at),
-            "author_association": "MEMBER",
+            "author_association": issue.author_association,
             "active_lock_reason": None,
             "body": issue.body,
             "performed_via_github_app": None,
@@ -475,12 +481,15 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
             message = f"body is too long (maximum is {BODY_LIMIT} characters)"
             raise self._invalid(resource, "body", "custom", message)
 
-    def _apply_issue_changes(self, repo: Repo, issue: Issue, changes: dict[str, Any]) -> None:
+    def _apply_issue_changes(
+        self, repo: Repo, issue: Issue, changes: dict[str, Any], *, editor: str
+    ) -> None:
         now = self.clock.now()
         self._check_body("Issue", changes.get("body"))
         if "title" in changes:
             issue.title = changes["title"]
-        if "body" in changes:
+        if "body" in changes and changes["body"] != issue.body:
+            self._record_edit(issue, changes["body"] or "", editor, now)
             issue.body = changes["body"]
         if "labels" in changes:
             issue.labels = self._label_names(repo, changes["labels"])
@@ -495,6 +504,14 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
         elif "state_reason" in changes:
             issue.state_reason = changes["state_reason"]
         self._touch(issue)
+
+    def _record_edit(self, issue: Issue, text: str, editor: str, now: datetime) -> None:
+        """The body's edit history as GitHub keeps it: the first edit records the text the
+        issue was created with too, then one revision an edit, each the full text after it."""
+        if not issue.edits:
+            original = Edit(next(self._ids), issue.created_at, issue.user, issue.body or "")
+            issue.edits.append(original)
+        issue.edits.append(Edit(next(self._ids), now, editor, text))
 
     def _touch(self, issue: Issue) -> None:
         """A change moves updated_at forward, and here at least one second past the last,
@@ -576,7 +593,7 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
         changes = req.json if isinstance(req.json, dict) else {}
         if "state" in changes and changes["state"] not in ("open", "closed"):
             raise self._invalid("Issue", "state", "invalid")
-        self._apply_issue_changes(self.repos[issue.repo], issue, changes)
+        self._apply_issue_changes(self.repos[issue.repo], issue, changes, editor=self._login(req))
         return Reply(200, self._issue_json(issue))
 
     # ---- comments --------------------------------------------------------------------------

@@ -19,11 +19,15 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .base import Reply, Request, route
+from .github_model import iso
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from graphql import GraphQLResolveInfo, GraphQLSchema
 
     from .github import Comment, Issue, Repo
+    from .github_model import Edit
 
 SDL = """
 scalar BigInt
@@ -41,7 +45,22 @@ type Repository {
 
 type Issue {
   number: Int!
+  body: String!
   comments(after: String, before: String, first: Int, last: Int): IssueCommentConnection!
+  userContentEdits(after: String, before: String, first: Int, last: Int): UserContentEditConnection
+}
+
+type UserContentEditConnection {
+  totalCount: Int!
+  pageInfo: PageInfo!
+  nodes: [UserContentEdit]
+}
+
+type UserContentEdit {
+  id: ID!
+  diff: String
+  editedAt: DateTime!
+  editor: Actor
 }
 
 type IssueCommentConnection {
@@ -127,6 +146,8 @@ def schema() -> GraphQLSchema:
     fields["Repository"]["nameWithOwner"].resolve = lambda repo, info: repo.full_name
     fields["Repository"]["issue"].resolve = _issue
     fields["Issue"]["comments"].resolve = _comments
+    fields["Issue"]["body"].resolve = lambda issue, info: issue.body or ""
+    fields["Issue"]["userContentEdits"].resolve = _edits
     built.get_type("Actor").resolve_type = lambda value, info, kind: value["__typename"]  # type: ignore[union-attr]
     return built
 
@@ -161,20 +182,36 @@ def _issue(repo: Repo, info: GraphQLResolveInfo, number: int) -> Issue:
 
 def _comments(issue: Issue, info: GraphQLResolveInfo, **page: Any) -> dict[str, Any]:
     """One page of the issue's comments, oldest first, as GitHub pages a connection."""
+    fake: Any = info.root_value
+    return _connection(
+        "comments", fake.comments(issue.repo, issue.number), page, lambda c: _comment_node(fake, c)
+    )
+
+
+def _edits(issue: Issue, info: GraphQLResolveInfo, **page: Any) -> dict[str, Any]:
+    """The body's revisions, newest first, each with the full text after it (`diff`), as
+    GitHub lists them; none until the body is first edited, then the created text too."""
+    fake: Any = info.root_value
+    newest_first = list(reversed(issue.edits))
+    return _connection("userContentEdits", newest_first, page, lambda e: _edit_node(fake, e))
+
+
+def _connection(
+    name: str, everything: list[Any], page: dict[str, Any], node: Callable[[Any], Any]
+) -> dict[str, Any]:
+    """One page of EVERYTHING as GitHub pages a connection (`first`/`last`, cursors)."""
     first, last = page.get("first"), page.get("last")
     if first is None and last is None:
         raise ValueError(
-            "You must provide a `first` or `last` value to properly paginate the `comments` "
+            f"You must provide a `first` or `last` value to properly paginate the `{name}` "
             "connection."
         )
     for argument, value in (("first", first), ("last", last)):
         if value is not None and not 0 <= value <= MAX_PAGE:
             raise ValueError(
-                f"Requesting {value} records on the `comments` connection exceeds the "
+                f"Requesting {value} records on the `{name}` connection exceeds the "
                 f"`{argument}` limit of {MAX_PAGE} records."
             )
-    fake: Any = info.root_value
-    everything = fake.comments(issue.repo, issue.number)
     start = _position(page.get("after"), -1) + 1
     end = min(_position(page.get("before"), len(everything)), len(everything))
     if first is not None:
@@ -190,7 +227,7 @@ def _comments(issue: Issue, info: GraphQLResolveInfo, **page: Any) -> dict[str, 
             "startCursor": _cursor(start) if chunk else None,
             "endCursor": _cursor(end - 1) if chunk else None,
         },
-        "nodes": [_comment_node(fake, c) for c in chunk],
+        "nodes": [node(item) for item in chunk],
     }
 
 
@@ -217,6 +254,15 @@ def _comment_node(fake: Any, comment: Comment) -> dict[str, Any]:
         "updatedAt": rest["updated_at"],
         "url": rest["html_url"],
         "author": _actor(fake, comment.user),
+    }
+
+
+def _edit_node(fake: Any, edit: Edit) -> dict[str, Any]:
+    return {
+        "id": f"UCE_fake{edit.id}",
+        "diff": edit.text,
+        "editedAt": iso(edit.at),
+        "editor": _actor(fake, edit.editor),
     }
 
 

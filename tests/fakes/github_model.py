@@ -42,6 +42,16 @@ def _http_date(text: str) -> datetime | None:
 
 
 @dataclass
+class Edit:
+    """One revision of an issue body in its edit history: the full text after the edit."""
+
+    id: int
+    at: datetime
+    editor: str
+    text: str
+
+
+@dataclass
 class Issue:
     repo: str
     number: int
@@ -57,6 +67,8 @@ class Issue:
     labels: list[str] = field(default_factory=list)
     assignees: list[str] = field(default_factory=list)
     pull_request: bool = False
+    author_association: str = "MEMBER"  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...
+    edits: list[Edit] = field(default_factory=list)  # the body's revisions, oldest first
 
 
 @dataclass

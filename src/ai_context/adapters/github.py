@@ -158,6 +158,8 @@ class GitHub:
             api_version=API_HEADERS["X-GitHub-Api-Version"],
         ).requester
         self._repo = f"/repos/{repository}"  # PyGithub puts the base URL in front
+        self._write_interval = write_interval
+        self._last_write = float("-inf")  # when the last write (any verb but GET) ended
 
     def __repr__(self) -> str:
         return f"GitHub(repository={self.repository!r}, token=***)"
@@ -241,7 +243,10 @@ class GitHub:
                     return exc.headers or {}, exc.data
                 raise
 
-        _, answer = self._counted("query GitHub's GraphQL API", ask, retried=True)
+        try:
+            _, answer = self._counted("query GitHub's GraphQL API", ask, retried=True)
+        finally:
+            self._last_write = time.monotonic()  # a POST: PyGithub spaces it as a write
         return graphql_data(answer)
 
     # --- writes ---------------------------------------------------------------------------
@@ -277,6 +282,14 @@ class GitHub:
     def remove_label(self, number: int, label: str) -> None:
         path = f"/issues/{number}/labels/{quote(label, safe='')}"
         self._json(f"unlabel #{number}", "DELETE", path, refused=(404,))
+
+    def pace_write(self) -> None:
+        """Wait until the next write may go (`write_interval` after the last one, the spacing
+        PyGithub keeps before every write), so that a read made right after is as fresh as it
+        can be when that write goes."""
+        wait = self._last_write + self._write_interval - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
 
     # --- git refs and commits (leases) ----------------------------------------------------
     # Refs are GitHub's one compare-and-swap: creating an existing ref and a non-fast-forward
@@ -386,7 +399,11 @@ class GitHub:
                 verb, url, dict(params or {}), {**API_HEADERS, **(headers or {})}, payload
             )
 
-        return self._counted(what, ask, retried=verb in IDEMPOTENT, refused=refused)
+        try:
+            return self._counted(what, ask, retried=verb in IDEMPOTENT, refused=refused)
+        finally:
+            if verb != "GET":
+                self._last_write = time.monotonic()
 
     def _counted(
         self,

@@ -30,6 +30,7 @@ def issue_from_json(data: dict[str, Any], repository: str) -> Issue:
         ),
         assignees=tuple(str(a["login"]) for a in data.get("assignees") or ()),
         author=(data.get("user") or {}).get("login"),
+        author_association=data.get("author_association"),
         comments=data.get("comments") if isinstance(data.get("comments"), int) else None,
         updated_at=parse_time(data.get("updated_at")),
         closed_at=parse_time(data.get("closed_at")),

@@ -32,6 +32,7 @@ class FrontMatter(BaseModel):
     labels: list[str] = []
     assignees: list[str] = []
     author: str | None = None
+    author_association: str | None = None
     comments: int | None = None
     updated_at: datetime | None = None
     closed_at: datetime | None = None

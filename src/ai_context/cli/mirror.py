@@ -96,6 +96,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         full=args.all,
         dry_run=args.dry_run or settings.dry_run,
         log=log,
+        actors=settings.actors,
     )
     calls = {"clickup_reads": store.counter.reads, "clickup_writes": store.counter.writes}
     calls["github"] = github.counter.total

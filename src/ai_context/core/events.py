@@ -197,6 +197,8 @@ def issue_from_payload(data: Any, repository: str, where: str = "issue") -> Issu
         labels=_names(issue.get("labels"), f"{where}.labels", "name"),
         assignees=_names(issue.get("assignees"), f"{where}.assignees", "login"),
         author=_text(user.get("login"), f"{where}.user.login") or None,
+        author_association=_text(issue.get("author_association"), f"{where}.author_association")
+        or None,
         comments=comments if comments is not None and comments >= 0 else None,  # a hint only
         updated_at=_time(issue.get("updated_at"), f"{where}.updated_at"),
         closed_at=_time(issue.get("closed_at"), f"{where}.closed_at"),

@@ -27,6 +27,8 @@ class Issue:
     labels: tuple[str, ...] = ()
     assignees: tuple[str, ...] = ()
     author: str | None = None
+    # GitHub's `author_association` of the author (OWNER, MEMBER, COLLABORATOR, NONE, ...)
+    author_association: str | None = None
     comments: int | None = None  # the count GitHub lists with the issue; None: unknown
     updated_at: datetime | None = None
     closed_at: datetime | None = None
@@ -44,6 +46,17 @@ class Issue:
             put(self, "updated_at", utc(self.updated_at))
         if self.closed_at is not None:
             put(self, "closed_at", utc(self.closed_at))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BodyHistory:
+    """An issue's body now and the full texts of its latest recorded revisions, newest first
+    (GitHub's `userContentEdits`); a text is None where that revision was deleted from the
+    history. COMPLETE: no older revision exists beyond these."""
+
+    body: str
+    edits: tuple[str | None, ...] = ()
+    complete: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,9 +3,10 @@
 Why there: a scheduled run lists every open issue anyway, and the digest issue (labelled
 `ai-context:digest`, or `digest-issue`) is one of them, so reading the state costs no call; a
 comment would cost a read of the digest issue's comments, one page per 100 daily digests.
-Writing it costs one re-read (so a human's edit of the text around it is never lost) and one
-PATCH, and only when something changed. No carrier yet and something to remember: the run
-creates the issue the digest job would create (same title, same label), once.
+Writing it costs one re-read (so a human's edit of the text around it is never lost), one
+PATCH and one read of the edit history (jobs/bodywrite.py: an edit that landed during the
+write is put back), and only when something changed. No carrier yet and something to
+remember: the run creates the issue the digest job would create (same title, same label), once.
 Issue events neither read nor write it: their one comment read is as cheap as reading the
 state, and the next scheduled run sees from the listing that the task moved.
 """
@@ -18,6 +19,7 @@ from datetime import datetime
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub
 from ai_context.core.models import Issue
+from ai_context.jobs.bodywrite import commit_body
 from ai_context.jobs.comments import CheckReport
 from ai_context.jobs.digest_delivery import DIGEST_LABEL, DIGEST_TITLE
 from ai_context.rules.memory import (
@@ -30,6 +32,7 @@ from ai_context.rules.memory import (
     encode_state,
     replace_line,
 )
+from ai_context.rules.overwrite import Region
 from ai_context.rules.sticky import MAX_COMMENT as MAX_BODY
 
 MEMORY_TEXT = (
@@ -108,8 +111,16 @@ def save(
         log(f"created issue #{created.number} ({title}) to hold the run state")
         return 1
     # A human may have edited the text around it since the listing: a conditional re-read
-    # (304, free of rate limit, when nothing changed; the fresh issue when something did).
+    # (304, free of rate limit, when nothing changed; the fresh issue when something did),
+    # after the write spacing; an edit that lands before the PATCH all the same is put back.
+    github.pace_write()
     fresh = github.get_issue(found.number, known=found)
-    github.update_issue_body(found.number, replace_line(fresh.body, line))
+    region = Region(own=current_line, put=lambda body: replace_line(body, line))
+    done = commit_body(
+        github, found.number, read=fresh.body, planned=replace_line(fresh.body, line), region=region
+    )
+    if not done.landed:
+        log(f"run state not written on #{found.number}: {done.problem}")
+        return done.writes
     log(f"run state: {len(tasks)} task(s) remembered on #{found.number}")
-    return 1
+    return done.writes

@@ -5,11 +5,12 @@ same methods; the cache; the clock) and returns an Outcome; cli_agent.py turns a
 calls and Outcomes into text or JSON. The decisions are reconcile.py's.
 
 GitHub has no compare-and-swap on issue bodies, so a write re-reads the issue right before its
-PATCH: a body changed since the read gets the block re-applied on the fresh text (human text
-outside the block is never lost), and a block changed by another actor stops the write. The
-read is the cache's copy of the body when it has one (so a save costs 2 calls), else a GET.
-What lands between the re-read and the PATCH (one round trip) can still be overwritten: GitHub
-offers no conditional update of an issue body.
+PATCH (after any write spacing): a body changed since the read gets the block re-applied on the
+fresh text (human text outside the block is never lost), and a block changed by another actor
+stops the write. What lands between the re-read and the PATCH is found afterwards in the
+issue's edit history and put back (jobs/bodywrite.py): re-applied when it left the block
+alone, restored with this write turned into a conflict (exit 4, both copies) when it changed
+the block. The read is the cache's copy of the body when it has one, else a GET.
 
 The rooms: `model` (Tracker, Outcome), `write` (write_block and settling a write), `saving`,
 `resuming`, `finishing` (handoff and done).

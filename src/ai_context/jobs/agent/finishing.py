@@ -43,8 +43,9 @@ def _rewrite(
     """Reconcile (as resume does), apply CHANGE to the state, and write it if the write guard
     allows (this machine holds the issue's current block and WRITER, by default the actor that
     wrote this machine's copy, is its Active actor; TAKE "local" writes over a refusal, logged):
-    3 GitHub calls. Once the block is written, the writer's lease is released through
-    RELEASE_LEASE: a task handed off or done holds no one."""
+    4 GitHub calls (read, re-read, PATCH, edit history). Once the block is written, the
+    writer's lease is released through RELEASE_LEASE: a task handed off or done holds no
+    one."""
     repository = tracker.repository
     entry = cache.load(repository, number)
     issue = tracker.get_issue(number)

@@ -36,7 +36,7 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
         workspace = Path.cwd()
         try:
             settings = load_config(os.environ, workspace)
-            config = settings.mirror
+            config, actors = settings.mirror, settings.actors
             user_dir = workspace / settings.templates if settings.templates else None
             templates = mirror_templates(user_dir)
         except ConfigError as exc:
@@ -56,6 +56,7 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
                 [issue],
                 store,
                 config=config,
+                actors=actors,
                 templates=templates,
                 team_id=settings.clickup_team_id,
                 log=log,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ai_context.core.block import Block
 from ai_context.core.errors import UsageError
@@ -29,6 +29,10 @@ class Tracker(Protocol):
     def get_issue(self, number: int) -> Issue: ...
 
     def update_issue_body(self, number: int, body: str) -> Issue: ...
+
+    def graphql(self, query: str, variables: Any) -> dict[str, Any]: ...
+
+    def pace_write(self) -> None: ...
 
     def list_issues(
         self,

@@ -104,8 +104,9 @@ def save(
     required: tuple[str, ...] = REQUIRED_DEFAULT,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
-    """Write BLOCK (stamped NOW) into the issue: 2 GitHub calls when the cache holds the body
-    as last read (re-read, PATCH), 3 without (read, re-read, PATCH); dry-run 1 (read).
+    """Write BLOCK (stamped NOW) into the issue: 3 GitHub calls when the cache holds the body
+    as last read (re-read, PATCH, the edit history that says whether the PATCH overwrote an
+    edit), 4 without (a read first); dry-run 1 (read).
 
     The local copy is stored first, as unpushed: if the PATCH never happens (GitHub down, a
     crash, a conflict), the next resume finds it and pushes it or asks. A failure of the input

@@ -10,6 +10,8 @@ from ai_context.adapters.cache import Cache, CacheEntry, entry_for
 from ai_context.core.block import Block, BlockError, parse, render, replace_block
 from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import BODY_LIMIT, AgentError, MirrorHook, Outcome, Take, Tracker
+from ai_context.jobs.bodywrite import Committed, commit_body, fresh_read
+from ai_context.rules.overwrite import Region
 from ai_context.rules.reconcile import (
     Decision,
     body_diff,
@@ -27,6 +29,7 @@ class Written:
     changed: bool = False
     diff: str = ""
     overridden: Decision | None = None  # the conflict a forced write (--take local) went over
+    notes: tuple[str, ...] = ()  # what the checked write put back or could not check
 
 
 def write_block(
@@ -46,10 +49,13 @@ def write_block(
     without it the issue is read first. The write guard (reconcile.may_write: this machine
     holds revision BASE, the issue's current one, and WRITER is its Active actor) is asked on
     that body (a refusal on a cached body is checked again on the issue as it is now) and again
-    on the re-read before the PATCH; if the body changed outside the block, the block is
-    re-applied on the fresh body. A refusal writes nothing, unless FORCE (the
-    user chose this copy with --take local; the refusal is returned as `overridden` for the
-    log). Dry-run stops after the read and returns the body's diff."""
+    on the re-read before the PATCH (made after the write spacing); if the body changed
+    outside the block, the block is re-applied on the fresh body. After the PATCH the issue's
+    edit history says whether an edit landed in between (jobs/bodywrite.py): one outside the
+    block is re-applied, one of the block is put back and this write becomes a conflict with
+    both copies. A refusal writes nothing, unless FORCE (the user chose this copy with
+    --take local; the refusal is returned as `overridden` for the log). Dry-run stops after
+    the read and returns the body's diff."""
     read: Issue | None = None
     if read_body is None:
         read = tracker.get_issue(number)
@@ -69,7 +75,7 @@ def write_block(
             changed=planned != read_body,
             overridden=overridden,
         )
-    fresh = tracker.get_issue(number)
+    fresh = fresh_read(tracker, number)
     reapplied = fresh.body != read_body
     if reapplied:
         check, overridden = guard(fresh.body, number, base=base, writer=writer, force=force)
@@ -83,8 +89,40 @@ def write_block(
             f"issue #{number}'s body would be {len(planned):,} characters with this block; "
             f"GitHub allows {BODY_LIMIT:,}: shorten the block (or the issue's text)"
         )
-    updated = tracker.update_issue_body(number, planned)
-    return Written(check, updated, reapplied=reapplied, changed=True, overridden=overridden)
+    region = Region(own=block_text, put=lambda body: replace_block(body, block))
+    done = commit_body(tracker, number, read=fresh.body, planned=planned, region=region)
+    if not done.landed:
+        return Written(overwritten(check, done, number), done.issue, changed=True)
+    return Written(
+        check,
+        done.issue,
+        reapplied=reapplied or done.reapplied,
+        changed=True,
+        overridden=overridden,
+        notes=done.notes,
+    )
+
+
+def block_text(body: str) -> str | None:
+    """The text of BODY's block as it stands (markers included); None when it has none."""
+    region = parse(body).region
+    return None if region is None else body[region.start : region.end]
+
+
+def overwritten(check: Decision, done: Committed, number: int) -> Decision:
+    """The conflict of a write that did not stay: the other copy is the other edit's block."""
+    other = parse(done.other).block if done.other is not None else None
+    return replace(
+        check,
+        kind="conflict",
+        reasons=(done.problem,),
+        remote=other,
+        remote_revision=revision(other) if other is not None else None,
+        remedy=(
+            f"both copies are shown here and kept in the conflict log; `ai-context resume "
+            f"{number}` reads the issue's copy, `--take local` writes this one over it (logged)"
+        ),
+    )
 
 
 def guard(
@@ -196,9 +234,9 @@ def settle(
     )
     if mirror is not None and written.changed:
         mirror(written.issue, block)
-    if written.reapplied:
+    if written.reapplied and not written.notes:
         return ("the issue body changed since the read; the block was re-applied on it",)
-    return ()
+    return written.notes
 
 
 def conflict_outcome(

@@ -53,6 +53,7 @@ def mirror_job(ctx: RunContext) -> None:
         full=ctx.route.scan_all,
         dry_run=settings.dry_run,
         log=ctx.workflow.log,
+        actors=settings.actors,
     )
     for number, findings in report.findings.items():
         ctx.findings.setdefault(number, []).extend(findings)

@@ -20,6 +20,7 @@ from ai_context.adapters.clickup import (
 from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
+from ai_context.rules.actors import ActorMap
 from ai_context.rules.mirror import (
     CustomField,
     FieldMatch,
@@ -33,6 +34,7 @@ from ai_context.rules.mirror import (
     same_value,
     targets,
 )
+from ai_context.rules.mirror.link import IssueKey, issue_key, mirrored_from, taken
 
 if TYPE_CHECKING:
     pass
@@ -135,6 +137,9 @@ class _Run:
         self.noted_lists: set[str] = set()
         self.writes_stopped = False
         self.team_checked = False
+        # The issues of this run -> the task each one mirrors ("" for none: no block, no
+        # link, not trusted): a field naming one of them for another task is a stale claim.
+        self.claims: dict[IssueKey, str] = {}
 
     # --- reading --------------------------------------------------------------------------
 
@@ -234,6 +239,11 @@ class _Run:
         fld = match.field
         current = next((f.value for f in task.fields if f.id == fld.id), None)
         item.old = current if isinstance(current, str) else None
+        other = mirrored_from(current, target.issue)
+        if other is not None and self.claims.get(other, target.link.key) == target.link.key:
+            item.result = "skipped"  # another issue's mirror, which this run does not void
+            self.report.add_finding(item.number, taken(target.link, other))
+            return
         if same_value(current, target.text):
             item.result = "unchanged"
             return
@@ -318,11 +328,16 @@ def run_mirror(
     full: bool = False,
     dry_run: bool = False,
     log: Callable[[str], None] = print,
+    actors: ActorMap | None = None,
 ) -> MirrorReport:
-    """Mirror every linked issue among ISSUES; FULL reads current values in pages."""
+    """Mirror every linked issue among ISSUES; FULL reads current values in pages. A link is
+    followed only when trusted (ACTORS: the config's `actors:`), and a field that mirrors
+    another issue (one this run does not see link elsewhere) is not written."""
     run = _Run(store, config, team_id=team_id, dry_run=dry_run, log=log)
     report = run.report
-    wanted, findings = templates.run(targets, issues, config=config, team_id=team_id)
+    wanted, findings = templates.run(targets, issues, config=config, team_id=team_id, actors=actors)
+    run.claims = {issue_key(i): "" for i in issues}
+    run.claims.update({issue_key(t.issue): t.link.key for t in wanted})
     for number, found in findings.items():
         for finding in found:
             report.add_finding(number, finding)

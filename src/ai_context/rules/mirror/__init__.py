@@ -10,6 +10,9 @@ Finding codes (AIC7xx, the mirror):
   AIC702 error    two or more ClickUp fields carry the mirror field's name on the task's list
   AIC703 warning  a custom task id (DEV-123) but no workspace id to resolve it with
   AIC704 warning  one ClickUp task is linked from several issues: none of them is mirrored
+  AIC705 warning  a link not followed: neither the issue's author nor its block's actor is
+                  trusted (link.trusted)
+  AIC706 warning  the task's field already mirrors another issue: not written
 
 The rooms: `link`, `clickup` (tasks and fields), `text` (the mirror text), `targets` (settings,
 findings and what one run mirrors).

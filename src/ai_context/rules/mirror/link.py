@@ -1,4 +1,11 @@
-"""The link: which ClickUp task an issue body names (a `ClickUp:` line, a URL, a CU- token)."""
+"""The link: which ClickUp task an issue body names (a `ClickUp:` line, a URL, a CU- token),
+and whether it may be followed.
+
+Anyone who can open an issue can write a link to any task: the mirror follows one only when
+the issue's author or its block's actor is trusted (GitHub's author association OWNER, MEMBER
+or COLLABORATOR; a login or actor id in the config's `actors:`), and writes a task's field
+only when the field does not already mirror another issue (the issue URL the mirror text
+carries). Otherwise a finding on the issue, and no write."""
 
 from __future__ import annotations
 
@@ -6,6 +13,10 @@ import re
 from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict
+
+from ai_context.core.findings import Finding
+from ai_context.core.models import Issue
+from ai_context.rules.actors import ActorMap, identity
 
 # A custom task id is a prefix of letters (and digits) and a number: DEV-123.
 _CUSTOM_ID = r"[A-Za-z][A-Za-z0-9]{0,15}-\d{1,12}"
@@ -108,3 +119,75 @@ def find_link(body: str, team_id: str | None = None) -> Link | None:
         if token is None and (match := _CU_TOKEN_RE.search(line)):
             token = Link(task_id=match["id"], team_id=team_id, line=number, text=match[0])
     return url or token
+
+
+# --- may the link be followed ---------------------------------------------------------------
+
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+# An issue as the mirror text names it: its URL (any GitHub host), or owner/name#N.
+_ISSUE_URL_RE = re.compile(r"https?://[^\s/]+/([\w.-]+/[\w.-]+)/issues/(\d+)(?!\d)")
+_ISSUE_REF_RE = re.compile(r"(?<![\w/.-])([\w.-]+/[\w.-]+)#(\d+)(?!\d)")
+
+
+def trusted(issue: Issue, actor: str | None, actors: ActorMap) -> bool:
+    """Whether ISSUE's link may be followed: its author is a member, owner or collaborator
+    of the repository (or a login the `actors:` section names), or ACTOR, its block's
+    Active actor, is an actor the section lists."""
+    if (issue.author_association or "").upper() in TRUSTED_ASSOCIATIONS:
+        return True
+    # Logins: the owners and the bot aliases (never an actor id, which anyone may register
+    # as a login); actor ids: the ids and aliases a block's Active actor names.
+    logins = {identity(key) for a in actors.actors for key in (a.owner or "", *a.aliases)}
+    ids = {identity(key) for a in actors.actors for key in (a.id, *a.aliases)}
+    author = identity(issue.author) if issue.author else None
+    return (author is not None and author in logins) or (
+        actor is not None and identity(actor) in ids
+    )
+
+
+def untrusted(link: Link, issue: Issue, actor: str | None) -> Finding:
+    who = issue.author or "an unknown account"
+    association = (issue.author_association or "unknown").lower()
+    return Finding(
+        code="AIC705",
+        severity="warning",
+        message=f"ClickUp link {link.text or link.task_id} not followed: the issue's author "
+        f"({who}, {association}) is not a member, owner or collaborator of the repository, "
+        f"and its block's actor ({actor or 'none'}) is not in the config's actors:",
+        line=link.line,
+        hint="A maintainer can vouch for it: list the block's actor (or the author's login "
+        "as an owner) under actors: in the config file, or link the task from an issue a "
+        "member opened.",
+    )
+
+
+IssueKey = tuple[str, int]  # (owner/name in lower case, number)
+
+
+def issue_key(issue: Issue) -> IssueKey:
+    return issue.repository.lower(), issue.number
+
+
+def mirrored_from(value: object, issue: Issue) -> IssueKey | None:
+    """The other issue a ClickUp field VALUE mirrors, when it names issues and not ISSUE;
+    None when it names ISSUE, or none at all (empty, or a template without the issue's URL)."""
+    if not isinstance(value, str):
+        return None
+    named = {(repo.lower(), int(n)) for repo, n in _ISSUE_URL_RE.findall(value)}
+    named |= {(repo.lower(), int(n)) for repo, n in _ISSUE_REF_RE.findall(value)}
+    if not named or issue_key(issue) in named:
+        return None
+    return sorted(named)[0]
+
+
+def taken(link: Link, other: IssueKey) -> Finding:
+    name = f"{other[0]}#{other[1]}"
+    return Finding(
+        code="AIC706",
+        severity="warning",
+        message=f"ClickUp task {link.text or link.task_id} already mirrors {name}: not "
+        "written from this issue",
+        line=link.line,
+        hint=f"Link each ClickUp task from one issue only; to move the mirror here, remove "
+        f"the link from {name} (or clear the task's field in ClickUp) first.",
+    )

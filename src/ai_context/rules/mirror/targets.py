@@ -12,8 +12,9 @@ from ai_context.core.block import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
+from ai_context.rules.actors import ActorMap
 from ai_context.rules.mirror.clickup import FieldMatch
-from ai_context.rules.mirror.link import Link, find_link
+from ai_context.rules.mirror.link import Link, find_link, trusted, untrusted
 from ai_context.rules.mirror.text import (
     DEFAULT_FIELD,
     DEFAULT_MAX_LENGTH,
@@ -142,11 +143,13 @@ def targets(
     env: Environment,
     config: MirrorConfig,
     team_id: str | None = None,
+    actors: ActorMap | None = None,
 ) -> tuple[list[Target], dict[int, list[Finding]]]:
     """The issues to mirror, and findings for the links that cannot be used.
 
-    An issue with no block or no link is left out without a word. A custom id without a
-    workspace, or a task linked from several issues, is a finding on each issue concerned.
+    An issue with no block or no link is left out without a word. A link nobody trusted
+    wrote (link.trusted, ACTORS the config's `actors:`), a custom id without a workspace, or
+    a task linked from several issues, is a finding on each issue concerned.
     """
     findings: dict[int, list[Finding]] = {}
     by_task: dict[str, list[Target]] = {}
@@ -156,6 +159,9 @@ def targets(
             continue
         link = find_link(issue.body, team_id)
         if link is None:
+            continue
+        if not trusted(issue, block.actor, actors or ActorMap()):
+            findings.setdefault(issue.number, []).append(untrusted(link, issue, block.actor))
             continue
         if not link.resolvable:
             findings.setdefault(issue.number, []).append(needs_workspace(link))

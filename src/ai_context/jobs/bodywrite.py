@@ -1,0 +1,170 @@
+"""Writing an issue body with nothing lost in silence: an agent's block, the run-state line.
+
+GitHub's issue PATCH has no compare-and-swap. So a writer re-reads the issue right before
+its PATCH (after any write spacing: `pace_write`), and after the PATCH reads the issue's edit
+history (adapters/github_edits.py) to see what its write replaced. An edit that landed in
+between is put back by rules/overwrite.py's rules: re-applied when it left the writer's
+region alone, restored (and the write reported as not landed) when it changed it, or, when
+the two cannot be merged, left for the writer with both copies. Each corrective write is
+checked the same way, a few times at most.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ai_context.core.errors import ServiceError
+from ai_context.core.models import BodyHistory, Issue
+from ai_context.rules.overwrite import UNKNOWN, Region, judge, merge3, predecessor
+
+ATTEMPTS = 3  # corrective writes before giving up on a body that keeps changing
+
+
+class BodyTracker(Protocol):
+    """What a checked body write needs: adapters.github.GitHub provides it."""
+
+    repository: str
+
+    def get_issue(self, number: int) -> Issue: ...
+
+    def update_issue_body(self, number: int, body: str) -> Issue: ...
+
+    def graphql(self, query: str, variables: Any) -> dict[str, Any]: ...
+
+    def pace_write(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """How a body write ended. LANDED: the writer's region is in the issue now. OTHER: the
+    body of the edit that could not be kept beside ours (both copies go to the writer).
+    PROBLEM says why the write did not land; NOTES what else happened; WRITES counts the
+    PATCHes made (the first and any corrective one)."""
+
+    issue: Issue
+    writes: int
+    landed: bool = True
+    reapplied: bool = False
+    other: str | None = None
+    problem: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def fresh_read(tracker: BodyTracker, number: int) -> Issue:
+    """Issue NUMBER read as late as it can be before a write: after the write spacing."""
+    tracker.pace_write()
+    return tracker.get_issue(number)
+
+
+def commit_body(
+    tracker: BodyTracker, number: int, *, read: str, planned: str, region: Region
+) -> Committed:
+    """PATCH PLANNED (made from READ, the body re-read just now), then make sure no edit was
+    overwritten by it, correcting the body when one was."""
+    written = tracker.update_issue_body(number, planned)
+    writes = 1
+    restored: str | None = None
+    reapplied = False
+    for _ in range(ATTEMPTS):
+        history = _history(tracker, number)
+        if history is None or (lost := predecessor(history, written.body)) == UNKNOWN:
+            return _unchecked(tracker, number, written, region, writes, history=history)
+        verdict = judge(read=read, lost=lost, region=region)
+        if verdict.kind == "clean":
+            return _settled(
+                history, written, region, writes, restored=restored, reapplied=reapplied
+            )
+        assert verdict.want is not None and verdict.lost is not None
+        fresh = fresh_read(tracker, number)
+        target = merge3(written.body, verdict.want, fresh.body)
+        if target is None:
+            return Committed(
+                fresh,
+                writes,
+                landed=False,
+                other=verdict.lost,
+                problem="an edit of the issue landed while this write was on its way and "
+                "cannot be merged with the issue as it is now; nothing more was written",
+            )
+        if verdict.kind == "restore":
+            restored = verdict.lost
+        else:
+            reapplied = True
+        read = fresh.body
+        written = tracker.update_issue_body(number, target)
+        writes += 1
+    return Committed(
+        written,
+        writes,
+        landed=False,
+        other=restored,
+        problem=f"the issue's body kept changing during {ATTEMPTS} checked writes",
+    )
+
+
+def _history(tracker: BodyTracker, number: int) -> BodyHistory | None:
+    # Imported here: the agent commands load no HTTP client until they write.
+    from ai_context.adapters.github_edits import read_history  # noqa: PLC0415
+
+    try:
+        return read_history(tracker, number)
+    except ServiceError:
+        return None
+
+
+def _settled(
+    history: BodyHistory,
+    written: Issue,
+    region: Region,
+    writes: int,
+    *,
+    restored: str | None,
+    reapplied: bool,
+) -> Committed:
+    """The last write replaced nothing; did ours stay, and was anything put back?"""
+    if restored is not None:
+        return Committed(
+            written,
+            writes,
+            landed=False,
+            other=restored,
+            problem="another edit of the same part of the issue landed while this write was "
+            "on its way; it was put back, and this write was not kept",
+        )
+    if region.own(history.body) != region.own(written.body):
+        return Committed(
+            written,
+            writes,
+            landed=False,
+            other=history.body,
+            problem="the issue's copy was replaced right after this write",
+        )
+    notes = ("an edit made while this write was on its way was re-applied on top of it",)
+    return Committed(written, writes, reapplied=reapplied, notes=notes if reapplied else ())
+
+
+def _unchecked(
+    tracker: BodyTracker,
+    number: int,
+    written: Issue,
+    region: Region,
+    writes: int,
+    *,
+    history: BodyHistory | None = None,
+) -> Committed:
+    """No edit history to read: what a re-read can tell (ours replaced since) is checked."""
+    now = history.body if history is not None else tracker.get_issue(number).body
+    if region.own(now) != region.own(written.body):
+        return Committed(
+            written,
+            writes,
+            landed=False,
+            other=now,
+            problem="the issue's copy was replaced right after this write",
+        )
+    note = (
+        "the issue's edit history could not be read or did not show this write, so an edit "
+        "made between the re-read and this write would not have been seen"
+    )
+    return Committed(written, writes, notes=(note,))
