@@ -70,6 +70,7 @@ class IssueCheck:
     known: Known | None = None
     created: int | None = None
     deferred: bool = False  # its writes were left for the next run (max-writes)
+    failed: bool = False  # a write failed: the next run reads it and makes what is missing
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -80,6 +81,7 @@ class IssueCheck:
 class CheckReport:
     checks: list[IssueCheck]
     stats: Counter[str] = field(default_factory=Counter)
+    failed: list[str] = field(default_factory=list)  # one line per issue whose write failed
 
     @property
     def findings(self) -> int:
@@ -292,6 +294,10 @@ def run_check(
             except GitHubNotFound:
                 log(f"ai-context: #{issue.number} is gone (deleted or moved); skipped")
                 continue
+            except GitHubUnavailable as exc:
+                _failed(report, planned, exc, log)
+        except GitHubUnavailable as exc:
+            _failed(report, planned, exc, log)
         report.checks.append(planned)
         report.stats.update(op.kind for op in planned.ops)
         if budget is not None:
@@ -299,6 +305,18 @@ def run_check(
     if deferred:
         _settle_deferred(report, writer, deferred, started, bot_login)
     return report
+
+
+def _failed(
+    report: CheckReport, planned: IssueCheck, exc: GitHubUnavailable, log: Callable[[str], None]
+) -> None:
+    """One issue's write failed (GitHub's 5xx, a timeout, a rate limit outlasting the run's
+    patience): say so and go on with the next issue; the run ends in exit 3 with the list
+    (CheckReport.failed). The issue is not remembered: the next run reads and finishes it."""
+    message = f"#{planned.issue.number}: {exc}"
+    log(f"ai-context: a write failed on {message}; going on with the other issues")
+    report.failed.append(message)
+    planned.failed = True
 
 
 def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
