@@ -271,6 +271,11 @@ class GitHub:
         path = f"/issues/{number}/comments"
         return comment_from_json(self._json(f"comment on #{number}", "POST", path, {"body": body}))
 
+    def get_comment(self, comment_id: int) -> Comment:
+        """One comment by its id, with its author and its issue (`issue_url`)."""
+        path = f"/issues/comments/{comment_id}"
+        return comment_from_json(self._json(f"read comment {comment_id}", "GET", path))
+
     def edit_comment(self, comment_id: int, body: str) -> Comment:
         path = f"/issues/comments/{comment_id}"
         what = f"edit comment {comment_id}"

@@ -47,6 +47,8 @@ class IssueWriter(Protocol):
 
     def list_repo_comments(self, since: datetime) -> list[Comment]: ...
 
+    def get_comment(self, comment_id: int) -> Comment: ...
+
     def create_comment(self, number: int, body: str) -> Comment: ...
 
     def edit_comment(self, comment_id: int, body: str) -> Comment: ...
@@ -276,6 +278,10 @@ def run_check(
         issue = found.issue
         listed = listings[issue.number] if found.read else None
         planned = finish(found, listed, bot_login=bot_login, tasks=tasks)
+        if not _target_checked(planned, writer, bot_login, log):
+            planned = plan_check(
+                issue, bot_login=bot_login, comments=lambda n: read_comments(writer, n), **kwargs
+            )
         _within(planned, budget)
         try:
             _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
@@ -305,6 +311,36 @@ def run_check(
     if deferred:
         _settle_deferred(report, writer, deferred, started, bot_login)
     return report
+
+
+def _target_checked(
+    planned: IssueCheck, writer: IssueWriter, bot_login: str, log: Callable[[str], None]
+) -> bool:
+    """Whether the comment the run state names for PLANNED's edit is the bot's sticky comment
+    on that issue. The state's checksum is unkeyed (anyone who can read the digest issue can
+    compute it, and a run has no secret to key it with), so the state is a hint: before a
+    write by its id, the comment is read (one call, only when the state saved the listing and
+    a write is due). False (read the issue's comments and plan again) when it is not ours."""
+    if planned.known is None:
+        return True
+    ids = {op.comment_id for op in planned.ops if op.comment_id is not None}
+    for comment_id in ids:
+        try:
+            comment = writer.get_comment(comment_id)
+        except GitHubNotFound:
+            comment = None
+        if comment is None or comment.issue_number != planned.issue.number:
+            mine = False
+        else:
+            mine = is_sticky(comment, bot_login)
+        if not mine:
+            log(
+                f"ai-context: the run state names comment {comment_id} for "
+                f"#{planned.issue.number}, which is not the bot's comment there; reading "
+                "the issue's comments instead"
+            )
+            return False
+    return True
 
 
 def _failed(
