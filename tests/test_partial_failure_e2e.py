@@ -3,6 +3,8 @@ the loopback GitHub, one issue's writes failing."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,3 +72,24 @@ def test_the_next_run_finishes_what_failed(gh: GitHubFake, tmp_path: Path) -> No
     assert again.code == 0, again.stdout + again.stderr
     assert "ai-context:incomplete" in gh.issue("o/r", 3).labels
     assert len(stickies(gh, 3)) == 1
+
+
+def test_a_comment_post_slower_than_the_timeout_is_not_sent_again(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    """The POST lands after the client gave up (15 s): a listing right then misses it, so a
+    resend would make a second comment. The run does not resend; the next run's read finds it."""
+    landed = threading.Event()
+    path = "/repos/o/r/issues/3/comments"
+    gh.before("POST", path, lambda _req: time.sleep(16))
+    gh.after("POST", path, lambda _req: landed.set())
+    result = run(gh, tmp_path / "1")
+    assert landed.wait(30)
+    assert result.code == 3, result.stdout + result.stderr
+    assert "#3" in result.stdout and "did not answer in time" in result.stdout
+    assert len(stickies(gh, 3)) == 1  # the slow one, alone
+    assert gh.count("POST", path) == 1
+    assert len(stickies(gh, 2)) == 1 and len(stickies(gh, 4)) == 1
+    again = run(gh, tmp_path / "2")
+    assert again.code == 0, again.stdout + again.stderr
+    assert len(stickies(gh, 3)) == 1 and gh.count("POST", path) == 1

@@ -64,6 +64,10 @@ class GitHubUnavailable(GitHubError):
     """5xx, timeouts or rate limits that outlasted the retries: exit 3."""
 
 
+class GitHubNoAnswer(GitHubUnavailable):
+    """The request was sent and its answer did not come in time: a write may still land."""
+
+
 class GitHubConfigError(GitHubError, ServiceRefused):
     """Bad token or missing permission: the user must change the workflow (exit 2)."""
 
@@ -613,8 +617,10 @@ def failure_reason(exc: BaseException) -> str:
 
 def _unreachable(what: str, exc: BaseException) -> GitHubError:
     """No answer at all: a timeout, or no connection."""
-    from requests.exceptions import Timeout  # noqa: PLC0415
+    from requests.exceptions import ConnectTimeout, Timeout  # noqa: PLC0415
 
+    if isinstance(exc, Timeout) and not isinstance(exc, ConnectTimeout):
+        return GitHubNoAnswer(f"GitHub did not answer in time to {what}; try again later")
     if isinstance(exc, Timeout):
         return GitHubUnavailable(f"GitHub did not answer in time to {what}; try again later")
     return GitHubUnavailable(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ai_context.adapters import github_graphql
-from ai_context.adapters.github import GitHubNotFound, GitHubUnavailable
+from ai_context.adapters.github import GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import find
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
@@ -465,7 +465,8 @@ def _create_once(
 ) -> Comment | None:
     """Create a marked comment (the sticky one, a mention), then list once: a POST that failed
     may still have landed, and a run racing this one (a push and an issue event, a re-run)
-    may have created its own. The oldest stays, newer ones go, so racing runs end with one
+    may have created its own (a POST whose answer timed out is not sent again: it may land
+    after the listing). The oldest stays, newer ones go, so racing runs end with one
     comment; the survivor gets this run's text when it was another run's (jobs/settle.py).
     Returns the comment when this run's creation is the one that stays, None when a race or a
     retry decided. With DEFERRED (a full scan), a creation that was answered is listed there
@@ -475,8 +476,10 @@ def _create_once(
     created: Comment | None = None
     try:
         created = writer.create_comment(op.issue, op.body)
-    except GitHubUnavailable:
+    except GitHubUnavailable as exc:
         found = ours(read_comments(writer, op.issue), bot_login, marker)
+        if not found and isinstance(exc, GitHubNoAnswer):
+            raise  # still on its way, maybe: the next run's read finds it, or posts it
         if not found:  # it did not land: one more try
             writer.create_comment(op.issue, op.body)
             return None
