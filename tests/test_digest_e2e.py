@@ -201,16 +201,3 @@ def test_the_step_summary_says_why_slack_failed_in_one_line(gh: GitHubFake, tmp_
     assert "failed" in line and "connecting to 127.0.0.1 failed" in line
     assert "HTTPConnectionPool" not in result.summary and "Max retries" not in result.summary
     assert "comment: [created](https://github.com/o/r/issues/9#issuecomment-" in result.summary
-
-
-def test_a_later_scheduled_rerun_with_nothing_changed_leaves_the_comment_alone(
-    gh: GitHubFake, tmp_path: Path
-) -> None:
-    run(gh, tmp_path / "1")
-    [before] = digests(gh)
-    gh.reset_requests()
-    again = run(gh, tmp_path / "2", AI_CONTEXT_NOW="2026-05-26T16:00:00Z")
-    assert again.code == 0, again.stdout + again.stderr
-    [after] = digests(gh)
-    assert after.body == before.body
-    assert gh.requests_to("PATCH", f"/repos/o/r/issues/comments/{before.id}") == []
