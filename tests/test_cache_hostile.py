@@ -8,7 +8,6 @@ import dataclasses
 import errno
 import json
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -172,17 +171,16 @@ def test_a_lone_surrogate_in_the_body_round_trips(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHubFake]:
-    with GitHubFake() as server:
-        server.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
-        for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("GITHUB_TOKEN", "t")
-        monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-        monkeypatch.setenv("GITHUB_API_URL", server.url)
-        monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
-        monkeypatch.chdir(tmp_path)
-        yield server
+def fake(github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
+    github_fake.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
+    for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
+    monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    return github_fake
 
 
 def test_resume_on_a_deep_entry_is_exit_2_with_the_file_named(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,11 +34,9 @@ def process(
 
 
 @pytest.fixture
-def gh() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        fake.add_issue(REPO, "Task", "Human text.\n")
-        fake.reset_requests()
-        yield fake
+def gh(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_issue(REPO, "Task", "Human text.\n")
+    return github_fake
 
 
 @pytest.mark.parametrize("locale", ["C", "C.UTF-8"])

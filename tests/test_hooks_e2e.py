@@ -101,10 +101,9 @@ def seed(actor: str = "cc-ariel-laptop", next_step: str = "Finish unit tests") -
 
 
 @pytest.fixture
-def fake() -> Any:
-    with GitHubFake() as server:
-        server.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"])
-        yield server
+def fake(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"])
+    return github_fake
 
 
 def _stop(project: Project, *, active: bool, now: datetime) -> tuple[int, Any, str]:

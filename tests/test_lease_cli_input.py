@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,16 @@ REPO = "o/r"
 
 
 @pytest.fixture
-def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        fake.add_issue(REPO, "Task", "", number=6)
-        fake.reset_requests()
-        for name in list(os.environ):
-            if name.startswith(("INPUT_", "AI_CONTEXT_", "GITHUB_", "GH_")):
-                monkeypatch.delenv(name)
-        monkeypatch.setenv("GITHUB_TOKEN", "t")
-        monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-        monkeypatch.setenv("GITHUB_API_URL", fake.url)
-        monkeypatch.chdir(tmp_path)
-        yield fake
+def gh(github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
+    github_fake.add_issue(REPO, "Task", "", number=6)
+    for name in list(os.environ):
+        if name.startswith(("INPUT_", "AI_CONTEXT_", "GITHUB_", "GH_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
+    monkeypatch.chdir(tmp_path)
+    return github_fake
 
 
 def nothing_written(gh: GitHubFake) -> bool:
