@@ -20,7 +20,7 @@ from ai_context.adapters.gitrepo import (
     log,
     remote_repository,
 )
-from ai_context.rules.gitlog import format_checkpoint
+from ai_context.rules.gitlog.checkpoints import format_checkpoint
 from tests.conftest import SEED_BLOCK, run_cli
 
 T0 = datetime(2026, 5, 26, 14, 32, tzinfo=UTC)

@@ -20,11 +20,8 @@ from ai_context.jobs.digest import posts_comment
 from ai_context.jobs.digest_delivery import DIGEST_LABEL
 from ai_context.jobs.stale import _stale_summary, stale_rules
 from ai_context.rules.checks import CheckResult
-from ai_context.rules.gitlog import (
-    compare_block,
-    session_files_changed,
-)
-from ai_context.rules.session import check_session_file
+from ai_context.rules.gitlog.compare import compare_block, session_files_changed
+from ai_context.rules.session.model import check_session_file
 from ai_context.rules.sticky import WriteBudget
 
 
