@@ -215,3 +215,9 @@ def test_ai_context_action_runs_the_action(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "ai-context: API calls:" in done.stdout  # the Action's last log line
     assert (tmp_path / "output.txt").exists()  # and its outputs
+
+
+def test_digest_reads_a_directory_by_one_flag_only(tmp_path: Path) -> None:
+    """`--issues-dir` is the flag; the `--source` spelling was dropped before any release."""
+    code, _, err = run_cli(["digest", "--source", str(tmp_path)])
+    assert code == 2 and "--source" in err
