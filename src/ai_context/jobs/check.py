@@ -30,8 +30,8 @@ def check_job(ctx: RunContext) -> None:
     repository = ctx.github.repository
 
     def git_findings(issue: Issue, result: CheckResult) -> list[Finding]:
-        # What the pushed commits say about the task, beside what its block says (issue 8),
-        # and what jobs that ran before check found (the mirror's, issue 4).
+        # What the pushed commits say about the task, beside what its block says,
+        # and what jobs that ran before check found (the mirror's).
         earlier = ctx.findings.get(issue.number, [])
         if not commits or result.block is None:
             return earlier
@@ -118,7 +118,7 @@ def _current(ctx: RunContext) -> list[Issue]:
 
 
 def _session_files(ctx: RunContext) -> list[Finding]:
-    """Committed sp.json files of a push: valid, and free of secrets (issue 8, item 5)."""
+    """Committed sp.json files of a push: valid, and free of secrets."""
     findings: list[Finding] = []
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     rows = []
