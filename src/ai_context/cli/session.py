@@ -44,7 +44,7 @@ T = TypeVar("T")
 
 
 def add_session_commands(sub: Any) -> None:
-    """Register `session save`, `session load` and `scrub` on cli.py's subparsers."""
+    """Register `session save`, `session load` and `scrub` on cli/main.py's subparsers."""
     session = sub.add_parser("session", help="save or load a session file (sp.json)")
     actions = session.add_subparsers(dest="session_command", metavar="ACTION")
 
