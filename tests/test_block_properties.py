@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ai_context.core.block import ALIASES, Block, PlanStep, find, parse, render, replace_block
+from ai_context.core.block.syntax import BULLET_RE, canon_label, field_of, split_label
 from ai_context.core.findings import Finding
 
 # Text an agent could put in a one-line field: any printable characters, no line breaks.
@@ -175,3 +176,26 @@ def test_replace_block_inserts_at_top_when_absent(body: str, block: Block) -> No
     assert result.endswith(body)
     assert find(result)[0].start == 0
     assert parse(result).block == block
+
+
+# Pieces of field lines, the canonical `- **Label:** value` and every variant around it.
+_field_piece = st.sampled_from(
+    [
+        *("-", "*", "+", " ", "\t", "**", "__", ":", "Phase", "Next step", "plan", "x", "a*b"),
+        *("\u00a0", "(done)", "http://x", "\n", "_", "Label", "  ", "**Phase:**", "- **"),
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_field_piece, max_size=12).map("".join))
+def test_field_of_reads_the_canonical_line_as_the_general_rule_does(text: str) -> None:
+    """field_of reads `- **Label:** value` from one match (every field line of every body);
+    the general rule (a bullet, then split_label, the label known when there is none) must
+    give the same pair for any text, so that shortcut changes nothing."""
+    stripped = text.strip()
+    bullet = BULLET_RE.match(stripped)
+    pair = split_label(stripped[bullet.end() :] if bullet else stripped)
+    if pair is not None and bullet is None and canon_label(pair[0]) not in ALIASES:
+        pair = None
+    assert field_of(text) == pair

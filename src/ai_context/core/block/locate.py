@@ -1,13 +1,17 @@
-"""Locating blocks in an issue body: headings outside code fences, markers, the block's end.
+"""Locating blocks in an issue body: the AI Context headings GitHub shows, and each block's end.
 
-Only lines that could open a fence, an HTML comment or a block are looked at, so the human text
-around a block costs almost nothing; the scan is linear in the body's size.
+A block is an AI Context heading (`## AI Context`, levels 2-4, or the setext form: `AI Context`
+over a line of dashes; zero-width characters in the title ignored, after a byte order mark at
+the start of the body) that GitHub renders at the top level of the body. What GitHub does not
+show as a heading is no block: one inside a code fence, an HTML block or an HTML comment, or
+text that continues a paragraph. A heading GitHub shows inside a block quote or a list item is
+quoted text, not the block (`nested_titles` finds those, for a finding).
 
-A heading is recognised as GitHub shows it: `## AI Context` (levels 2-4) or the setext form
-(`AI Context` over a line of dashes), zero-width characters inside the title ignored, after a
-byte order mark at the start of the body. What GitHub does not show is no block: one inside a
-code fence, or inside an HTML comment (`<!--` at the start of a line, up to the line holding
-`-->`); the ai-context markers are one-line comments and end where they start.
+The quick scan looks only at lines that could open a fence or an HTML block or hold a title,
+so the human text around a block costs almost nothing and the scan stays linear. It decides
+alone for lines indented by at most one space, which no list item can hold; an indented one,
+or a setext title after text, hands the whole body to `structure`, which walks every line as
+cmark-gfm does.
 """
 
 from __future__ import annotations
@@ -15,22 +19,32 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
+from itertools import accumulate, count
+from operator import add
 from typing import NamedTuple
 
-from ai_context.core.block.syntax import BEGIN_MARKER, END_MARKER, continues_block, indent_width
+from ai_context.core.block.syntax import (
+    BEGIN_MARKER,
+    END_MARKER,
+    FENCE_CLOSE_RE,
+    FENCE_OPEN_RE,
+    TITLE,
+    TITLE_LINE_RE,
+    continues_block,
+    html_end,
+    html_tag_line,
+    html_type,
+    indent_width,
+)
 
 BOM = "\ufeff"
-# Zero-width characters GitHub renders as nothing: a title holding them still reads "AI Context".
-# Possessive (`*+`), so no backtracking: the scan stays linear.
-_ZW = "[\u200b\u200c\u200d\u2060\ufeff]*+"
-_TITLE = _ZW + "(?i:" + _ZW.join("ai context") + ")" + _ZW + "(?![A-Za-z0-9])"
-# The title line of a block: an ATX heading (group 1: its hashes) or a setext title (no group
-# 1). One pattern, each of them compiled once: compiling _TITLE is a millisecond of start-up.
-_TITLE_LINE_RE = re.compile(r" {0,3}(?:(#{2,4})[ \t]+)?" + _TITLE)
-_SETEXT_UNDERLINE_RE = re.compile(r" {0,3}-+[ \t]*")
+_SETEXT_UNDERLINE_RE = re.compile(r" {0,3}(?:(-+)|=+)[ \t]*")
 _COMMENT_OPEN = "<!--"
 _ANY_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
-_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# The line after an HTML block of type 6 or 7, which ends at a blank line (compiled by re
+# when first needed).
+_BLANK_LINE = r"\n[ \t]*+\r?(?=\n|\Z)"
 
 
 # --- locating blocks --------------------------------------------------------------------
@@ -46,6 +60,7 @@ class Line(NamedTuple):
 
 
 _new_tuple = tuple.__new__
+_make_line = partial(_new_tuple, Line)  # Line(...) from a tuple, without its Python __new__
 
 
 def _is_rule(text: str) -> bool:
@@ -82,19 +97,21 @@ class Region:
         return (self.begin_marker or self.heading).number
 
 
-def _fence_closes(text: str, fence: str) -> bool:
-    stripped = text.lstrip(" ")
-    if len(text) - len(stripped) > 3:
-        return False
-    run = len(stripped) - len(stripped.lstrip(fence[0]))
-    return run >= len(fence) and not stripped[run:].strip()
-
-
-# Only lines that open or close a fence or could start a block matter to `find`; one C-level
-# scan finds them, so the human text around a block costs almost nothing.
+# Only lines that open or close a fence, open an HTML block or could hold a title matter to the
+# quick scan; one C-level scan finds them, so the human text around a block costs almost nothing.
 # Anchored on the newline (a literal) rather than `^` with MULTILINE: the regex engine then
-# skips ahead to each newline instead of trying every position, about five times faster.
-_CANDIDATE_RE = re.compile(r"\n {0,3}(?:`{3,}|~{3,}|<!--|(?:#{2,4}[ \t]+)?" + _TITLE + ")")
+# skips ahead to each newline instead of trying every position, about five times faster. The
+# first character alone (a class) rules out most lines at half the cost of the whole pattern,
+# which then confirms the few left.
+_CANDIDATE_RE = re.compile(r"\n {0,3}(?:`{3,}|~{3,}|<|(?:#{2,4}[ \t]+)?" + TITLE + ")")
+# A line that may hold a title inside containers: block quote and list marks, indentation.
+_NESTED_TITLE = r"\n[ \t>*+\-0-9.)]*+(?:#{2,4}[ \t]+)?" + TITLE
+_MAYBE_CANDIDATE_RE = re.compile("\n {0,3}[`~<#Aa\u200b\u200c\u200d\u2060\ufeff]")
+_BAIL = -1  # the quick scan cannot place this line alone: the scanner decides
+
+
+# A top-level title: its heading line, its level and its setext underline (or None).
+_Title = tuple[Line, int, Line | None]
 
 
 def _candidate_starts(body: str) -> Iterator[int]:
@@ -102,8 +119,10 @@ def _candidate_starts(body: str) -> Iterator[int]:
     # The first line, behind the newline the pattern starts with (no match crosses a line).
     if _CANDIDATE_RE.match("\n" + (body if first < 0 else body[:first])):
         yield 0
-    for match in _CANDIDATE_RE.finditer(body):
-        yield match.start() + 1
+    confirm = _CANDIDATE_RE.match
+    for maybe in _MAYBE_CANDIDATE_RE.finditer(body):
+        if confirm(body, maybe.start()):
+            yield maybe.start() + 1
 
 
 def _line_at(body: str, start: int, number: int) -> Line:
@@ -113,77 +132,156 @@ def _line_at(body: str, start: int, number: int) -> Line:
 
 
 def find(body: str) -> list[Region]:
-    """Every AI Context block GitHub would show (outside code fences and HTML comments)."""
+    """Every AI Context block GitHub shows at the top level of BODY, in order."""
     if body.startswith(BOM):  # the offsets stay the body's own; the mark stays outside
         return [_shifted(region, len(BOM)) for region in _find(body[len(BOM) :])]
     return _find(body)
 
 
 def _find(body: str) -> list[Region]:
+    found = _quick_titles(body)
+    if found is None:
+        found = _scanned_titles(body)
     regions: list[Region] = []
+    resume = 0
+    for heading, level, underline in found:
+        if heading.start < resume:
+            continue  # a deeper AI Context heading inside the block before: the block's line
+        region = _collect(body, heading, level, underline)
+        regions.append(region)
+        resume = region.resume
+    return regions
+
+
+def nested_titles(body: str) -> list[tuple[int, str]]:
+    """(line number, "block quote" or "list item") of each AI Context heading GitHub shows
+    inside a block quote or a list item: quoted text, never the block."""
+    if body.startswith(BOM):
+        body = body[len(BOM) :]
+    # Most bodies hold no title after container marks at all: one scan anchored on the
+    # newlines (compiled once, by re, on the first body without a block) says so.
+    if re.search(_NESTED_TITLE, "\n" + body) is None:
+        return []
+    from ai_context.core.block.structure import titles  # noqa: PLC0415 - rare: start-up
+
+    lines = [text[:-1] if text[-1:] == "\r" else text for text in body.split("\n")]
+    return [(title.line + 1, title.container) for title in titles(lines) if title.container]
+
+
+def _scanned_titles(body: str) -> list[_Title]:
+    """The top-level titles, every line walked as cmark-gfm walks it."""
+    from ai_context.core.block.structure import titles  # noqa: PLC0415 - rare: start-up
+
+    raw = body.split("\n")
+    starts, at = [], 0
+    for text in raw:
+        starts.append(at)
+        at += len(text) + 1
+    lines = [text[:-1] if text[-1:] == "\r" else text for text in raw]
+
+    def line(index: int) -> Line:
+        return Line(index + 1, starts[index], lines[index])
+
+    return [
+        (line(t.line), t.level, None if t.underline is None else line(t.underline))
+        for t in titles(lines)
+        if not t.container
+    ]
+
+
+def _quick_titles(body: str) -> list[_Title] | None:
+    """The top-level titles from the candidate lines alone, or None when a line needs the
+    scanner (see the module's docstring)."""
+    found: list[_Title] = []
     fence: str | None = None
     skip_to = 0
     line_no, counted_to = 1, 0
     for pos in _candidate_starts(body):
         if pos < skip_to:
             continue
+        end = body.find("\n", pos)
+        text = body[pos:] if end < 0 else body[pos:end]
+        if text[-1:] == "\r":
+            text = text[:-1]
+        at = len(text) - len(text.lstrip(" "))
+        if fence is not None:
+            fence = None if _closes(text, at, fence) else fence
+            continue
+        if at > 1:
+            return None  # a list item may hold this line
+        first = text[at]
+        if first in "`~":
+            opened = FENCE_OPEN_RE.match(text, at)  # none: an info string with a backtick
+            fence = opened.group() if opened else None
+            continue
+        if first == "<":
+            skip_to = _html_end(body, pos, text, at)
+            if skip_to == _BAIL:
+                return None
+            continue
         line_no += body.count("\n", counted_to, pos)
         counted_to = pos
-        line = _line_at(body, pos, line_no)
-        if fence is not None:
-            if _fence_closes(line.text, fence):
-                fence = None
+        heading = _make_line((line_no, pos, text))
+        title = TITLE_LINE_RE.match(text)
+        assert title is not None  # the candidate pattern holds the title's
+        if title.group(1):
+            found.append((heading, len(title.group(1)), None))
             continue
-        opened = _FENCE_RE.match(line.text)
-        if opened:
-            fence = opened.group(1)
-            continue
-        if line.text.lstrip(" ").startswith(_COMMENT_OPEN):
-            skip_to = _comment_end(body, line)
-            continue
-        region = _block_at(body, line)
-        if region is not None:
-            regions.append(region)
-            skip_to = region.resume
-    return regions
+        underline = _setext_underline(body, heading)
+        if underline == _BAIL:
+            return None
+        if underline:
+            found.append((heading, 2, _line_at(body, underline, line_no + 1)))
+    return found
 
 
-def _comment_end(body: str, line: Line) -> int:
-    """Where scanning goes on after the HTML comment LINE opens: the next line when it closes
-    on its own line (the ai-context markers), else past the line holding `-->`."""
-    opening = line.start + line.text.index(_COMMENT_OPEN)
-    close = body.find("-->", opening + 2)  # `<!-->` and `<!--->` close where they open
-    if close < 0:
-        return len(body) + 1  # never closed: the rest of the body is hidden
-    return close + 1
+def _closes(text: str, at: int, fence: str) -> bool:
+    close = FENCE_CLOSE_RE.match(text, at) if at <= 3 else None
+    return close is not None and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence)
 
 
-def _block_at(body: str, line: Line) -> Region | None:
-    """The block whose heading is LINE (ATX or setext), or None."""
-    title = _TITLE_LINE_RE.match(line.text)
-    if title is None:
-        return None
-    if title.group(1):
-        return _collect(body, line, len(title.group(1)))
-    if not _starts_paragraph(body, line):
-        return None
-    end = body.find("\n", line.start)
-    if end < 0:
-        return None
-    underline = _line_at(body, end + 1, line.number + 1)
-    if not _SETEXT_UNDERLINE_RE.fullmatch(underline.text):
-        return None
-    return _collect(body, line, 2, underline=underline)
-
-
-def _starts_paragraph(body: str, line: Line) -> bool:
-    """LINE starts a paragraph (so a dashed line under it makes it a setext heading): it is the
-    first line, or the line above is blank, a heading, or closes an HTML comment."""
-    if line.start == 0:
+def _blank_above(body: str, pos: int) -> bool:
+    if pos == 0:
         return True
-    begin = body.rfind("\n", 0, line.start - 1) + 1
-    above = body[begin : line.start - 1].rstrip("\r")
-    return not above.strip() or "-->" in above or _heading_level(above) > 0
+    begin = body.rfind("\n", 0, pos - 1) + 1
+    return not body[begin : pos - 1].strip(" \t\r")
+
+
+def _html_end(body: str, pos: int, text: str, at: int) -> int:
+    """Where the quick scan goes on after the line at POS: past the HTML block it opens (to
+    the line holding its end, or to the next blank line), or _BAIL."""
+    kind = html_type(text, at)
+    if not kind:
+        if not html_tag_line(text, at):
+            return pos  # no HTML block (an autolink, a `<` in prose)
+        if not _blank_above(body, pos):
+            return _BAIL  # the tag may continue a paragraph, or end a table
+        kind = 7
+    ending = html_end(kind)
+    if ending is not None:  # ends on the line holding its closing text, the first included
+        close = ending.search(body, pos + at)
+        return len(body) + 1 if close is None else close.end()
+    blank = re.compile(_BLANK_LINE).search(body, pos)
+    return len(body) + 1 if blank is None else blank.start() + 1
+
+
+def _setext_underline(body: str, title: Line) -> int:
+    """Where the underline of the setext title TITLE starts, 0 when TITLE is no heading, or
+    _BAIL when only the scanner can tell (a line of text above or below it)."""
+    if title.start > 0 and not _blank_above(body, title.start):
+        begin = body.rfind("\n", 0, title.start - 1) + 1
+        above = body[begin : title.start - 1]
+        at = len(above) - len(above.lstrip(" "))
+        # A letter at most one space in starts no block: the title continues its paragraph.
+        return 0 if at <= 1 and above[at].isalpha() else _BAIL
+    end = body.find("\n", title.start)
+    if end < 0:
+        return 0
+    below = _line_at(body, end + 1, title.number + 1).text
+    underline = _SETEXT_UNDERLINE_RE.fullmatch(below)
+    if underline:
+        return end + 1 if underline.group(1) else 0  # `===` makes a level 1 heading
+    return 0 if not below.strip(" \t") else _BAIL  # a paragraph of more lines may be one
 
 
 def _shifted(region: Region, by: int) -> Region:
@@ -208,6 +306,18 @@ def _opens_comment(stripped: str) -> bool:
     return stripped.startswith(_COMMENT_OPEN) and "-->" not in stripped[2:]
 
 
+def _raw_html(text: str) -> bool:
+    """TEXT opens an HTML block outside the block's list items (a comment is hidden text,
+    and one on a single line, such as a marker, is left to the block)."""
+    at = len(text) - len(text.lstrip(" "))
+    return at <= 1 and html_type(text, at) not in (0, 2)
+
+
+def _opens_fence(text: str) -> bool:
+    at = len(text) - len(text.lstrip(" "))
+    return at <= 3 and FENCE_OPEN_RE.match(text, at) is not None
+
+
 def _previous_nonblank(body: str, start: int, number: int) -> Line | None:
     end = start - 1  # the newline ending the previous line
     while end >= 0:
@@ -220,51 +330,88 @@ def _previous_nonblank(body: str, start: int, number: int) -> Line | None:
     return None
 
 
+# The lines that may end a block: a heading, HTML (a marker, a comment, a tag), a fence, a rule,
+# and a blank line (the line after it may start a paragraph of human text). One C-level search
+# skips the block's other lines, so a field costs only its Line; `_ends` decides each one found.
+_MAY_END_RE = re.compile(
+    r"\n[^\S\n]*+(?:[#<`~]|(?:-[-\t ]*+|\*[*\t ]*+|_[_\t ]*+)[^\S\n]*+(?=\n|\Z)|(?=\n))"
+)
+
+
 def _collect(body: str, heading: Line, level: int, underline: Line | None = None) -> Region:
     before = _previous_nonblank(body, heading.start, heading.number)
     begin = before if before and before.text.strip().startswith(BEGIN_MARKER) else None
-    content: list[Line] = []
-    end_marker = None
-    after_blank = False
-    resume = len(body) + 1
     title = underline or heading  # a setext heading's underline is part of it
-    # The lines after the title, walked here rather than through a generator: this loop
-    # runs for every line of every block, and the generator's calls were most of its cost.
-    number, cut = title.number, body.find("\n", title.start)
-    while cut >= 0:
-        start, number = cut + 1, number + 1
-        cut = body.find("\n", start)
-        text = body[start:] if cut < 0 else body[start:cut]
-        if text[-1:] == "\r":
-            text = text[:-1]
-        line = _new_tuple(Line, (number, start, text))  # Line(...) without its Python __new__
-        stripped = text.strip()
-        if not stripped:
-            after_blank = True
-            content.append(line)
-            continue
-        first = stripped[0]
-        if first == "<" and stripped == END_MARKER:
-            end_marker = line
-            resume = line.start + len(line.text)
-            break
-        # Cheap first-character tests keep the common line (a bullet) to a few operations.
-        if (
-            (first == "#" and 0 < _heading_level(text) <= level)
-            # a rule ends in its own character; a field's bullet line does not
-            or (first in "-*_" and stripped[-1] == first and _is_rule(text))
-            or (first == "<" and stripped.startswith(BEGIN_MARKER))
-            # an HTML comment spanning lines is hidden text, never the block's
-            or (first == "<" and _opens_comment(stripped))
-            or (first in "`~" and _FENCE_RE.match(text))
-            # a new top-level paragraph after a blank line is human text, not the block's
-            or (after_blank and indent_width(text) < 2 and not continues_block(text))
-        ):
-            resume = line.start
-            break
-        after_blank = False
-        content.append(line)
+    end_marker = None
+    newline = body.find("\n", title.start)
+    if newline < 0:
+        content: list[Line] = []
+        resume = len(body) + 1
+    else:
+        stop, marked = _block_end(body, newline, level)
+        content = _lines(body, newline + 1, stop - 1, title.number + 1)
+        resume = stop
+        if marked:
+            end_marker = _line_at(body, stop, title.number + 1 + len(content))
+            resume = stop + len(end_marker.text)
     last = end_marker or next((ln for ln in reversed(content) if ln.text.strip()), title)
     start = (begin or heading).start
     end = last.start + len(last.text)
     return Region(heading, level, content, start, end, begin, end_marker, resume)
+
+
+def _lines(body: str, start: int, stop: int, number: int) -> list[Line]:
+    """The lines of BODY[START:STOP], the first numbered NUMBER: built in C, not line by line."""
+    if stop < start:
+        return []  # the title's next line ends the block
+    raw = body[start:stop].split("\n")
+    texts = [t[:-1] if t[-1:] == "\r" else t for t in raw] if "\r" in body else raw
+    starts = map(add, accumulate(map(len, raw), initial=start), count())
+    return list(map(_make_line, zip(count(number), starts, texts)))
+
+
+def _block_end(body: str, newline: int, level: int) -> tuple[int, bool]:
+    """Where the block whose title line ends at NEWLINE stops: the offset of the line that
+    ends it (past the body, at len + 1, when none does), and whether that is the end marker."""
+    after_blank = False
+    at = newline
+    while at >= 0:
+        if after_blank:
+            start = at + 1  # the line after a blank one is looked at whatever it holds
+        else:
+            found = _MAY_END_RE.search(body, at)
+            if found is None:
+                break
+            start = found.start() + 1
+        at = body.find("\n", start)
+        text = body[start:] if at < 0 else body[start:at]
+        if text[-1:] == "\r":
+            text = text[:-1]
+        stripped = text.strip()
+        if not stripped:
+            after_blank = True
+            continue
+        if stripped == END_MARKER:
+            return start, True
+        if _ends(text, stripped, level, after_blank):
+            return start, False
+        after_blank = False
+    return len(body) + 1, False
+
+
+def _ends(text: str, stripped: str, level: int, after_blank: bool) -> bool:
+    """TEXT (STRIPPED, not blank) ends a block of LEVEL; AFTER_BLANK: a blank line is above."""
+    first = stripped[0]
+    return (
+        (first == "#" and 0 < _heading_level(text) <= level)
+        # a rule ends in its own character; a field's bullet line does not
+        or (first in "-*_" and stripped[-1] == first and _is_rule(text))
+        or (first == "<" and stripped.startswith(BEGIN_MARKER))
+        # an HTML comment spanning lines is hidden text, never the block's
+        or (first == "<" and _opens_comment(stripped))
+        # raw HTML GitHub shows as it is (a tag such as <div> or <details> at the top)
+        or (first == "<" and _raw_html(text))
+        or (first in "`~" and _opens_fence(text))
+        # a new top-level paragraph after a blank line is human text, not the block's
+        or (after_blank and indent_width(text) < 2 and not continues_block(text))
+    )

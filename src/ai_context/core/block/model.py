@@ -169,7 +169,8 @@ def block_data(block: Block, *, json: bool = False) -> dict[str, Any]:
 def _actor(value: str | None) -> str | None:
     if value is None:
         return None
-    value = _text("actor", value).strip().strip("`")  # agents often write the id as code
+    value = value if type(value) is str else _text("actor", value)
+    value = value.strip().strip("`")  # agents often write the id as code
     if len(value.split()) != 1:  # empty, or more than one word
         raise BlockError("actor", "the actor id is one word, e.g. cc-ariel-laptop")
     return value
@@ -178,7 +179,7 @@ def _actor(value: str | None) -> str | None:
 def _single_line(name: str, value: str | None) -> str | None:
     if value is None:
         return None
-    return one_line(_text(name, value)) or None
+    return one_line(value if type(value) is str else _text(name, value)) or None
 
 
 def _chunk(value: object) -> tuple[int, int] | None:
@@ -186,7 +187,9 @@ def _chunk(value: object) -> tuple[int, int] | None:
         return None
     if not isinstance(value, tuple | list) or len(value) != 2:
         raise BlockError("chunk", "Input should be a valid tuple of two numbers")
-    first, second = _number("chunk.0", value[0]), _number("chunk.1", value[1])
+    first, second = value
+    if type(first) is not int or type(second) is not int:  # the check written out: hot
+        first, second = _number("chunk.0", first), _number("chunk.1", second)
     if not (0 <= first < _LIMIT and 0 <= second < _LIMIT):
         raise BlockError("chunk", "chunk numbers are between 0 and 999999999")
     return first, second
@@ -231,13 +234,18 @@ def _items(name: str, value: object) -> tuple[str, ...]:
         raise BlockError(name, "Input should be a valid tuple")
     if not value:
         return ()
-    # "none" (or a dash placeholder, which Markdown would read as a rule) is no item.
-    items = (one_line(_text(f"{name}.{i}", v)) for i, v in enumerate(value))
-    return tuple(item for item in items if item and not is_placeholder(item))
+    # "none" (or a dash placeholder, which Markdown would read as a rule) is no item. The
+    # location is spelt only for a value that is not text (every decision of every body).
+    items: list[str] = []
+    for i, v in enumerate(value):
+        item = one_line(v if type(v) is str else _text(f"{name}.{i}", v))
+        if item and not is_placeholder(item):
+            items.append(item)
+    return tuple(items)
 
 
 def _extra(value: object) -> dict[str, str]:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict: no ABC check
         raise BlockError("extra", "Input should be a valid dictionary")
     if not value:
         return {}

@@ -5,19 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
-from ai_context.core.block.locate import Line, Region, find
+from ai_context.core.block.locate import Line, Region, find, nested_titles
 from ai_context.core.block.markers import Marker, check_marker
 from ai_context.core.block.model import Block, BlockError, PlanStep, format_timestamp
 from ai_context.core.block.syntax import (
     ALIASES,
     BULLET_RE,
-    CHECKBOX_RE,
     CHUNK_RE,
     EMPTY_WORDS,
+    LABELLED_RE,
     NUMBERED_RE,
+    STEP_START_RE,
     STEP_STATUSES,
+    StepStatus,
     canon_label,
     field_of,
     is_placeholder,
@@ -43,10 +46,9 @@ class Parsed:
     dropped: list[Line] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class _RawField:
-    """A field line as written, and the lines under it (made once per field of every body:
-    slots and an explicit list are the cheapest dataclass to build)."""
+class _RawField(NamedTuple):
+    """A field line as written, and the lines under it (made once per field of every body: a
+    named tuple is the cheapest record to build; only its list of children grows)."""
 
     label: str
     key: str | None
@@ -69,6 +71,7 @@ def parse(body: str) -> Parsed:
                 "Add a '## AI Context' heading with the fields at the top of the issue body.",
             )
         )
+        findings.extend(_nested(body))
         return Parsed(None, findings)
     for extra in regions[1:]:
         findings.append(
@@ -89,6 +92,25 @@ def parse(body: str) -> Parsed:
     return Parsed(block, findings, region, field_lines, marker, len(regions), dropped)
 
 
+def _nested(body: str) -> list[Finding]:
+    """AIC107 for each AI Context heading GitHub shows inside a block quote or a list item: a
+    quotation (GitHub's "Quote reply" writes one) or part of an item, never the block, so a
+    quoted old or foreign block cannot steer the tools; said, so nobody wonders where it went."""
+    return [
+        make_finding(
+            "AIC107",
+            "warning",
+            f"this AI Context heading is inside a {container}: "
+            + ("a quotation" if container == "block quote" else "part of the item")
+            + ", not the block",
+            line,
+            "To make it the block, move it to the top level (without the '>' or the list "
+            "marker); a quotation can stay as it is.",
+        )
+        for line, container in nested_titles(body)
+    ]
+
+
 def _dropped(region: Region, raw_fields: list[_RawField], findings: list[Finding]) -> list[Line]:
     """The lines the model does not hold: unreadable ones (AIC103), repeated fields (AIC104)."""
     if not any(f.code in ("AIC103", "AIC104") for f in findings):
@@ -103,22 +125,32 @@ def _dropped(region: Region, raw_fields: list[_RawField], findings: list[Finding
     return [line for line in region.lines if line.number in dropped_numbers]
 
 
+_new_field = tuple.__new__  # _RawField(...) without its Python __new__
+_labelled = LABELLED_RE.match
+
+
+@lru_cache(maxsize=256)  # the same few labels on every field line of every body
+def _field_key(label: str) -> str | None:
+    """The known field a label names (an alias, any case), or None for an extra field."""
+    return ALIASES.get(canon_label(label))
+
+
 def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
     fields: list[_RawField] = []
     current: _RawField | None = None
     for line in region.lines:
-        text = line.text
+        number, _, text = line
         stripped = text.strip()
         if not stripped:
             continue
         # Top level (indent_width < 2), inline: no space or tab first, or one space then neither.
         lead = text[0]
         if lead not in " \t" or (lead == " " and text[1] not in " \t"):
-            pair = field_of(stripped)
+            labelled = _labelled(stripped)  # `- **Label:** value`: field_of's first, inline
+            pair = labelled.groups() if labelled is not None else field_of(stripped)
             if pair is not None:
                 label, value = pair
-                key = ALIASES.get(canon_label(label))
-                current = _RawField(label, key, value, line.number, [])
+                current = _new_field(_RawField, (label, _field_key(label), value, number, []))
                 fields.append(current)
                 continue
             current = None
@@ -168,8 +200,9 @@ def _list_items(raw: _RawField) -> list[str]:
         items.append(raw.value)
     for child in raw.children:
         stripped = child.text.strip()
-        if BULLET_RE.match(stripped) or NUMBERED_RE.match(stripped) or not items:
-            item = _strip_item(stripped)
+        marker = BULLET_RE.match(stripped) or NUMBERED_RE.match(stripped)
+        if marker or not items:
+            item = stripped[marker.end() :].strip() if marker else stripped  # as _strip_item
             if item and not is_placeholder(item):
                 items.append(item)
         else:
@@ -178,6 +211,8 @@ def _list_items(raw: _RawField) -> list[str]:
 
 
 def _joined(raw: _RawField) -> str:
+    if not raw.children:
+        return raw.value  # a field on one line: most of them
     parts = [raw.value] + [_strip_item(c.text) for c in raw.children]
     return " ".join(p for p in parts if p)
 
@@ -189,35 +224,44 @@ def _plan(raw: _RawField, findings: list[Finding]) -> list[PlanStep]:
     # (line, number, text, checkbox): a line that starts no step continues the one before it,
     # so a step wrapped over two lines keeps the status written at its end.
     pending: list[tuple[int, int, str, str | None]] = []
+    step: tuple[int, int, str, str | None]
     for number, _, text in lines:
         stripped = text.strip()
-        if checkbox := CHECKBOX_RE.match(stripped):
-            step = (number, len(pending) + 1, stripped[checkbox.end() :], checkbox.group(1))
-        elif numbered := NUMBERED_RE.match(stripped):
-            step = (number, int(numbered.group(1)), stripped[numbered.end() :], None)
-        elif bullet := BULLET_RE.match(stripped):
-            step = (number, len(pending) + 1, stripped[bullet.end() :], None)
-        elif pending:
-            at, written, before, box = pending[-1]
-            pending[-1] = (at, written, f"{before} {stripped}", box)
-            continue
-        else:
+        start = STEP_START_RE.match(stripped)
+        if start is None:
+            if pending:
+                at, written, before, box = pending[-1]
+                pending[-1] = (at, written, f"{before} {stripped}", box)
+                continue
             step = (number, 1, stripped, None)
+        elif (digits := start.group(2)) is not None:
+            step = (number, int(digits), stripped[start.end() :], None)
+        else:  # a checkbox (group 1: its mark) or a bullet
+            step = (number, len(pending) + 1, stripped[start.end() :], start.group(1))
         pending.append(step)
     steps: list[PlanStep] = []
     for step in pending:
-        _add_step(steps, findings, step)
+        body, word = split_status(step[2])
+        status = normalise_status(word) if word is not None else None
+        if status is not None:  # the common step: its text, then a known status
+            steps.append(PlanStep(step[1], body, status))
+        else:
+            _add_step(steps, findings, step, body, word)
     return steps
 
 
 def _add_step(
-    steps: list[PlanStep], findings: list[Finding], step: tuple[int, int, str, str | None]
+    steps: list[PlanStep],
+    findings: list[Finding],
+    step: tuple[int, int, str, str | None],
+    body: str,
+    word: str | None,
 ) -> None:
-    """STEP is (line, number, text, checkbox mark or None)."""
+    """STEP is (line, number, text, checkbox mark or None), its TEXT split into BODY and a
+    status WORD that names no status (or None): a finding, or a status from the checkbox."""
     line, number, text, box = step
-    body, word = split_status(text)
-    status = normalise_status(word) if word is not None else None
-    if word is not None and status is None:
+    status: StepStatus | None = None
+    if word is not None:
         findings.append(
             make_finding(
                 "AIC106",
@@ -229,7 +273,7 @@ def _add_step(
             )
         )
         body = text.strip()
-    if status is None and box is not None and word is None:
+    elif box is not None:
         status = "done" if box in "xX" else "pending"
     if not body.strip():
         findings.append(
@@ -260,6 +304,8 @@ def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
         stamp = datetime.fromisoformat(text)
     except ValueError:
         return None, "AIC301"
+    if stamp.tzinfo is UTC and not stamp.microsecond:
+        return stamp, None  # written with Z, as the format asks: already what is returned
     if stamp.tzinfo is None:
         return stamp.replace(tzinfo=UTC, microsecond=0), "AIC302"
     offset = stamp.utcoffset()
@@ -270,23 +316,21 @@ def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
 def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block, dict[str, int]]:
     values: dict[str, Any] = {}  # the readers give field names and values: Block checks them
     extra: dict[str, str] = {}
-    field_lines: dict[str, int] = {}
-    seen: dict[str, int] = {}
+    field_lines: dict[str, int] = {}  # also the fields seen so far
     for raw in raw_fields:
         name = raw.key or canon_label(raw.label)
-        if name in seen:
+        if name in field_lines:
             findings.append(
                 make_finding(
                     "AIC104",
                     "warning",
-                    f"field '{raw.label}' appears again (first on line {seen[name]}); "
+                    f"field '{raw.label}' appears again (first on line {field_lines[name]}); "
                     "this one is ignored",
                     raw.line,
                     "Keep each field once.",
                 )
             )
             continue
-        seen[name] = raw.line
         field_lines[name] = raw.line
         if raw.key is None:
             lines = [raw.value] + [c.text.rstrip() for c in raw.children]
@@ -296,7 +340,7 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
             continue
         reader = _READERS.get(raw.key)  # each known field has its own reader
         if reader is not None:
-            values.update(reader(raw, findings))
+            reader(raw, findings, values)
     return _block(values, extra, field_lines, findings), field_lines
 
 
@@ -346,27 +390,29 @@ def _extra_ok(label: str, text: str) -> bool:
     return True
 
 
-def _actor_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+def _actor_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
     text = _joined(raw)
     if not text.strip("`"):
-        return {}
+        return
     word, rest = (*text.split(None, 1), "")[:2]  # any whitespace: a tab, a no-break space
     rest = rest.strip()
     if rest.startswith("(") and rest.endswith(")"):
         rest = rest[1:-1].strip()
-    return {"actor": word.strip("`") or None, "actor_description": rest or None}
+    values["actor"] = word.strip("`") or None
+    values["actor_description"] = rest or None
 
 
-def _phase_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+def _phase_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
     text = _joined(raw)
     match = CHUNK_RE.search(text)
     head = text[: match.start()].rstrip() if match else text
     if match and head:
-        return {"phase": head, "chunk": (int(match.group(1)), int(match.group(2)))}
-    return {"phase": text} if text else {}
+        values["phase"], values["chunk"] = head, (int(match.group(1)), int(match.group(2)))
+    elif text:
+        values["phase"] = text
 
 
-def _updated_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+def _updated_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
     text = _joined(raw)
     stamp, problem = parse_timestamp(text)
     if problem == "AIC301":
@@ -390,21 +436,25 @@ def _updated_values(raw: _RawField, findings: list[Finding]) -> dict[str, object
                 "Write timestamps in UTC with a Z suffix.",
             )
         )
-    return {"last_updated": stamp}
+    values["last_updated"] = stamp
 
 
-def _files_values(raw: _RawField, findings: list[Finding]) -> dict[str, object]:
+def _files_values(raw: _RawField, findings: list[Finding], values: dict[str, Any]) -> None:
+    if not raw.children:
+        values["files_touched"] = raw.value  # a field on one line: most of them
+        return
     parts = [raw.value] + [_strip_item(c.text) for c in raw.children]
-    return {"files_touched": ", ".join(p for p in parts if p)}
+    values["files_touched"] = ", ".join(p for p in parts if p)
 
 
-_READERS: dict[str, Callable[[_RawField, list[Finding]], dict[str, object]]] = {
+# Each known field's reader: it reads the raw field into the values Block is built from.
+_READERS: dict[str, Callable[[_RawField, list[Finding], dict[str, Any]], None]] = {
     "actor": _actor_values,
     "phase": _phase_values,
     "last_updated": _updated_values,
-    "plan": lambda raw, findings: {"plan": _plan(raw, findings)},
+    "plan": lambda raw, findings, values: values.__setitem__("plan", _plan(raw, findings)),
     "files_touched": _files_values,
-    "decisions": lambda raw, findings: {"decisions": _list_items(raw)},
-    "blockers": lambda raw, findings: {"blockers": _list_items(raw)},
-    "next_step": lambda raw, findings: {"next_step": _joined(raw)},
+    "decisions": lambda raw, findings, values: values.__setitem__("decisions", _list_items(raw)),
+    "blockers": lambda raw, findings, values: values.__setitem__("blockers", _list_items(raw)),
+    "next_step": lambda raw, findings, values: values.__setitem__("next_step", _joined(raw)),
 }
