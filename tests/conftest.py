@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,26 @@ def run_cli(
         os.chdir(here)
         sys.stdout, sys.stderr, sys.stdin = old
     return code, out.getvalue(), err.getvalue()
+
+
+def run_process(
+    argv: list[str],
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m ai_context ARGV` as its own process, as a user runs it: this checkout's src/
+    on its path and, beside PATH, only ENV in its environment."""
+    base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "ai_context", *argv],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 T0 = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
@@ -49,22 +47,12 @@ def cli(gh: GitHubFake, cwd: Path, *argv: str, **env: str) -> subprocess.Complet
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(CONFIG, encoding="utf-8")
     environ = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
         "GITHUB_TOKEN": "t",
         "GITHUB_API_URL": gh.url,
         "AI_CONTEXT_NOW": "2026-05-26T15:00:00Z",
         **env,
     }
-    return subprocess.run(
-        [sys.executable, "-m", "ai_context", *argv],
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    return run_process(list(argv), environ, cwd)
 
 
 def data(done: subprocess.CompletedProcess[str]) -> Any:
