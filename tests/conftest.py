@@ -79,12 +79,14 @@ def run_process(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 120,
+    stdin: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m ai_context ARGV` as its own process, as a user runs it: this checkout's src/
-    on its path and, beside PATH, only ENV in its environment."""
+    on its path and, beside PATH, only ENV in its environment; STDIN its input, if given."""
     base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")}
     return subprocess.run(
         [sys.executable, "-m", "ai_context", *argv],
+        input=stdin,
         capture_output=True,
         text=True,
         env={**base, **(env or {})},
