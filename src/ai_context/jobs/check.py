@@ -20,11 +20,8 @@ from ai_context.jobs.digest import posts_comment
 from ai_context.jobs.digest_delivery import DIGEST_LABEL
 from ai_context.jobs.stale import _stale_summary, stale_rules
 from ai_context.rules.checks import CheckResult
-from ai_context.rules.gitlog import (
-    compare_block,
-    session_files_changed,
-)
-from ai_context.rules.session import check_session_file
+from ai_context.rules.gitlog.compare import compare_block, session_files_changed
+from ai_context.rules.session.model import check_session_file
 from ai_context.rules.sticky import WriteBudget
 
 
@@ -33,8 +30,8 @@ def check_job(ctx: RunContext) -> None:
     repository = ctx.github.repository
 
     def git_findings(issue: Issue, result: CheckResult) -> list[Finding]:
-        # What the pushed commits say about the task, beside what its block says (issue 8),
-        # and what jobs that ran before check found (the mirror's, issue 4).
+        # What the pushed commits say about the task, beside what its block says,
+        # and what jobs that ran before check found (the mirror's).
         earlier = ctx.findings.get(issue.number, [])
         if not commits or result.block is None:
             return earlier
@@ -137,7 +134,7 @@ def _current(ctx: RunContext) -> list[Issue]:
 
 
 def _session_files(ctx: RunContext) -> list[Finding]:
-    """Committed sp.json files of a push: valid, and free of secrets (issue 8, item 5)."""
+    """Committed sp.json files of a push: valid, and free of secrets."""
     findings: list[Finding] = []
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     rows = []

@@ -21,9 +21,7 @@ from ai_context.core.models import GitCommit
 from ai_context.jobs.comments import CheckReport
 from ai_context.jobs.context import RunContext
 from ai_context.rules.actors import parse_actors
-from ai_context.rules.gitlog import (
-    issues_named,
-)
+from ai_context.rules.gitlog.refs import issues_named
 from ai_context.rules.lease import (
     LeaseConfig,
     LeaseError,
