@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import format_datetime
+from email.utils import format_datetime, parsedate_to_datetime
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
@@ -61,6 +62,10 @@ class GitHubError(ServiceError):
 
 class GitHubUnavailable(GitHubError):
     """5xx, timeouts or rate limits that outlasted the retries: exit 3."""
+
+
+class GitHubNoAnswer(GitHubUnavailable):
+    """The request was sent and its answer did not come in time: a write may still land."""
 
 
 class GitHubConfigError(GitHubError, ServiceRefused):
@@ -269,6 +274,11 @@ class GitHub:
     def create_comment(self, number: int, body: str) -> Comment:
         path = f"/issues/{number}/comments"
         return comment_from_json(self._json(f"comment on #{number}", "POST", path, {"body": body}))
+
+    def get_comment(self, comment_id: int) -> Comment:
+        """One comment by its id, with its author and its issue (`issue_url`)."""
+        path = f"/issues/comments/{comment_id}"
+        return comment_from_json(self._json(f"read comment {comment_id}", "GET", path))
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
         path = f"/issues/comments/{comment_id}"
@@ -524,15 +534,28 @@ def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
     a 429 is always a rate limit. A 403 without them is a refusal (permissions)."""
     if status not in (403, 429):
         return None
-    after = str(headers.get("retry-after") or "").strip()
-    if after.isdigit():
-        return float(after)
+    after = retry_after(str(headers.get("retry-after") or ""))
+    if after is not None:
+        return after
     if str(headers.get("x-ratelimit-remaining", "")).strip() == "0":
         reset = str(headers.get("x-ratelimit-reset") or "").strip()
         if reset.isdigit():
             return max(0.0, int(reset) - time.time()) + 1
         return SECONDARY_RATE_WAIT
     return SECONDARY_RATE_WAIT if status == 429 else None
+
+
+def retry_after(value: str) -> float | None:
+    """Seconds a `retry-after` header asks for: a number of seconds, or an HTTP date (RFC
+    9110; a date already past is no wait); None when it is absent or neither."""
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, (_as_utc(when) - datetime.now(UTC)).total_seconds())
 
 
 def _json_object(content: bytes) -> dict[str, Any]:
@@ -594,8 +617,10 @@ def failure_reason(exc: BaseException) -> str:
 
 def _unreachable(what: str, exc: BaseException) -> GitHubError:
     """No answer at all: a timeout, or no connection."""
-    from requests.exceptions import Timeout  # noqa: PLC0415
+    from requests.exceptions import ConnectTimeout, Timeout  # noqa: PLC0415
 
+    if isinstance(exc, Timeout) and not isinstance(exc, ConnectTimeout):
+        return GitHubNoAnswer(f"GitHub did not answer in time to {what}; try again later")
     if isinstance(exc, Timeout):
         return GitHubUnavailable(f"GitHub did not answer in time to {what}; try again later")
     return GitHubUnavailable(
@@ -608,7 +633,7 @@ def _from_status(
     what: str, status: int, data: Any, headers: Mapping[str, str], retried: bool
 ) -> GitHubError:
     """An answer of 400 or more as our error, GitHub's reason in its message."""
-    message = (data.get("message") or "") if isinstance(data, dict) else str(data or "")
+    message = reason(status, data)
     wait = rate_limit_wait(status, headers)
     if status == 401:
         return GitHubConfigError(
@@ -646,6 +671,23 @@ def _from_status(
             f"GitHub failed to {what} ({status} {message}); try again later", status
         )
     return GitHubError(f"GitHub could not {what} ({status} {message})", status)
+
+
+def reason(status: int, data: Any) -> str:
+    """GitHub's reason for a failed answer: its JSON `message`, else its body's text (a proxy's
+    page, on one line, cut), else the status's own text (`Service Unavailable`), so a message
+    never ends in an empty `(503 )`."""
+    if isinstance(data, dict):
+        text = str(data.get("message") or data.get("data") or "")
+    else:
+        text = str(data or "")
+    text = " ".join(text.split())
+    if text:
+        return text if len(text) <= 200 else text[:199] + "…"
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "no reason given"
 
 
 def permission_for(what: str) -> str:

@@ -28,6 +28,8 @@ import requests
 from pydantic import BaseModel, ConfigDict
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
+from ai_context.adapters.github import retry_after
+
 MESSAGE_INTERVAL = 1.0  # seconds between two messages
 DEFAULT_TIMEOUT = (5.0, 15.0)  # connect, read
 MAX_ERROR_TEXT = 300
@@ -69,11 +71,13 @@ def _sent_nothing(exc: requests.exceptions.ConnectionError) -> bool:
 
 
 def _retry_after(response: requests.Response, default: float) -> float:
+    """The wait Slack names (seconds or an HTTP date); garbage falls back to the backoff."""
     raw = response.headers.get("Retry-After", "").strip()
     try:
         return max(0.0, float(raw))
     except ValueError:
-        return default  # an HTTP date or garbage: fall back to the backoff
+        wait = retry_after(raw)
+        return default if wait is None else wait
 
 
 def _clip(text: str) -> str:

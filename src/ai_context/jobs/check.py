@@ -10,7 +10,7 @@ from ai_context.adapters.github import GitHubNotFound
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.block import parse
 from ai_context.core.findings import Finding
-from ai_context.core.markdown import escape_cell
+from ai_context.core.markdown import escape_cell, escape_text
 from ai_context.core.models import Issue
 from ai_context.jobs import memory
 from ai_context.jobs.comments import CheckReport, run_check
@@ -93,8 +93,24 @@ def check_job(ctx: RunContext) -> None:
         ctx.outputs["stale"] = str(report.stale)
         ctx.summary.append(_stale_summary(report))
     ctx.exit_codes.append(_exit_code(report, ctx.settings))
+    _report_failures(report, ctx)
     if session:
         ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
+
+
+def _report_failures(report: CheckReport, ctx: RunContext) -> None:
+    """The writes that failed, one annotation each and a summary list; the run went on with
+    the other issues and the jobs after this one, and ends in exit 3."""
+    if not report.failed:
+        return
+    for line in report.failed:
+        ctx.workflow.annotate("error", line, title="ai-context: GitHub failed")
+    listed = "\n".join(f"- {escape_text(line)}" for line in report.failed)
+    ctx.summary.append(
+        f"**Writes failed on {len(report.failed)} issue(s)** (the next run finishes them):\n\n"
+        + listed
+    )
+    ctx.exit_codes.append(3)
 
 
 def _current(ctx: RunContext) -> list[Issue]:
