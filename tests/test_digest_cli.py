@@ -29,7 +29,7 @@ def test_digest_markdown_of_the_examples(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_digest_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "digest", "--source", str(EXAMPLES), "--format", "json", *NOW)
+    code, out, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), "--format", "json", *NOW)
     data = json.loads(out)
     assert code == 0 and data["window_hours"] == 24
     # Stuck by severity (a broken block, then blocked, then stale), then the oldest first.

@@ -191,3 +191,15 @@ def test_a_bad_webhook_url_is_refused_without_echoing_it(bad: str) -> None:
 def test_no_messages_means_no_calls(fake_time: FakeTime) -> None:
     result = post(fake_time, [])
     assert result.ok and result.calls == 0
+
+
+@responses.activate
+def test_a_retry_after_given_as_an_http_date_is_honoured(fake_time: FakeTime) -> None:
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    when = format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
+    responses.post(URL, status=429, body="rate_limited", headers={"Retry-After": when})
+    result = post(fake_time, MESSAGES[:1], max_wait=60)
+    assert not result.ok and result.calls == 1 and fake_time.sleeps == []
+    assert "asked to wait 3" in (result.error or "")  # about 3600s, not the backoff

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
-from ai_context.adapters.retry import PolicyRetry
+from ai_context.adapters.retry import PolicyRetry, retry_after
 
 if TYPE_CHECKING:
     from urllib3.response import BaseHTTPResponse
@@ -68,12 +68,8 @@ def _sent_nothing(exc: requests.exceptions.ConnectionError) -> bool:
 
 
 def _retry_after(response: requests.Response | BaseHTTPResponse) -> float | None:
-    """Slack's Retry-After in seconds; None (the backoff) for an HTTP date or garbage."""
-    raw = (response.headers.get("Retry-After") or "").strip()
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        return None
+    """The wait Slack names (seconds or an HTTP date); None (the backoff) for garbage."""
+    return retry_after(response.headers.get("Retry-After") or "")
 
 
 class SlackRetry(PolicyRetry):

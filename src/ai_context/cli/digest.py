@@ -1,6 +1,6 @@
 """`digest`, `summary` and `status`: the seeds' /daily-summary and /status, live or offline.
 
-They read GitHub (see `cli.reports` for which repositories) or, with `--issues-dir`, a folder
+They read GitHub (see `cli.report_source` for which repositories) or, with `--issues-dir`, a folder
 of issue files, and print for a terminal (plain text, colour on a TTY), for GitHub (`--format
 md`) or for programs (`--format json`, one key vocabulary, see `rules.digest_json`). Delivery
 to the digest issue and Slack belongs to the digest job, which calls the same `build_digest`,
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ai_context.cli.common import add_issue
-from ai_context.cli.reports import (
+from ai_context.cli.report_source import (
     Source,
     add_source_options,
     colour_for,

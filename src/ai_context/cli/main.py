@@ -103,7 +103,7 @@ class _VersionAction(argparse.Action):
 def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     """The Action: event, settings and inputs come from the runner's environment."""
     del args, out, stdin
-    from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
+    from ai_context.action.run import run_action  # noqa: PLC0415 - only in an Action run
 
     return run_action()
 

@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from ai_context.cli.reports import (
+from ai_context.cli.report_source import (
     Source,
     add_source_options,
     colour_for,

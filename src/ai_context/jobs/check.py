@@ -10,7 +10,7 @@ from ai_context.adapters.github import GitHubNotFound
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.block import parse
 from ai_context.core.findings import Finding
-from ai_context.core.markdown import escape_cell
+from ai_context.core.markdown import escape_cell, escape_text
 from ai_context.core.models import Issue
 from ai_context.jobs import memory
 from ai_context.jobs.comments import CheckReport, run_check
@@ -20,11 +20,8 @@ from ai_context.jobs.digest import posts_comment
 from ai_context.jobs.digest_delivery import DIGEST_LABEL
 from ai_context.jobs.stale import _stale_summary, stale_rules
 from ai_context.rules.checks import CheckResult
-from ai_context.rules.gitlog import (
-    compare_block,
-    session_files_changed,
-)
-from ai_context.rules.session import check_session_file
+from ai_context.rules.gitlog.compare import compare_block, session_files_changed
+from ai_context.rules.session.model import check_session_file
 from ai_context.rules.sticky import WriteBudget
 
 
@@ -33,8 +30,8 @@ def check_job(ctx: RunContext) -> None:
     repository = ctx.github.repository
 
     def git_findings(issue: Issue, result: CheckResult) -> list[Finding]:
-        # What the pushed commits say about the task, beside what its block says (issue 8),
-        # and what jobs that ran before check found (the mirror's, issue 4).
+        # What the pushed commits say about the task, beside what its block says,
+        # and what jobs that ran before check found (the mirror's).
         earlier = ctx.findings.get(issue.number, [])
         if not commits or result.block is None:
             return earlier
@@ -96,8 +93,24 @@ def check_job(ctx: RunContext) -> None:
         ctx.outputs["stale"] = str(report.stale)
         ctx.summary.append(_stale_summary(report))
     ctx.exit_codes.append(_exit_code(report, ctx.settings))
+    _report_failures(report, ctx)
     if session:
         ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
+
+
+def _report_failures(report: CheckReport, ctx: RunContext) -> None:
+    """The writes that failed, one annotation each and a summary list; the run went on with
+    the other issues and the jobs after this one, and ends in exit 3."""
+    if not report.failed:
+        return
+    for line in report.failed:
+        ctx.workflow.annotate("error", line, title="ai-context: GitHub failed")
+    listed = "\n".join(f"- {escape_text(line)}" for line in report.failed)
+    ctx.summary.append(
+        f"**Writes failed on {len(report.failed)} issue(s)** (the next run finishes them):\n\n"
+        + listed
+    )
+    ctx.exit_codes.append(3)
 
 
 def _current(ctx: RunContext) -> list[Issue]:
@@ -121,7 +134,7 @@ def _current(ctx: RunContext) -> list[Issue]:
 
 
 def _session_files(ctx: RunContext) -> list[Finding]:
-    """Committed sp.json files of a push: valid, and free of secrets (issue 8, item 5)."""
+    """Committed sp.json files of a push: valid, and free of secrets."""
     findings: list[Finding] = []
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     rows = []

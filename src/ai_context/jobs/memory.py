@@ -65,7 +65,7 @@ def remember(report: CheckReport) -> dict[int, Known]:
     """What this run leaves on each task, from its plans and writes."""
     out: dict[int, Known] = {}
     for check in report.checks:
-        if check.deferred:  # its writes were not made: the next run reads it again
+        if check.deferred or check.failed:  # writes not made: the next run reads it again
             continue
         sticky = (check.sticky.id, check.sticky.body) if check.sticky else None
         known = after_run(

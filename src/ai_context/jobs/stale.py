@@ -20,9 +20,7 @@ from ai_context.core.markdown import escape_cell
 from ai_context.core.models import GitCommit
 from ai_context.jobs.comments import CheckReport
 from ai_context.jobs.context import RunContext
-from ai_context.rules.gitlog import (
-    issues_named,
-)
+from ai_context.rules.gitlog.refs import issues_named
 from ai_context.rules.lease import LeaseConfig, LeaseError, LeaseRecord, parse_record
 from ai_context.rules.stale import Evidence, StaleRules, active_tasks, push_commits
 

@@ -14,7 +14,7 @@ only if it still points at the commit it read. In the small window between that 
 DELETE, the ref can only move if the lease had already expired (a live lease is moved only by
 its holder): a release that late may delete the taker's fresh lease, which then shows as free.
 
-The calls themselves are in lease_cli.py (via github.py); this module decides.
+The calls themselves are in jobs/lease.py (via adapters/github.py); this module decides.
 """
 
 from __future__ import annotations

@@ -56,7 +56,6 @@ def add_source_options(
     )
     p.add_argument(
         "--issues-dir",
-        "--source",
         dest="issues_dir",
         type=Path,
         metavar="DIR",
