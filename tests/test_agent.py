@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import SecretStr
 
 from ai_context.adapters.cache import DirectoryCache
 from ai_context.adapters.github import GitHub, GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import Block, parse, render
 from ai_context.core.models import Issue
+from ai_context.core.secret import Secret
 from ai_context.jobs import agent
 from ai_context.rules.mirror import current_step
 from ai_context.rules.reconcile import revision
@@ -45,7 +45,7 @@ def fake(github_fake: GitHubFake) -> GitHubFake:
 
 
 def github(fake: GitHubFake) -> GitHub:
-    return GitHub(SecretStr("t"), REPO, api_url=fake.url, write_interval=0, backoff=0, retries=1)
+    return GitHub(Secret("t"), REPO, api_url=fake.url, write_interval=0, backoff=0, retries=1)
 
 
 def body(fake: GitHubFake) -> str:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli.agent import login_for
 from ai_context.cli.main import UsageError
 from ai_context.core.block import find, parse
 from tests.conftest import SEED_BLOCK, run_cli
@@ -191,15 +190,17 @@ def test_repository_from_the_origin_remote(
     assert code == 0 and "acme/shop#1" in out
 
 
-def test_login_for_reads_actors_from_the_config(tmp_path: Path) -> None:
+def test_owner_of_reads_actors_from_the_config(tmp_path: Path) -> None:
+    from ai_context.adapters.config import owner_of
+
     config = tmp_path / "c.yml"
-    assert login_for("cc-a", config) is None  # no file
+    assert owner_of("cc-a", config) is None  # no file
     config.write_text("actors:\n  cc-a: {owner: ariel}\n  cc-b: {owner: 'not a login!'}\n")
-    assert login_for(None, config) is None
+    assert owner_of(None, config) is None
     with pytest.raises(UsageError, match="cc-b"):
-        login_for("cc-a", config)  # the whole actors section is checked, and cc-b is bad
+        owner_of("cc-a", config)  # the whole actors section is checked, and cc-b is bad
     config.write_text("actors:\n  cc-a: {owner: ariel}\n")
-    assert login_for("cc-a", config) == "ariel"
+    assert owner_of("cc-a", config) == "ariel"
 
 
 def test_the_agent_side_imports_neither_jinja2_nor_the_github_client_to_start() -> None:

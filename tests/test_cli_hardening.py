@@ -3,6 +3,7 @@ wrong, and nothing written; never a UnicodeEncodeError or a RecursionError."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -110,3 +111,54 @@ def test_a_deep_session_file_is_exit_2_and_left_as_it_was(
     code, _, err = run_cli(["session", "save", "--from", "-"], '{"tasks": []}')
     assert code == 2 and err.startswith("ai-context: sp.json: the JSON is nested too deeply")
     assert (tmp_path / "sp.json").read_text(encoding="utf-8") == DEEP
+
+
+# A bug of ours, planted in a real `python -m ai_context` process: the check raises.
+PLANTED_BUG = """
+import runpy, ai_context.cli.validate as v
+def broken(*args, **kwargs):
+    raise RuntimeError("planted\\nbug")
+v.check_body = broken
+runpy.run_module("ai_context", run_name="__main__")
+"""
+
+
+def crash(tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    target = tmp_path / "issue.md"
+    target.write_text(SEED_BLOCK, encoding="utf-8")
+    base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-c", PLANTED_BUG, *argv, str(target)],
+        env={**base, **env},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_an_internal_error_is_exit_3_with_one_line_saying_where_to_report_it(
+    tmp_path: Path,
+) -> None:
+    done = crash(tmp_path, "validate")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == [
+        "ai-context: internal error: RuntimeError: planted bug. This is a bug in ai-context; "
+        "please report it at https://github.com/ai-context/ai-context/issues with the command "
+        "you ran (run with --debug or AI_CONTEXT_DEBUG=1 for the traceback)"
+    ]
+    json_done = crash(tmp_path, "validate", "--format", "json")
+    assert json_done.returncode == 3 and "Traceback" not in json_done.stderr
+    assert json.loads(json_done.stdout)["exit"] == 3
+
+
+@pytest.mark.parametrize(("argv", "env"), [(["--debug"], {}), ([], {"AI_CONTEXT_DEBUG": "1"})])
+def test_the_traceback_only_when_asked(
+    tmp_path: Path, argv: list[str], env: dict[str, str]
+) -> None:
+    done = crash(tmp_path, *argv, "validate", **env)
+    assert done.returncode == 3
+    assert "Traceback (most recent call last)" in done.stderr
+    assert "RuntimeError: planted\nbug" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("ai-context: internal error: RuntimeError")

@@ -226,6 +226,21 @@ def test_validate_imports_no_pydantic_yaml_jinja_or_github_client(tmp_path: Path
     assert heavy(modules) == []
 
 
+def test_validate_reads_the_config_file_without_pydantic(tmp_path: Path) -> None:
+    """Every adopter's repository has .github/ai-context.yml: validate then reads its two keys
+    with YAML alone (config_file.check_config), not the whole typed configuration."""
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ai-context.yml").write_text(
+        "stale-after: 2d\nrequired: [actor, phase]\nactors: {cc-a: {owner: ariel}}\n",
+        encoding="utf-8",
+    )
+    path = tmp_path / "issue.md"
+    path.write_text(SEED_BLOCK, encoding="utf-8")
+    modules = imported_modules(["validate", str(path)], tmp_path)
+    assert "yaml" in modules  # the probe sees the file being read
+    assert [m for m in heavy(modules) if m != "yaml" and not m.startswith("yaml.")] == []
+
+
 def test_version_alone_registers_no_command(tmp_path: Path) -> None:
     modules = imported_modules(["--version"], tmp_path)
     groups = {"ai_context.cli.agent", "ai_context.cli.digest", "ai_context.cli.git"}

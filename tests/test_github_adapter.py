@@ -11,7 +11,6 @@ import pytest
 import requests
 import responses
 from github import GithubRetry
-from pydantic import SecretStr
 from responses import matchers
 
 from ai_context.adapters.github import (
@@ -20,12 +19,13 @@ from ai_context.adapters.github import (
     GitHubNotFound,
     GitHubUnavailable,
 )
+from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 
 API = "https://ghe.example.com:443/api/v3"
 REPO = f"{API}/repos/acme/shop"
-TOKEN = SecretStr("ghs_" + "x" * 36)
-TOKEN_T = SecretStr("t")  # the loopback GitHub's token
+TOKEN = Secret("ghs_" + "x" * 36)
+TOKEN_T = Secret("t")  # the loopback GitHub's token
 
 
 def issue_json(number: int, **extra: object) -> dict[str, object]:
@@ -248,7 +248,7 @@ def test_bad_repository_is_config_error() -> None:
 
 def test_an_empty_token_is_config_error() -> None:
     with pytest.raises(GitHubConfigError, match="the GitHub token is empty"):
-        GitHub(SecretStr(""), "acme/shop")
+        GitHub(Secret(""), "acme/shop")
 
 
 @responses.activate

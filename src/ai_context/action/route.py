@@ -11,7 +11,7 @@ schedule, workflow_dispatch -> check every open issue that is a task, and look f
 
 from __future__ import annotations
 
-from ai_context.adapters.config import Settings
+from ai_context.adapters.config import Config
 from ai_context.core.block import find
 from ai_context.core.errors import ConfigError
 from ai_context.core.events import (
@@ -38,7 +38,7 @@ def block_text(body: str) -> str:
     return "\n".join(line.text.rstrip() for line in [region.heading, *region.lines]).strip()
 
 
-def route(event: Event, settings: Settings, repository: str) -> Route:
+def route(event: Event, settings: Config, repository: str) -> Route:
     """The jobs EVENT asks for (read once by core.events), and on which issues."""
     jobs = _jobs_for(event.name, settings)
     if isinstance(event, IssuesEvent):
@@ -54,7 +54,7 @@ def route(event: Event, settings: Settings, repository: str) -> Route:
     return Route(jobs, skipped=f"event {event.name!r} is not one ai-context acts on")
 
 
-def _jobs_for(event: str, settings: Settings) -> tuple[str, ...]:
+def _jobs_for(event: str, settings: Config) -> tuple[str, ...]:
     if settings.jobs != ("auto",):
         unknown = [j for j in settings.jobs if j not in JOBS and j != "auto"]
         if unknown:
@@ -66,7 +66,7 @@ def _jobs_for(event: str, settings: Settings) -> tuple[str, ...]:
     return AUTO_JOBS.get(event, ())
 
 
-def _route_issue(event: IssuesEvent, settings: Settings, jobs: tuple[str, ...]) -> Route:
+def _route_issue(event: IssuesEvent, settings: Config, jobs: tuple[str, ...]) -> Route:
     action = event.action
     if action not in ISSUE_ACTIONS or event.issue is None:
         return Route(jobs, skipped=f"issues.{action} needs no check")

@@ -21,15 +21,18 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import format_datetime, parsedate_to_datetime
+from email.utils import format_datetime
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
+from ai_context.adapters.retry import retry_after
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import ServiceError, ServiceRefused
+from ai_context.core.fields import utc
 from ai_context.core.models import Comment, GitCommit, Issue
+from ai_context.core.secret import Secret
 
 if TYPE_CHECKING:
     from github.Requester import Requester
@@ -45,13 +48,6 @@ SECONDARY_RATE_WAIT = 60.0
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
 # What `_send` gives back for an expected refusal (its `refused` statuses).
 REFUSED: Any = object()
-
-
-class Secret(Protocol):
-    """A token that gives its value only when asked and never in a repr: pydantic's SecretStr
-    in the Action's settings, a plain holder at the agent commands (which import no pydantic)."""
-
-    def get_secret_value(self) -> str: ...
 
 
 class GitHubError(ServiceError):
@@ -545,19 +541,6 @@ def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
     return SECONDARY_RATE_WAIT if status == 429 else None
 
 
-def retry_after(value: str) -> float | None:
-    """Seconds a `retry-after` header asks for: a number of seconds, or an HTTP date (RFC
-    9110; a date already past is no wait); None when it is absent or neither."""
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, (_as_utc(when) - datetime.now(UTC)).total_seconds())
-
-
 def _json_object(content: bytes) -> dict[str, Any]:
     """A failure's body as a JSON object (PyGithub's errors take one); text otherwise."""
     text = content.decode("utf-8", "replace")
@@ -711,16 +694,12 @@ def unless_modified(known: Issue | None, number: int, repository: str) -> dict[s
 
 def utc_text(when: datetime) -> str:
     """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
-    return format_timestamp(_as_utc(when))
+    return format_timestamp(utc(when))
 
 
 def http_date(when: datetime) -> str:
     """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
-    return format_datetime(_as_utc(when), usegmt=True)
-
-
-def _as_utc(when: datetime) -> datetime:
-    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+    return format_datetime(utc(when), usegmt=True)
 
 
 def _ref_path(ref: str) -> str:

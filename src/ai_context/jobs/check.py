@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ai_context.adapters.config import Settings
+from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHubNotFound
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.block import parse
@@ -54,7 +54,7 @@ def check_job(ctx: RunContext) -> None:
         _current(ctx),
         ctx.github,
         now=ctx.now,
-        config=ctx.settings.check_config,
+        config=ctx.settings.check,
         bot_login=ctx.settings.bot_login,
         dry_run=ctx.settings.dry_run,
         log=ctx.workflow.log,
@@ -191,7 +191,7 @@ def _not_tasks(ctx: RunContext) -> int:
 
 
 def _check_summary(
-    report: CheckReport, settings: Settings, others: int | None, budget: WriteBudget
+    report: CheckReport, settings: Config, others: int | None, budget: WriteBudget
 ) -> str:
     without = f" ({others} other open issue(s) have no AI Context block: not tasks, left alone)"
     lines = [
@@ -218,5 +218,5 @@ def _check_summary(
     return "\n".join(lines)
 
 
-def _exit_code(report: CheckReport, settings: Settings) -> int:
+def _exit_code(report: CheckReport, settings: Config) -> int:
     return _threshold_hit([f for c in report.checks for f in c.findings], settings)

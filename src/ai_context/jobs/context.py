@@ -1,4 +1,5 @@
-"""What a job gets in an Action run: the route the event asked for and the run's shared state.
+"""What a job gets in an Action run: the route the event asked for, the run's configuration
+(one `Config`, its sections typed) and the run's shared state.
 
 Kept apart from the faces so jobs can take it without importing the Action (which imports them).
 """
@@ -8,14 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
-from ai_context.adapters.config import Settings
-from ai_context.adapters.github import (
-    DEFAULT_API_URL,
-    GitHub,
-    GitHubNotFound,
-)
+from ai_context.adapters.clients import GITHUB_API_URL
+from ai_context.adapters.config import Config
+from ai_context.adapters.github import GitHub, GitHubNotFound
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
@@ -40,8 +37,7 @@ class Route:
 class RunContext:
     """Everything a job needs in an Action run; jobs add to outputs, summary and stats."""
 
-    settings: Settings
-    extras: dict[str, Any] = field(repr=False)
+    settings: Config
     github: GitHub
     workflow: Workflow
     now: datetime
@@ -53,7 +49,7 @@ class RunContext:
     event: str = ""
     # The environment holds the tokens: never in a repr, a log line or a traceback's locals.
     workflow_env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    github_api_url: str = DEFAULT_API_URL
+    github_api_url: str = GITHUB_API_URL
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
     findings: dict[int, list[Finding]] = field(default_factory=dict)
     # The run's GitHub writes against max-writes (RunContext.__post_init__ sets the limit).
@@ -98,7 +94,7 @@ def _issues_for(plan: Route, github: GitHub, wf: Workflow) -> list[Issue]:
     return [issue for issue in issues if is_task(issue)]
 
 
-def threshold_hit(findings: Sequence[Finding], settings: Settings) -> int:
+def threshold_hit(findings: Sequence[Finding], settings: Config) -> int:
     """1 when a finding reaches the user's fail-on threshold, else 0."""
     levels = {"error": ("error",), "warning": ("error", "warning")}.get(settings.fail_on, ())
     return 1 if any(f.severity in levels for f in findings) else 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
-from ai_context.adapters.config import Settings
+from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub
 from ai_context.core.models import Issue
 from ai_context.jobs.bodywrite import commit_body
@@ -47,7 +47,7 @@ STATE_TITLE = "ai-context run state"
 STATE_TEXT = f"ai-context keeps its run state here (the digest is off). {MEMORY_TEXT}"
 
 
-def carrier(settings: Settings, open_issues: Sequence[Issue]) -> Issue | None:
+def carrier(settings: Config, open_issues: Sequence[Issue]) -> Issue | None:
     """The digest issue as the listing shows it; None when it is not among the open issues."""
     labelled = [i for i in open_issues if DIGEST_LABEL in i.labels]
     if settings.digest_issue is not None:
@@ -55,7 +55,7 @@ def carrier(settings: Settings, open_issues: Sequence[Issue]) -> Issue | None:
     return min(labelled, key=lambda i: i.number) if labelled else None
 
 
-def load(settings: Settings, open_issues: Sequence[Issue], repository: str) -> RunState | None:
+def load(settings: Config, open_issues: Sequence[Issue], repository: str) -> RunState | None:
     """The run state; None (a full read) when it is absent or not ours."""
     found = carrier(settings, open_issues)
     return decode_state(found.body if found else None, repository, settings.bot_login)
@@ -78,7 +78,7 @@ def remember(report: CheckReport) -> dict[int, Known]:
 
 def save(
     github: GitHub,
-    settings: Settings,
+    settings: Config,
     open_issues: list[Issue],
     tasks: Mapping[int, Known],
     log: Callable[[str], None],
