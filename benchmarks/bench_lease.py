@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes
 
-from pydantic import SecretStr
 from tests.fakes import GitHubFake
 
 from ai_context.adapters.github import GitHub
+from ai_context.core.secret import Secret
 from ai_context.jobs.lease import Outcome, claim, release, renew, who
 from ai_context.rules.lease import LeaseRecord
 
@@ -32,7 +32,7 @@ GOAL = 3
 
 
 def adapter(gh: GitHubFake) -> GitHub:
-    return GitHub(SecretStr("t"), "o/r", api_url=gh.url, write_interval=0, backoff=0)
+    return GitHub(Secret("t"), "o/r", api_url=gh.url, write_interval=0, backoff=0)
 
 
 def seed(gh: GitHubFake, issue: int, actor: str, expires: datetime) -> None:

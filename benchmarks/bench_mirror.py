@@ -21,7 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pydantic import SecretStr
 from tests.actionrun import ActionRun, run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import ClickUpFake, GitHubFake
@@ -30,6 +29,7 @@ from ai_context.adapters.clickup import ClickUp
 from ai_context.adapters.github import issue_from_json
 from ai_context.adapters.templates import Templates
 from ai_context.core.block import parse
+from ai_context.core.secret import Secret
 from ai_context.jobs.mirror import run_mirror
 from ai_context.rules.mirror import MirrorConfig, mirror_text
 
@@ -138,7 +138,7 @@ def main() -> None:
 
         stale(cu, texts)
         issues = [issue_from_json(gh._issue_json(gh.issue(REPO, n)), REPO) for n in texts]
-        store = ClickUp(SecretStr(cu.token), api_url=cu.url)
+        store = ClickUp(Secret(cu.token), api_url=cu.url)
         start = time.perf_counter()
         report = run_mirror(
             issues,

@@ -1,13 +1,21 @@
-"""Shared test helpers: the seed's example block, the bundled examples and templates."""
+"""Shared test helpers: the seed's example block, the bundled examples and templates, the
+in-process CLI runner and the loopback GitHub fake's fixtures."""
 
 from __future__ import annotations
 
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from ai_context.adapters.templates import Templates
+from ai_context.cli.main import main
+from tests.fakes import GitHubFake
 
 # No timing in tests (these machines are shared and noisy): hypothesis's per-example deadline
 # and its too-slow health check are timed assertions, so they are off for every property test.
@@ -42,3 +50,63 @@ SEED_BLOCK = """\
 @pytest.fixture
 def seed_block() -> str:
     return SEED_BLOCK
+
+
+def run_cli(
+    argv: list[str], stdin: str | io.StringIO = "", cwd: Path | None = None
+) -> tuple[int, str, str]:
+    """`ai-context ARGV` in this process, reading STDIN (a string, or a stream such as a fake
+    terminal), from CWD if given: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdout, sys.stderr, sys.stdin
+    here = Path.cwd()
+    sys.stdout, sys.stderr = out, err
+    sys.stdin = stdin if isinstance(stdin, io.StringIO) else io.StringIO(stdin)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        os.chdir(here)
+        sys.stdout, sys.stderr, sys.stdin = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_process(
+    argv: list[str],
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m ai_context ARGV` as its own process, as a user runs it: this checkout's src/
+    on its path and, beside PATH, only ENV in its environment; STDIN its input, if given."""
+    base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "ai_context", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def github_server() -> Iterator[GitHubFake]:
+    """One loopback GitHub fake per test module: starting a server per test is slow."""
+    with GitHubFake() as fake:
+        yield fake
+
+
+@pytest.fixture
+def github_fake(github_server: GitHubFake) -> GitHubFake:
+    """The module's GitHub fake, emptied for this test: no repositories, faults or calls."""
+    github_server.clear_faults()
+    github_server.repos.clear()
+    github_server.reset_requests()
+    return github_server

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from ai_context.core.models import Issue, issue_from_data
+from ai_context.core.models import Issue
 from ai_context.rules.digest_model import DigestState, StateRead, TaskState
 
 NOW = datetime(2026, 5, 27, 9, 0, tzinfo=UTC)
@@ -50,7 +51,7 @@ def block(
 
 
 def issue(number: int, title: str, body: str, repo: str = SHOP, **fields: object) -> Issue:
-    data: dict[str, object] = {
+    data: dict[str, Any] = {
         "number": number,
         "title": title,
         "body": body,
@@ -58,7 +59,10 @@ def issue(number: int, title: str, body: str, repo: str = SHOP, **fields: object
         "html_url": f"https://github.com/{repo}/issues/{number}",
     }
     data.update(fields)
-    return issue_from_data(data)
+    for name in ("updated_at", "closed_at"):  # stamps as a file would hold them
+        if isinstance(data.get(name), str):
+            data[name] = datetime.fromisoformat(data[name])
+    return Issue(**data)
 
 
 def sample_issues() -> list[Issue]:

@@ -4,7 +4,6 @@ cache holds, and how many calls each costs."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,12 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import SecretStr
 
 from ai_context.adapters.cache import DirectoryCache
 from ai_context.adapters.github import GitHub, GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import Block, parse, render
 from ai_context.core.models import Issue
+from ai_context.core.secret import Secret
 from ai_context.jobs import agent
 from ai_context.rules.mirror import current_step
 from ai_context.rules.reconcile import revision
@@ -37,23 +36,16 @@ def block(actor: str = "cc-ariel-laptop", next_step: str = "Finish unit tests") 
     return replace(SEED, actor=actor, next_step=next_step)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(server: GitHubFake) -> GitHubFake:
-    server.clear_faults()
-    server.repos.clear()
-    server.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"], labels=["in-progress"])
-    server.reset_requests()
-    return server
+def fake(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_issue(
+        REPO, "Booking history", HUMAN, assignees=["ariel"], labels=["in-progress"]
+    )
+    return github_fake
 
 
 def github(fake: GitHubFake) -> GitHub:
-    return GitHub(SecretStr("t"), REPO, api_url=fake.url, write_interval=0, backoff=0, retries=1)
+    return GitHub(Secret("t"), REPO, api_url=fake.url, write_interval=0, backoff=0, retries=1)
 
 
 def body(fake: GitHubFake) -> str:
@@ -208,7 +200,7 @@ human_text = st.text(
 )
 @given(before=human_text, after=human_text, newline=st.sampled_from(["\n", "\r\n"]))
 def test_human_text_outside_the_block_survives_save_byte_for_byte(
-    server: GitHubFake,
+    github_server: GitHubFake,
     tmp_path_factory: pytest.TempPathFactory,
     before: str,
     after: str,
@@ -217,13 +209,15 @@ def test_human_text_outside_the_block_survives_save_byte_for_byte(
     prefix = before.replace("\n", newline) + (newline * 2 if before else "")
     suffix = newline + after.replace("\n", newline)
     current = render(block("cc-old"), markers=True, newline=newline)
-    server.repos.clear()
-    server.add_issue(REPO, "T", prefix + current + suffix)
+    github_server.repos.clear()
+    github_server.add_issue(REPO, "T", prefix + current + suffix)
     cache = DirectoryCache(tmp_path_factory.mktemp("c"))
-    agent.resume(github(server), cache, 1, actor="cc-old")  # the write guard: read it first
-    out = agent.save(github(server), cache, 1, block("cc-old", "new step"), writer="cc-old", now=T)
+    agent.resume(github(github_server), cache, 1, actor="cc-old")  # the write guard: read it first
+    out = agent.save(
+        github(github_server), cache, 1, block("cc-old", "new step"), writer="cc-old", now=T
+    )
     assert out.status == "ok"
-    text = server.issue(REPO, 1).body or ""
+    text = github_server.issue(REPO, 1).body or ""
     assert text.startswith(prefix) and text.endswith(suffix)
     assert parse(text).block == replace(block("cc-old", "new step"), last_updated=T)
 

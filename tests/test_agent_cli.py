@@ -7,15 +7,13 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ai_context.cli.agent import login_for
-from ai_context.cli.main import UsageError, main
+from ai_context.cli.main import UsageError
 from ai_context.core.block import find, parse
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import GitHubFake
 
 REPO = "acme/shop"
@@ -26,49 +24,26 @@ class TtyStdin(io.StringIO):
         return True
 
 
-def run(argv: list[str], stdin: str | io.StringIO = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr = out, err
-    sys.stdin = stdin if isinstance(stdin, io.StringIO) else io.StringIO(stdin)
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        sys.stdout, sys.stderr, sys.stdin = old
-    return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(server: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
-    server.clear_faults()
-    server.repos.clear()
-    server.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
-    server.reset_requests()
+def fake(github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
+    github_fake.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
     for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GITHUB_TOKEN", "t")
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
     monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    return server
+    return github_fake
 
 
 def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
-    code, out, err = run(["save", "1", "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)
+    code, out, err = run_cli(["save", "1", "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)
     assert (code, err) == (0, "")
     assert out.startswith('saved the block to acme/shop#1 "Booking history"\n')
     assert "Next step: Finish unit tests in booking.repository.spec.ts" in out
     assert out.endswith("github calls: 4\n")
-    code, out, _ = run(["resume", "--format", "json"])
+    code, out, _ = run_cli(["resume", "--format", "json"])
     data = json.loads(out)
     assert code == 0 and data["exit_code"] == 0 and "error" not in data
     assert (data["status"], data["source"], data["issue"]) == ("ok", "cache", 1)
@@ -78,40 +53,42 @@ def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
 
 
 def test_conflict_exits_4_with_both_copies_and_the_diff(fake: GitHubFake, tmp_path: Path) -> None:
-    run(["save", "1"], SEED_BLOCK)
-    assert run(["resume", "1", "--cache", str(tmp_path / "noa")])[0] == 0
-    run(["save", "1"], SEED_BLOCK.replace("Finish unit tests", "Ariel moved on"))
+    run_cli(["save", "1"], SEED_BLOCK)
+    assert run_cli(["resume", "1", "--cache", str(tmp_path / "noa")])[0] == 0
+    run_cli(["save", "1"], SEED_BLOCK.replace("Finish unit tests", "Ariel moved on"))
     other = SEED_BLOCK.replace("cc-ariel-laptop", "cc-noa-desktop")
-    assert run(["save", "1", "--cache", str(tmp_path / "noa")], other)[0] == 4
-    code, out, _ = run(["save", "1", "--cache", str(tmp_path / "noa"), "--format", "json"], other)
+    assert run_cli(["save", "1", "--cache", str(tmp_path / "noa")], other)[0] == 4
+    code, out, _ = run_cli(
+        ["save", "1", "--cache", str(tmp_path / "noa"), "--format", "json"], other
+    )
     data = json.loads(out)
     assert code == 4 and data["status"] == "conflict"
     assert data["exit"] == 4 and data["error"]  # the command line's error shape, too
     assert "cc-ariel-laptop" in data["conflict"]["remote"]
     assert "cc-noa-desktop" in data["conflict"]["local"]
     assert data["conflict"]["diff"].startswith("--- remote (issue #1)")
-    code, out, _ = run(["resume", "1", "--cache", str(tmp_path / "noa")])
+    code, out, _ = run_cli(["resume", "1", "--cache", str(tmp_path / "noa")])
     assert code == 4
     assert "=== local copy (this machine)" in out and "=== the issue's copy" in out
     assert "--take local" in out
-    code, out, _ = run(["resume", "1", "--cache", str(tmp_path / "noa"), "--take", "remote"])
+    code, out, _ = run_cli(["resume", "1", "--cache", str(tmp_path / "noa"), "--take", "remote"])
     assert code == 0 and "took the issue's copy" in out
 
 
 def test_incomplete_exits_5_naming_the_missing_fields(fake: GitHubFake) -> None:
-    code, out, _ = run(["save", "1"], "## AI Context\n- **Active actor:** cc-x\n")
+    code, out, _ = run_cli(["save", "1"], "## AI Context\n- **Active actor:** cc-x\n")
     assert code == 5
     assert "missing Phase, Plan, Files touched, Next step" in out
-    code, out, _ = run(["resume", "1", "--format", "json"])
+    code, out, _ = run_cli(["resume", "1", "--format", "json"])
     assert code == 5 and json.loads(out)["missing"][0] == "Active actor"
 
 
 def test_resume_without_a_task_lists_open_issues_and_exits_2(fake: GitHubFake) -> None:
-    code, out, _ = run(["resume"])
+    code, out, _ = run_cli(["resume"])
     assert code == 2
     assert "#1     Booking history" in out
     assert "no GitHub login known" in out
-    code, out, _ = run(["resume", "--format", "json"])
+    code, out, _ = run_cli(["resume", "--format", "json"])
     (candidate,) = json.loads(out)["candidates"]  # the shape pydantic's model_dump gave
     assert code == 2 and set(candidate) == {
         "number",
@@ -128,32 +105,32 @@ def test_resume_without_a_task_lists_open_issues_and_exits_2(fake: GitHubFake) -
 
 def test_resume_finds_the_task_through_the_actors_config(fake: GitHubFake, tmp_path: Path) -> None:
     desktop = SEED_BLOCK.replace("cc-ariel-laptop", "cc-ariel-desktop")  # no block names laptop
-    run(["save", "1", "--cache", str(tmp_path / "elsewhere")], desktop)
+    run_cli(["save", "1", "--cache", str(tmp_path / "elsewhere")], desktop)
     fake.edit_issue(REPO, 1, labels=["in-progress"])
     config = tmp_path / ".github" / "ai-context.yml"
     config.parent.mkdir()
     config.write_text("actors:\n  cc-ariel-laptop:\n    owner: ariel\n", encoding="utf-8")
-    code, out, _ = run(["resume", "--actor", "cc-ariel-laptop", "--format", "json"])
+    code, out, _ = run_cli(["resume", "--actor", "cc-ariel-laptop", "--format", "json"])
     data = json.loads(out)
     assert code == 0 and (data["source"], data["issue"]) == ("assigned", 1)
     assert data["github_calls"] == 1
 
 
 def test_dry_run_prints_the_diff_and_writes_nothing(fake: GitHubFake, tmp_path: Path) -> None:
-    code, out, _ = run(["save", "1", "--dry-run"], SEED_BLOCK)
+    code, out, _ = run_cli(["save", "1", "--dry-run"], SEED_BLOCK)
     assert code == 0 and out.startswith("dry run: save would change acme/shop#1")
     assert "+## AI Context" in out and " Human text." in out
     assert fake.count("PATCH") == 0 and not (tmp_path / "cache").exists()
 
 
 def test_handoff_and_done(fake: GitHubFake, tmp_path: Path) -> None:
-    run(["save", "1"], SEED_BLOCK)
-    code, out, _ = run(["handoff", "1", "--to", "cc-noa-desktop"])
+    run_cli(["save", "1"], SEED_BLOCK)
+    code, out, _ = run_cli(["handoff", "1", "--to", "cc-noa-desktop"])
     assert code == 0 and "handed off acme/shop#1" in out and "to cc-noa-desktop" in out
     noa = ["--cache", str(tmp_path / "noa"), "--actor", "cc-noa-desktop"]
-    assert run(["resume", "1", *noa])[0] == 0  # the task is Noa's now: Noa finishes it
+    assert run_cli(["resume", "1", *noa])[0] == 0  # the task is Noa's now: Noa finishes it
     argv = ["done", "1", "--pr", "https://x/pull/2", "--followup", "a", "b", "--followup", "c"]
-    code, out, _ = run([*argv, *noa, "--format", "json"])
+    code, out, _ = run_cli([*argv, *noa, "--format", "json"])
     data = json.loads(out)
     assert code == 0 and data["state"]["phase"] == "done"
     assert data["state"]["extra"]["Pull request"] == "https://x/pull/2"
@@ -180,23 +157,23 @@ def test_handoff_and_done(fake: GitHubFake, tmp_path: Path) -> None:
 def test_bad_input_exits_2_saying_what_to_do(
     fake: GitHubFake, argv: list[str], stdin: str | io.StringIO, message: str
 ) -> None:
-    code, _, err = run(argv, stdin)
+    code, _, err = run_cli(argv, stdin)
     assert code == 2 and message in err
 
 
 def test_no_token_exits_2(fake: GitHubFake, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_TOKEN")
-    code, _, err = run(["resume", "1"])
+    code, _, err = run_cli(["resume", "1"])
     assert code == 2 and "no GitHub token in $GITHUB_TOKEN or $GH_TOKEN" in err
     monkeypatch.setenv("MY_TOKEN", "t")
-    assert run(["resume", "1", "--token-env", "MY_TOKEN"])[0] == 5  # reached GitHub: no block
+    assert run_cli(["resume", "1", "--token-env", "MY_TOKEN"])[0] == 5  # reached GitHub: no block
 
 
 def test_an_issue_url_names_the_repository(
     fake: GitHubFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_REPOSITORY")
-    code, out, _ = run(["save", "https://github.com/acme/shop/issues/1"], SEED_BLOCK)
+    code, out, _ = run_cli(["save", "https://github.com/acme/shop/issues/1"], SEED_BLOCK)
     assert code == 0 and "acme/shop#1" in out
 
 
@@ -209,19 +186,21 @@ def test_repository_from_the_origin_remote(
         ["git", "-C", str(tmp_path), "remote", "add", "origin", "git@github.com:acme/shop.git"],
         check=True,
     )
-    code, out, _ = run(["save", "1"], SEED_BLOCK)
+    code, out, _ = run_cli(["save", "1"], SEED_BLOCK)
     assert code == 0 and "acme/shop#1" in out
 
 
-def test_login_for_reads_actors_from_the_config(tmp_path: Path) -> None:
+def test_owner_of_reads_actors_from_the_config(tmp_path: Path) -> None:
+    from ai_context.adapters.config import owner_of
+
     config = tmp_path / "c.yml"
-    assert login_for("cc-a", config) is None  # no file
+    assert owner_of("cc-a", config) is None  # no file
     config.write_text("actors:\n  cc-a: {owner: ariel}\n  cc-b: {owner: 'not a login!'}\n")
-    assert login_for(None, config) is None
+    assert owner_of(None, config) is None
     with pytest.raises(UsageError, match="cc-b"):
-        login_for("cc-a", config)  # the whole actors section is checked, and cc-b is bad
+        owner_of("cc-a", config)  # the whole actors section is checked, and cc-b is bad
     config.write_text("actors:\n  cc-a: {owner: ariel}\n")
-    assert login_for("cc-a", config) == "ariel"
+    assert owner_of("cc-a", config) == "ariel"
 
 
 def test_the_agent_side_imports_neither_jinja2_nor_the_github_client_to_start() -> None:
@@ -246,20 +225,20 @@ def test_a_stale_save_by_the_same_actor_exits_4_and_writes_nothing(
 ) -> None:
     laptop = ["--cache", str(tmp_path / "laptop")]
     desktop = ["--cache", str(tmp_path / "desktop")]
-    assert run(["save", "1", *laptop, "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)[0] == 0
-    assert run(["resume", "1", *desktop])[0] == 0
+    assert run_cli(["save", "1", *laptop, "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)[0] == 0
+    assert run_cli(["resume", "1", *desktop])[0] == 0
     newer = SEED_BLOCK.replace("Finish unit tests", "Desktop work")
-    assert run(["save", "1", *desktop, "--now", "2026-05-26T14:40:00Z"], newer)[0] == 0
+    assert run_cli(["save", "1", *desktop, "--now", "2026-05-26T14:40:00Z"], newer)[0] == 0
     body = fake.issue(REPO, 1).body
     stale = SEED_BLOCK.replace("Finish unit tests", "Laptop work")
-    code, out, _ = run(["save", "1", *laptop, "--now", "2026-05-26T14:52:00Z"], stale)
+    code, out, _ = run_cli(["save", "1", *laptop, "--now", "2026-05-26T14:52:00Z"], stale)
     assert code == 4
     assert (
         out.splitlines()[0] == 'CONFLICT on acme/shop#1 "Booking history": nothing was overwritten'
     )
     assert "--take local" in out
     assert fake.issue(REPO, 1).body == body
-    code, out, _ = run(["save", "1", *laptop, "--take", "local"], stale)
+    code, out, _ = run_cli(["save", "1", *laptop, "--take", "local"], stale)
     assert code == 0 and "Laptop work" in (fake.issue(REPO, 1).body or "")
 
 
@@ -275,12 +254,12 @@ def test_a_failed_save_leaves_no_cache_entry_behind(
         block = SEED_BLOCK.replace("Finish unit tests", "x" * 70_000)
         first = "issue #1's body would be"
     before = fake.issue(REPO, 1).body
-    code, out, err = run(argv, block)
+    code, out, err = run_cli(argv, block)
     assert code == 2 and out == ""
     assert err.startswith("ai-context: " + first), err
     assert not cache.exists() or not list(cache.glob("*.json"))
     assert fake.issue(REPO, 1).body == before
-    code, out, _ = run(["resume"])  # no entry to trip over: it lists the open tasks
+    code, out, _ = run_cli(["resume"])  # no entry to trip over: it lists the open tasks
     assert code == 2 and "Booking history" in out
 
 
@@ -296,9 +275,9 @@ def test_save_replaces_a_block_github_shows_instead_of_adding_one(
     fake: GitHubFake, name: str, existing: str
 ) -> None:
     fake.edit_issue(REPO, 1, body=existing + "\n\nHuman text.\n")
-    assert run(["resume", "1"])[0] == 0  # the write guard: this machine reads it first
+    assert run_cli(["resume", "1"])[0] == 0  # the write guard: this machine reads it first
     newer = SEED_BLOCK.replace("Finish unit tests", "Second step")
-    code, out, _ = run(["save", "1", "--actor", "cc-ariel-laptop"], newer)
+    code, out, _ = run_cli(["save", "1", "--actor", "cc-ariel-laptop"], newer)
     assert code == 0, out
     assert out.splitlines()[0] == 'saved the block to acme/shop#1 "Booking history"'
     body = fake.issue(REPO, 1).body or ""
@@ -310,7 +289,7 @@ def test_save_replaces_a_block_github_shows_instead_of_adding_one(
 def test_save_does_not_take_a_commented_out_block_for_the_block(fake: GitHubFake) -> None:
     hidden = "<!--\n" + SEED_BLOCK.replace("cc-ariel-laptop", "cc-old-bot") + "\n-->\n"
     fake.edit_issue(REPO, 1, body=hidden)
-    code, out, _ = run(["save", "1"], SEED_BLOCK)
+    code, out, _ = run_cli(["save", "1"], SEED_BLOCK)
     assert code == 0, out
     body = fake.issue(REPO, 1).body or ""
     assert body.endswith("\n\n" + hidden)  # the hidden text is kept byte for byte
@@ -323,14 +302,14 @@ def test_save_does_not_take_a_commented_out_block_for_the_block(fake: GitHubFake
 def test_resume_of_a_task_without_a_block_prints_a_starting_block_ready_for_save(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
-    code, out, _ = run(["resume", "1", "--actor", "cc-ariel-laptop"])
+    code, out, _ = run_cli(["resume", "1", "--actor", "cc-ariel-laptop"])
     assert code == 5
     assert "=== the block to complete, then save" in out
     assert "- **Active actor:** cc-ariel-laptop" in out and "- **Phase:** planning" in out
     starting = out.split("=== the block to complete, then save\n", 1)[1].split("\ngithub calls")[0]
-    code, out, _ = run(["save", "1", "--actor", "cc-ariel-laptop"], starting)
+    code, out, _ = run_cli(["save", "1", "--actor", "cc-ariel-laptop"], starting)
     assert code == 0, out
-    code, out, _ = run(["resume", "1", "--actor", "cc-ariel-laptop", "--format", "json"])
+    code, out, _ = run_cli(["resume", "1", "--actor", "cc-ariel-laptop", "--format", "json"])
     assert code == 0 and json.loads(out)["state"]["phase"] == "planning"
 
 
@@ -346,16 +325,16 @@ def test_the_configs_required_fields_reach_every_agent_command(
         encoding="utf-8",
     )
     bare = SEED_BLOCK.split("- **Decisions:**")[0] + "- **Next step:** Finish\n"
-    code, out, _ = run(["save", "1"], bare)
+    code, out, _ = run_cli(["save", "1"], bare)
     assert code == 5 and "missing Decisions" in out
-    code, out, _ = run(["save", "1", "--config", str(tmp_path / "none.yml")], bare)
+    code, out, _ = run_cli(["save", "1", "--config", str(tmp_path / "none.yml")], bare)
     assert code == 0  # without the file, the default fields: complete
-    code, out, _ = run(["resume", "1"])
+    code, out, _ = run_cli(["resume", "1"])
     assert code == 5 and "missing Decisions" in out
-    code, out, _ = run(["done", "1"])
+    code, out, _ = run_cli(["done", "1"])
     assert code == 5 and "missing Decisions" in out
     config.write_text("required: [actor, mood]\n", encoding="utf-8")
-    code, _, err = run(["save", "1"], SEED_BLOCK)
+    code, _, err = run_cli(["save", "1"], SEED_BLOCK)
     assert code == 2 and "unknown required field(s) mood" in err
 
 
@@ -363,11 +342,11 @@ def test_done_with_a_pr_marks_the_open_pr_step_done_only_when_told(fake: GitHubF
     plan = "- **Plan:**\n  1. Repository (done)\n  2. Tests (in progress)\n  3. Open PR (pending)\n"
     text = SEED_BLOCK.split("- **Plan:**")[0] + plan + "- **Files touched:** a.py\n"
     text += "- **Next step:** Open the PR\n"
-    assert run(["save", "1"], text)[0] == 0
+    assert run_cli(["save", "1"], text)[0] == 0
     pr = "https://github.com/acme/shop/pull/9"
-    code, out, _ = run(["done", "1", "--pr", pr, "--dry-run"])
+    code, out, _ = run_cli(["done", "1", "--pr", pr, "--dry-run"])
     assert code == 0 and "+  3. Open PR (skipped)" in out
-    code, out, _ = run(["done", "1", "--pr", pr, "--done-step", "3"])
+    code, out, _ = run_cli(["done", "1", "--pr", pr, "--done-step", "3"])
     assert code == 0 and "3. Open PR (done)" in (fake.issue(REPO, 1).body or "")
     assert "Plan: 3/3 done" in out
 
@@ -376,10 +355,10 @@ def test_done_counts_say_done_apart_from_skipped(fake: GitHubFake) -> None:
     plan = "- **Plan:**\n  1. Repository (done)\n  2. Tests (in progress)\n  3. Open PR (pending)\n"
     text = SEED_BLOCK.split("- **Plan:**")[0] + plan + "- **Files touched:** a.py\n"
     text += "- **Next step:** Open the PR\n"
-    assert run(["save", "1"], text)[0] == 0
-    code, out, _ = run(["done", "1", "--pr", "https://github.com/acme/shop/pull/9"])
+    assert run_cli(["save", "1"], text)[0] == 0
+    code, out, _ = run_cli(["done", "1", "--pr", "https://github.com/acme/shop/pull/9"])
     assert code == 0 and "Plan: 2/3 done, 1 skipped" in out
-    code, out, _ = run(["done", "1", "--done-step", "7", "--format", "json"])
+    code, out, _ = run_cli(["done", "1", "--done-step", "7", "--format", "json"])
     assert code == 2 and "--done-step 7: the plan has no such step" in json.loads(out)["error"]
 
 
@@ -395,14 +374,14 @@ def test_the_token_can_come_from_gh_and_is_never_shown(
     monkeypatch.delenv("GITHUB_TOKEN")
     monkeypatch.setenv("AI_CONTEXT_TOKEN_FROM", "gh")
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    code, out, err = run(["resume", "1"])
+    code, out, err = run_cli(["resume", "1"])
     assert code == 2 and "GitHub refused the token" in err  # the fake knows only "t"
     assert "gho_from_gh_cli" not in out + err
     gh.write_text("#!/bin/sh\necho t\n")
-    assert run(["resume", "1"])[0] == 5  # reached GitHub: the issue has no block yet
+    assert run_cli(["resume", "1"])[0] == 5  # reached GitHub: the issue has no block yet
     gh.write_text("#!/bin/sh\necho 'not logged in' >&2\nexit 1\n")
-    code, _, err = run(["resume", "1"])
+    code, _, err = run_cli(["resume", "1"])
     assert code == 2 and "`gh auth token` gave no token (not logged in)" in err
     monkeypatch.setenv("PATH", "/nonexistent")
-    code, _, err = run(["resume", "1"])
+    code, _, err = run_cli(["resume", "1"])
     assert code == 2 and "`gh` is not on PATH" in err

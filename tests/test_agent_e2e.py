@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_context.core.block import parse
-from tests.conftest import ROOT, SEED_BLOCK
+from tests.conftest import ROOT, SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 REPO = "acme/shop"
@@ -39,16 +39,7 @@ class Machine:
         self, *argv: str, stdin: str = "", log: list[str] | None = None
     ) -> tuple[int, dict[str, Any]]:
         before = self.fake.count()
-        done = subprocess.run(
-            [sys.executable, "-m", "ai_context", *argv, "--format", "json"],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=self.env,
-            cwd=self.cwd,
-            timeout=60,
-            check=False,
-        )
+        done = run_process([*argv, "--format", "json"], self.env, self.cwd, stdin=stdin)
         if log is None:
             assert done.stderr == "", done.stderr
         else:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from pydantic import SecretStr
-
 from ai_context.adapters.github import GitHub
+from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 
 T0 = datetime(2026, 5, 26, 9, 0, tzinfo=UTC)
@@ -31,7 +30,7 @@ def test_assignee_label_sort_and_limit_cost_one_call() -> None:
                 updated_at=T0 + timedelta(hours=hours),
             )
         fake.add_pull_request("o/r", assignees=["ariel"], labels=["in-progress"])
-        gh = GitHub(SecretStr("t"), "o/r", api_url=fake.url, write_interval=0)
+        gh = GitHub(Secret("t"), "o/r", api_url=fake.url, write_interval=0)
         found = gh.list_issues(assignee="ariel", labels=["in-progress"], sort="updated", limit=1)
         assert [i.number for i in found] == [2]
         assert fake.count() == 1

@@ -62,8 +62,8 @@ def test_the_model_normalises_as_the_parser_reads() -> None:
         ),
         ({"plan": [{"number": 1, "text": " "}]}, "plan.0.text: a plan step needs text"),
         ({"plan": [{"number": -1, "text": "x"}]}, "plan.0.number: a plan step number is between"),
-        ({"plan": [{"number": 1, "text": "x", "status": "later"}]}, "plan.0.status: Input should"),
-        ({"next_step": 3}, "next_step: Input should be a valid string"),
+        ({"plan": [{"number": 1, "text": "x", "status": "later"}]}, "plan.0.status: must be one"),
+        ({"next_step": 3}, "next_step: must be text, not int"),
     ],
 )
 def test_bad_values_are_a_block_error_naming_the_field(

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import io
 import json
 import os
-import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,9 +21,8 @@ from ai_context.adapters.cache import (
     SingleFileCache,
     open_cache,
 )
-from ai_context.cli.main import main
 from ai_context.core.errors import Exit
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import GitHubFake
 from tests.test_cache import entry
 
@@ -55,13 +51,13 @@ def test_a_fifo_entry_is_refused_without_waiting_for_a_writer(tmp_path: Path) ->
 
 def test_a_200000_deep_entry_is_a_damaged_entry_not_a_recursion_error(tmp_path: Path) -> None:
     entry_path(tmp_path).write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
-    with pytest.raises(CacheError, match=r"Invalid JSON: nested too deeply"):
+    with pytest.raises(CacheError, match=r"not JSON: nested too deeply"):
         DirectoryCache(tmp_path).load(REPO, 12)
 
 
 def test_a_number_past_pythons_digit_limit_is_a_damaged_entry(tmp_path: Path) -> None:
     entry_path(tmp_path).write_text('{"issue": ' + "9" * 5000 + "}", encoding="utf-8")
-    with pytest.raises(CacheError, match="Invalid JSON: "):
+    with pytest.raises(CacheError, match="not JSON: "):
         DirectoryCache(tmp_path).load(REPO, 12)
 
 
@@ -174,31 +170,17 @@ def test_a_lone_surrogate_in_the_body_round_trips(tmp_path: Path) -> None:
 # --- as a user meets it: exit 2 or 3, one message, no traceback --------------------------------
 
 
-def run(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        sys.stdout, sys.stderr, sys.stdin = old
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
-def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHubFake]:
-    with GitHubFake() as server:
-        server.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
-        for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("GITHUB_TOKEN", "t")
-        monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-        monkeypatch.setenv("GITHUB_API_URL", server.url)
-        monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
-        monkeypatch.chdir(tmp_path)
-        yield server
+def fake(github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
+    github_fake.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
+    for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
+    monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    return github_fake
 
 
 def test_resume_on_a_deep_entry_is_exit_2_with_the_file_named(
@@ -206,7 +188,7 @@ def test_resume_on_a_deep_entry_is_exit_2_with_the_file_named(
 ) -> None:
     (tmp_path / "cache").mkdir()
     entry_path(tmp_path / "cache", 1).write_text("[" * 200_000, encoding="utf-8")
-    code, out, err = run(["resume", "1"])
+    code, out, err = run_cli(["resume", "1"])
     assert code == Exit.USAGE, out + err
     assert "nested too deeply" in out + err and "acme__shop__1.json" in out + err
     assert "Traceback" not in out + err
@@ -215,7 +197,7 @@ def test_resume_on_a_deep_entry_is_exit_2_with_the_file_named(
 def test_save_on_a_full_disk_is_exit_3_and_the_cache_keeps_its_entry(
     fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert run(["save", "1", "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)[0] == 0
+    assert run_cli(["save", "1", "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)[0] == 0
     path = entry_path(tmp_path / "cache", 1)
     before = path.read_bytes()
     real_write = os.write
@@ -227,7 +209,9 @@ def test_save_on_a_full_disk_is_exit_3_and_the_cache_keeps_its_entry(
 
     monkeypatch.setattr(os, "write", full)
     block = SEED_BLOCK.replace("Finish unit tests", "Ship it")
-    code, out, err = run(["save", "1", "--now", "2026-05-26T15:00:00Z", "--take", "local"], block)
+    code, out, err = run_cli(
+        ["save", "1", "--now", "2026-05-26T15:00:00Z", "--take", "local"], block
+    )
     monkeypatch.undo()
     assert code == Exit.SERVICE, out + err
     assert "the disk is full" in out + err and "Traceback" not in out + err
@@ -238,14 +222,14 @@ def test_save_on_a_full_disk_is_exit_3_and_the_cache_keeps_its_entry(
 def test_a_conflict_with_the_log_linked_outside_appends_nothing_and_says_why(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
-    assert run(["save", "1"], SEED_BLOCK)[0] == 0
+    assert run_cli(["save", "1"], SEED_BLOCK)[0] == 0
     outside = tmp_path / "bashrc"
     outside.write_text("echo hello\n", encoding="utf-8")
     noa = tmp_path / "noa"
     noa.mkdir()
     (noa / "conflicts.jsonl").symlink_to(outside)
     other = SEED_BLOCK.replace("cc-ariel-laptop", "cc-noa-desktop")
-    code, out, err = run(["save", "1", "--cache", str(noa)], other)
+    code, out, err = run_cli(["save", "1", "--cache", str(noa)], other)
     assert code == Exit.USAGE, out + err
     assert "conflicts.jsonl is a symbolic link" in out + err
     assert "run the command again" in out + err and "Traceback" not in out + err

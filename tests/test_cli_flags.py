@@ -3,18 +3,15 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ai_context.cli.main import main
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import ClickUpFake, GitHubFake
 
 REPO = "acme/shop"
@@ -22,37 +19,17 @@ URL = f"https://github.com/{REPO}/issues/1"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
-    try:
-        code = main(argv)
-    finally:
-        sys.stdout, sys.stderr, sys.stdin = old
-    return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        yield fake
-
-
 @pytest.fixture
-def gh(server: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
-    server.clear_faults()
-    server.repos.clear()
-    server.add_issue(REPO, "Booking history", SEED_BLOCK + "\n\nHuman text.\n")
-    server.reset_requests()
+def gh(github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
+    github_fake.add_issue(REPO, "Booking history", SEED_BLOCK + "\n\nHuman text.\n")
     for name in list(os.environ):
         if name.startswith(("INPUT_", "AI_CONTEXT_", "GITHUB_", "GH_", "CLICKUP_")):
             monkeypatch.delenv(name)
     monkeypatch.setenv("GITHUB_TOKEN", "t")
-    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
     monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    return server
+    return github_fake
 
 
 # Every command that talks to GitHub about one issue: (argv with ISSUE, stdin, expected exit).
@@ -81,8 +58,8 @@ def test_every_github_command_takes_a_number_a_hash_or_a_url(
     if issue != URL:
         monkeypatch.setenv("GITHUB_REPOSITORY", REPO)  # a URL names its repository itself
     if command in ("save", "handoff", "done"):  # the write guard: this machine reads it first
-        assert run(_with(GITHUB_COMMANDS["resume"][0], issue))[0] == 0
-    code, out, err = run([*_with(argv, issue), "--format", "json"], stdin)
+        assert run_cli(_with(GITHUB_COMMANDS["resume"][0], issue))[0] == 0
+    code, out, err = run_cli([*_with(argv, issue), "--format", "json"], stdin)
     assert code == expected, err
     data = json.loads(out)
     assert data["issue"] == 1
@@ -93,7 +70,7 @@ def test_an_issue_url_in_another_repository_than_repo_is_refused(
     gh: GitHubFake, command: str
 ) -> None:
     argv, stdin, _ = GITHUB_COMMANDS[command]
-    code, out, err = run([*_with(argv, URL), "--repo", "o/r", "--format", "json"], stdin)
+    code, out, err = run_cli([*_with(argv, URL), "--repo", "o/r", "--format", "json"], stdin)
     assert code == 2
     assert err == "ai-context: the issue URL is in acme/shop but --repo says o/r\n"
     assert json.loads(out) == {
@@ -110,12 +87,12 @@ def test_json_errors_carry_the_exit_code_of_their_kind(
     argv, stdin, _ = GITHUB_COMMANDS[command]
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
     # A parse error (exit 2) is JSON too, read before the parser knows the command's flags.
-    code, out, err = run([*_with(argv, "twelve"), "--format", "json"], stdin)
+    code, out, err = run_cli([*_with(argv, "twelve"), "--format", "json"], stdin)
     assert code == 2 and "'twelve' is not an issue number" in err
     assert json.loads(out)["exit"] == 2
     # A service failure (exit 3): GitHub answers every read with a status it does not retry.
     gh.fail_next("GET", "*", status=418, times=None)
-    code, out, err = run([*_with(argv, "1"), "--format", "json"], stdin)
+    code, out, err = run_cli([*_with(argv, "1"), "--format", "json"], stdin)
     gh.clear_faults()
     assert code == 3, err
     data = json.loads(out)
@@ -126,7 +103,7 @@ def test_json_errors_carry_the_exit_code_of_their_kind(
 def test_json_error_of_a_conflict_kind_exits_4(gh: GitHubFake) -> None:
     sha = gh.create_commit(REPO, "not a lease", tree="4b825dc642cb6eb9a060e54bf8d69288fbee4904")
     gh.set_ref(REPO, "refs/ai-context/leases/1", sha)
-    code, out, err = run(["who", "#1", "--repo", REPO, "--format", "json"])
+    code, out, err = run_cli(["who", "#1", "--repo", REPO, "--format", "json"])
     assert code == 4 and "is not a lease" in err
     assert json.loads(out)["exit"] == 4
 
@@ -135,10 +112,10 @@ def test_actor_comes_from_the_environment_and_is_checked(
     gh: GitHubFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-    code, out, err = run(["claim", "1"])
+    code, out, err = run_cli(["claim", "1"])
     assert code == 2 and err == "ai-context: which actor? pass --actor ID or set AI_CONTEXT_ACTOR\n"
     monkeypatch.setenv("AI_CONTEXT_ACTOR", "cc-env")
-    code, out, _ = run(["claim", "1", "--format", "json"])
+    code, out, _ = run_cli(["claim", "1", "--format", "json"])
     assert code == 0 and json.loads(out)["actor"] == "cc-env"
 
 
@@ -156,11 +133,11 @@ def test_derive_takes_a_number_a_hash_or_a_url(
         [*git, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-qm", "Fix #1"], check=True
     )
     for issue in ("1", "#1", URL):
-        code, out, err = run(["derive", issue, "--checkout", str(repo), "--format", "json"])
+        code, out, err = run_cli(["derive", issue, "--checkout", str(repo), "--format", "json"])
         assert code == 0, err
         data = json.loads(out)
         assert data["issue"] == 1 and len(data["git"]["commits"]) == 1
-    code, out, err = run(["derive", URL, "--checkout", str(repo), "--repo", "o/r"])
+    code, out, err = run_cli(["derive", URL, "--checkout", str(repo), "--repo", "o/r"])
     assert code == 2 and "the issue URL is in acme/shop but --repo says o/r" in err
 
 
@@ -176,7 +153,7 @@ def test_mirror_takes_a_number_a_hash_or_a_url(
         monkeypatch.setenv("CLICKUP_API_URL", cu.url)
         if issue != URL:
             monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-        code, out, err = run(["mirror", issue, "--format", "json"])
+        code, out, err = run_cli(["mirror", issue, "--format", "json"])
         assert code == 0, err
         data = json.loads(out)
         assert [(i["issue"], i["result"]) for i in data["items"]] == [(1, "written")]
@@ -185,13 +162,13 @@ def test_mirror_takes_a_number_a_hash_or_a_url(
 
 def test_mirror_json_error(gh: GitHubFake, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-    code, out, err = run(["mirror", "1", "--format", "json"])
+    code, out, err = run_cli(["mirror", "1", "--format", "json"])
     assert code == 2 and "set CLICKUP_TOKEN" in err
     assert json.loads(out)["exit"] == 2
 
 
 def test_validate_json_error(tmp_path: Path) -> None:
-    code, out, err = run(["validate", str(tmp_path / "nope.md"), "--format=json"])
+    code, out, err = run_cli(["validate", str(tmp_path / "nope.md"), "--format=json"])
     message = f"{tmp_path}/nope.md: no such file"
     assert code == 2 and err == f"ai-context: {message}\n"
     assert json.loads(out) == {"error": message, "exit": 2}
@@ -238,3 +215,9 @@ def test_ai_context_action_runs_the_action(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "ai-context: API calls:" in done.stdout  # the Action's last log line
     assert (tmp_path / "output.txt").exists()  # and its outputs
+
+
+def test_digest_reads_a_directory_by_one_flag_only(tmp_path: Path) -> None:
+    """`--issues-dir` is the flag; the `--source` spelling was dropped before any release."""
+    code, _, err = run_cli(["digest", "--source", str(tmp_path)])
+    assert code == 2 and "--source" in err

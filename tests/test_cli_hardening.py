@@ -3,17 +3,15 @@ wrong, and nothing written; never a UnicodeEncodeError or a RecursionError."""
 
 from __future__ import annotations
 
-import io
+import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ai_context.cli.main import main
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import GitHubFake
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,23 +34,10 @@ def process(
     )
 
 
-def run(argv: list[str], stdin: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
-    try:
-        code = main(argv)
-    finally:
-        sys.stdout, sys.stderr, sys.stdin = old
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
-def gh() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        fake.add_issue(REPO, "Task", "Human text.\n")
-        fake.reset_requests()
-        yield fake
+def gh(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_issue(REPO, "Task", "Human text.\n")
+    return github_fake
 
 
 @pytest.mark.parametrize("locale", ["C", "C.UTF-8"])
@@ -86,7 +71,7 @@ def test_save_with_surrogates_in_text_stdin_is_exit_2(
     monkeypatch.setenv("GITHUB_TOKEN", "t")
     monkeypatch.setenv("GITHUB_API_URL", gh.url)
     monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
-    code, out, err = run(["save", "1", "--repo", REPO], SEED_BLOCK + "\n\udcff\n")
+    code, out, err = run_cli(["save", "1", "--repo", REPO], SEED_BLOCK + "\n\udcff\n")
     assert code == 2 and out == ""
     assert err.splitlines()[0].startswith("ai-context: <stdin>: not UTF-8 text (character ")
     assert gh.requests == [] and not (tmp_path / "cache").exists()
@@ -110,7 +95,7 @@ def test_deep_json_anywhere_in_the_input_is_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(["session", "save", "--from", "-"], text)
+    code, out, err = run_cli(["session", "save", "--from", "-"], text)
     assert code == 2 and out == ""
     assert err.startswith("ai-context: <stdin>: the JSON is nested too deeply")
     assert not (tmp_path / "sp.json").exists()
@@ -121,8 +106,59 @@ def test_a_deep_session_file_is_exit_2_and_left_as_it_was(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sp.json").write_text(DEEP, encoding="utf-8")
-    code, _, err = run(["session", "load"], "")
+    code, _, err = run_cli(["session", "load"], "")
     assert code == 2 and err.startswith("ai-context: sp.json: the JSON is nested too deeply")
-    code, _, err = run(["session", "save", "--from", "-"], '{"tasks": []}')
+    code, _, err = run_cli(["session", "save", "--from", "-"], '{"tasks": []}')
     assert code == 2 and err.startswith("ai-context: sp.json: the JSON is nested too deeply")
     assert (tmp_path / "sp.json").read_text(encoding="utf-8") == DEEP
+
+
+# A bug of ours, planted in a real `python -m ai_context` process: the check raises.
+PLANTED_BUG = """
+import runpy, ai_context.cli.validate as v
+def broken(*args, **kwargs):
+    raise RuntimeError("planted\\nbug")
+v.check_body = broken
+runpy.run_module("ai_context", run_name="__main__")
+"""
+
+
+def crash(tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    target = tmp_path / "issue.md"
+    target.write_text(SEED_BLOCK, encoding="utf-8")
+    base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-c", PLANTED_BUG, *argv, str(target)],
+        env={**base, **env},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_an_internal_error_is_exit_3_with_one_line_saying_where_to_report_it(
+    tmp_path: Path,
+) -> None:
+    done = crash(tmp_path, "validate")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == [
+        "ai-context: internal error: RuntimeError: planted bug. This is a bug in ai-context; "
+        "please report it at https://github.com/ai-context/ai-context/issues with the command "
+        "you ran (run with --debug or AI_CONTEXT_DEBUG=1 for the traceback)"
+    ]
+    json_done = crash(tmp_path, "validate", "--format", "json")
+    assert json_done.returncode == 3 and "Traceback" not in json_done.stderr
+    assert json.loads(json_done.stdout)["exit"] == 3
+
+
+@pytest.mark.parametrize(("argv", "env"), [(["--debug"], {}), ([], {"AI_CONTEXT_DEBUG": "1"})])
+def test_the_traceback_only_when_asked(
+    tmp_path: Path, argv: list[str], env: dict[str, str]
+) -> None:
+    done = crash(tmp_path, *argv, "validate", **env)
+    assert done.returncode == 3
+    assert "Traceback (most recent call last)" in done.stderr
+    assert "RuntimeError: planted\nbug" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("ai-context: internal error: RuntimeError")

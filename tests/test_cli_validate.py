@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -10,29 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli.main import main
-from tests.conftest import EXAMPLES, SEED_BLOCK
-
-
-def run(
-    argv: list[str], stdin: str = "", monkeypatch: pytest.MonkeyPatch | None = None
-) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        sys.stdout, sys.stderr, sys.stdin = old
-    return code, out.getvalue(), err.getvalue()
+from tests.conftest import EXAMPLES, SEED_BLOCK, run_cli
 
 
 def test_clean_file_exits_0(tmp_path: Path) -> None:
     path = tmp_path / "ok.md"
     path.write_text(SEED_BLOCK, encoding="utf-8")
-    assert run(["validate", str(path), "--now", "2026-05-26T15:00:00Z"]) == (
+    assert run_cli(["validate", str(path), "--now", "2026-05-26T15:00:00Z"]) == (
         0,
         "ok: 1 file, 0 errors, 0 warnings\n",
         "",
@@ -42,20 +25,20 @@ def test_clean_file_exits_0(tmp_path: Path) -> None:
 def test_errors_exit_1_with_path_line_code(tmp_path: Path) -> None:
     path = tmp_path / "bad.md"
     path.write_text("## AI Context\n- **Phase:** x\n", encoding="utf-8")
-    code, out, _ = run(["validate", str(path)])
+    code, out, _ = run_cli(["validate", str(path)])
     assert code == 1
     assert f"{path}:1: AIC201 error required field 'Active actor' is missing or empty" in out
 
 
 def test_stdin(tmp_path: Path) -> None:
-    code, out, _ = run(["validate", "-"], stdin="nothing here")
+    code, out, _ = run_cli(["validate", "-"], stdin="nothing here")
     assert code == 1 and out == (
         "<stdin>:1: AIC101 error no AI Context block found\nFAILED: 1 file, 1 error, 0 warnings\n"
     )
 
 
 def test_warnings_only_exit_0() -> None:
-    code, out, _ = run(["validate", "-", "--now", "2026-06-30T00:00:00Z"], stdin=SEED_BLOCK)
+    code, out, _ = run_cli(["validate", "-", "--now", "2026-06-30T00:00:00Z"], stdin=SEED_BLOCK)
     assert code == 0 and "AIC304 warning" in out
 
 
@@ -66,7 +49,7 @@ def test_usage_problems_exit_2(tmp_path: Path, kind: str) -> None:
         path.mkdir()
     elif kind == "latin1":
         path.write_bytes("caf\xe9".encode("latin-1"))
-    code, out, err = run(["validate", str(path)])
+    code, out, err = run_cli(["validate", str(path)])
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and str(path) in err
     assert {"missing": "no such file", "directory": "is a directory", "latin1": "not UTF-8"}[
@@ -75,14 +58,14 @@ def test_usage_problems_exit_2(tmp_path: Path, kind: str) -> None:
 
 
 def test_bad_now_is_usage() -> None:
-    code, _, err = run(["validate", "-", "--now", "tuesday"])
+    code, _, err = run_cli(["validate", "-", "--now", "tuesday"])
     assert code == 2 and "ISO 8601" in err
 
 
 def test_json_shape_is_stable(tmp_path: Path) -> None:
     path = tmp_path / "ok.md"
     path.write_text(SEED_BLOCK, encoding="utf-8")
-    code, out, _ = run(["validate", str(path), "-", "--format", "json"], stdin="no block")
+    code, out, _ = run_cli(["validate", str(path), "-", "--format", "json"], stdin="no block")
     assert code == 1
     data = json.loads(out)
     assert [d["path"] for d in data] == [str(path), "<stdin>"]
@@ -125,7 +108,9 @@ def test_json_shape_is_stable(tmp_path: Path) -> None:
 
 
 def test_report_over_examples() -> None:
-    code, out, _ = run(["report", "--issues-dir", str(EXAMPLES), "--now", "2026-05-27T09:00:00Z"])
+    code, out, _ = run_cli(
+        ["report", "--issues-dir", str(EXAMPLES), "--now", "2026-05-27T09:00:00Z"]
+    )
     assert code == 1  # blocks with errors fail the report, as they fail validate
     assert "7 tasks, 6 complete, 2 errors, 2 warnings" in out
 
@@ -143,7 +128,7 @@ def test_module_entrypoint_runs_as_a_process(tmp_path: Path) -> None:
 
 
 def test_no_command_is_usage() -> None:
-    assert run([])[0] == 2
+    assert run_cli([])[0] == 2
 
 
 # --- issue 15 item 9: the real clock, the config file, a one-line summary ----------------------
@@ -153,10 +138,10 @@ def test_the_real_clock_is_the_default(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     old = SEED_BLOCK  # Last updated 2026-05-26: long stale by any real clock after it
     future = SEED_BLOCK.replace("2026-05-26T14:32:00Z", "2999-01-01T00:00:00Z")
-    code, out, _ = run(["validate", "-"], stdin=old)
+    code, out, _ = run_cli(["validate", "-"], stdin=old)
     assert code == 0 and "AIC304 warning" in out
     assert out.splitlines()[-1] == "ok: 1 file, 0 errors, 1 warning"
-    code, out, _ = run(["validate", "-"], stdin=future)
+    code, out, _ = run_cli(["validate", "-"], stdin=future)
     assert code == 0 and "AIC303 warning" in out
 
 
@@ -172,9 +157,9 @@ def test_the_config_file_of_the_checkout_is_read(
     decisions = SEED_BLOCK[SEED_BLOCK.index("- **Decisions:**") : SEED_BLOCK.index("- **Blockers")]
     no_decisions = SEED_BLOCK.replace(decisions, "")
     (tmp_path / "empty.yml").write_text("", encoding="utf-8")
-    code, out, _ = run(["validate", "-", "--config", "empty.yml"], stdin=no_decisions)
+    code, out, _ = run_cli(["validate", "-", "--config", "empty.yml"], stdin=no_decisions)
     assert code == 0  # the default required fields do not include Decisions
-    code, out, _ = run(["validate", "-"], stdin=no_decisions)
+    code, out, _ = run_cli(["validate", "-"], stdin=no_decisions)
     assert code == 1 and "AIC201 error required field 'Decisions' is missing or empty" in out
     assert "AIC304" not in out  # stale-after from the file
     assert out.splitlines()[-1] == (
@@ -182,7 +167,7 @@ def test_the_config_file_of_the_checkout_is_read(
     )
     other = tmp_path / "other.yml"
     other.write_text("stale-after: 1h\n", encoding="utf-8")
-    code, out, _ = run(["validate", "-", "--config", str(other)], stdin=SEED_BLOCK)
+    code, out, _ = run_cli(["validate", "-", "--config", str(other)], stdin=SEED_BLOCK)
     assert code == 0 and "AIC304 warning" in out and f"(settings from {other})" in out
 
 
@@ -202,7 +187,7 @@ def test_a_bad_config_is_exit_2(
     path = tmp_path / "c.yml"
     if config is not None:
         path.write_text(config, encoding="utf-8")
-    code, out, err = run(["validate", "-", "--config", str(path)], stdin=SEED_BLOCK)
+    code, out, err = run_cli(["validate", "-", "--config", str(path)], stdin=SEED_BLOCK)
     assert code == 2 and out == ""
     assert err.splitlines()[0].startswith(first_line.format(path=path))
 
@@ -239,6 +224,21 @@ def test_validate_imports_no_pydantic_yaml_jinja_or_github_client(tmp_path: Path
     modules = imported_modules(["validate", str(path), "--format", "json"], tmp_path)
     assert "ai_context.rules.checks" in modules  # the probe sees what validate imports
     assert heavy(modules) == []
+
+
+def test_validate_reads_the_config_file_without_pydantic(tmp_path: Path) -> None:
+    """Every adopter's repository has .github/ai-context.yml: validate then reads its two keys
+    with YAML alone (config_file.check_config), not the whole typed configuration."""
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ai-context.yml").write_text(
+        "stale-after: 2d\nrequired: [actor, phase]\nactors: {cc-a: {owner: ariel}}\n",
+        encoding="utf-8",
+    )
+    path = tmp_path / "issue.md"
+    path.write_text(SEED_BLOCK, encoding="utf-8")
+    modules = imported_modules(["validate", str(path)], tmp_path)
+    assert "yaml" in modules  # the probe sees the file being read
+    assert [m for m in heavy(modules) if m != "yaml" and not m.startswith("yaml.")] == []
 
 
 def test_version_alone_registers_no_command(tmp_path: Path) -> None:

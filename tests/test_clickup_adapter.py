@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-import requests
 import responses
-from pydantic import SecretStr
 from responses import matchers
 
 from ai_context.adapters.clickup import (
@@ -18,6 +16,8 @@ from ai_context.adapters.clickup import (
     ClickUpQuotaExceeded,
     ClickUpUnavailable,
 )
+from ai_context.core.secret import Secret
+from tests.fakes import ClickUpFake
 
 API = "https://clickup.example.com/api/v2"
 TOKEN = "pk_1234_" + "A" * 32
@@ -43,7 +43,7 @@ def adapter(clock: Clock | None = None, **kwargs: object) -> ClickUp:
     clock = clock or Clock()
     options: dict[str, object] = {"api_url": API, "sleep": clock.sleep, "clock": clock.time}
     options.update(kwargs)
-    return ClickUp(SecretStr(TOKEN), **options)  # type: ignore[arg-type]
+    return ClickUp(Secret(TOKEN), **options)  # type: ignore[arg-type]
 
 
 def task_json(task_id: str = "86c0abc", value: object = None, **extra: object) -> dict[str, object]:
@@ -259,16 +259,23 @@ def test_5xx_that_outlasts_the_retries_is_unavailable_with_the_body_shown() -> N
     assert cu.counter.reads == 3
 
 
-@responses.activate
-def test_connection_errors_and_timeouts_are_retried_then_reported() -> None:
-    responses.get(f"{API}/task/t1", body=requests.ConnectionError("refused"))
-    responses.get(f"{API}/task/t1", body=requests.Timeout("slow"))
-    responses.get(f"{API}/task/t1", json=task_json("t1"))
-    assert adapter().get_task("t1").id == "t1"
+def test_a_read_timeout_is_retried_through_the_retry_policy() -> None:
+    """On real sockets (urllib3 under requests): the first answer comes too late, the retry
+    reads the task."""
+    with ClickUpFake() as fake:
+        task = fake.add_task("Booking")
+        fake.fail_next("GET", f"/api/v2/task/{task.id}", status=200, delay=1.0)
+        cu = ClickUp(Secret(fake.token), api_url=fake.url, timeout=0.3, backoff=0)
+        assert cu.get_task(task.id).id == task.id
+    assert (cu.counter.reads, cu.counter.retries) == (2, 1)
 
-    responses.get(f"{API}/task/t2", body=requests.ConnectionError("refused"))
-    with pytest.raises(ClickUpUnavailable, match="cannot reach ClickUp"):
-        adapter(retries=1).get_task("t2")
+
+def test_a_connection_refused_is_retried_then_reported() -> None:
+    clock = Clock()
+    cu = ClickUp(Secret(TOKEN), api_url="http://127.0.0.1:9/api/v2", sleep=clock.sleep, retries=2)
+    with pytest.raises(ClickUpUnavailable, match="cannot reach ClickUp to read task t1 after 3"):
+        cu.get_task("t1")  # nothing listens on the discard port
+    assert (cu.counter.reads, cu.counter.retries) == (3, 2) and clock.sleeps == [1.0, 2.0]
 
 
 @responses.activate
@@ -355,4 +362,4 @@ def test_the_token_is_never_shown() -> None:
 
 def test_an_empty_token_is_a_config_error() -> None:
     with pytest.raises(ClickUpConfigError, match="clickup-token"):
-        ClickUp(SecretStr(" "))
+        ClickUp(Secret(" "))

@@ -1,4 +1,5 @@
-"""Settings: precedence, validation with the source named, secrets masked and hidden."""
+"""The configuration: precedence, validation with the source named, secrets masked and hidden,
+the file's vocabulary, its sections typed and parsed once."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.adapters.config import load_settings, secrets_to_mask, setting_names
+from ai_context.adapters.config import load_config, setting_names
+from ai_context.adapters.config_file import FILE_SETTINGS, SECTIONS
 from ai_context.core.errors import ConfigError
+from ai_context.core.secret import Secret
 
 TOKEN = "ghp_" + "a" * 36
 
@@ -19,7 +22,7 @@ def test_input_beats_env_beats_file_beats_default(tmp_path: Path) -> None:
         "stale-after: 3d\nfail-on: warning\nbot-login: my-bot\n", encoding="utf-8"
     )
     env = {"INPUT_STALE-AFTER": "90m", "AI_CONTEXT_FAIL_ON": "error", "INPUT_FAIL-ON": ""}
-    settings, _ = load_settings(env, tmp_path)
+    settings = load_config(env, tmp_path)
     assert settings.stale_after == timedelta(minutes=90)
     assert settings.fail_on == "error"
     assert settings.bot_login == "my-bot"
@@ -27,11 +30,12 @@ def test_input_beats_env_beats_file_beats_default(tmp_path: Path) -> None:
 
 
 def test_tokens_from_inputs_or_plain_env() -> None:
-    settings, _ = load_settings({"GITHUB_TOKEN": TOKEN})
-    assert settings.github_token is not None
+    settings = load_config({"GITHUB_TOKEN": TOKEN})
+    assert isinstance(settings.github_token, Secret)
     assert settings.github_token.get_secret_value() == TOKEN
     assert TOKEN not in repr(settings) and TOKEN not in str(settings.model_dump())
-    assert secrets_to_mask(settings) == [TOKEN]
+    assert TOKEN not in repr(settings.github_token) and TOKEN not in str(settings.github_token)
+    assert settings.secrets() == [TOKEN]
 
 
 @pytest.mark.parametrize(
@@ -47,7 +51,7 @@ def test_tokens_from_inputs_or_plain_env() -> None:
 )
 def test_bad_values_name_the_setting(env: dict[str, str], needle: str) -> None:
     with pytest.raises(ConfigError, match="bad configuration") as info:
-        load_settings(env)
+        load_config(env)
     assert needle in str(info.value)
 
 
@@ -55,7 +59,7 @@ def test_file_errors_name_the_line(tmp_path: Path) -> None:
     path = tmp_path / "c.yml"
     path.write_text("# comment\njobs: check\n\nstale-after: forever\n", encoding="utf-8")
     with pytest.raises(ConfigError) as info:
-        load_settings({"INPUT_CONFIG": str(path)})
+        load_config({"INPUT_CONFIG": str(path)})
     assert f"{path} line 4" in str(info.value) and "stale-after" in str(info.value)
 
 
@@ -63,10 +67,10 @@ def test_unknown_key_and_secret_in_file(tmp_path: Path) -> None:
     path = tmp_path / "c.yml"
     path.write_text("stale_aftr: 1d\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="line 1: unknown setting 'stale_aftr'"):
-        load_settings({"INPUT_CONFIG": str(path)})
+        load_config({"INPUT_CONFIG": str(path)})
     path.write_text(f"github-token: {TOKEN}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="is a secret") as info:
-        load_settings({"INPUT_CONFIG": str(path)})
+        load_config({"INPUT_CONFIG": str(path)})
     assert TOKEN not in str(info.value)
 
 
@@ -74,15 +78,16 @@ def test_bad_yaml(tmp_path: Path) -> None:
     path = tmp_path / "c.yml"
     path.write_text("jobs: [check\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not valid YAML"):
-        load_settings({"INPUT_CONFIG": str(path)})
+        load_config({"INPUT_CONFIG": str(path)})
     path.write_text("- a\n- b\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="must be a mapping"):
-        load_settings({"INPUT_CONFIG": str(path)})
+        load_config({"INPUT_CONFIG": str(path)})
 
 
 def test_missing_file_is_fine() -> None:
-    settings, extras = load_settings({"INPUT_CONFIG": "/nonexistent/ai-context.yml"})
-    assert extras == {} and settings.fail_on == "never"
+    settings = load_config({"INPUT_CONFIG": "/nonexistent/ai-context.yml"})
+    assert settings.fail_on == "never" and len(settings.actors) == 0
+    assert settings.digest.repositories == () and settings.stale.max_active_per_actor is None
 
 
 def test_every_action_input_is_a_setting_the_code_reads() -> None:
@@ -109,7 +114,7 @@ def test_every_action_input_is_documented_and_read_by_the_code() -> None:
         assert f"`{name}`" in readme, f"input {name} is not documented in the README"
         field = name.replace("-", "_")
         if name == "config":
-            assert "load_settings(" in sources
+            assert "load_config(" in sources
             continue
         assert re.search(rf"settings\.{field}\b", sources), f"no code reads settings.{field}"
 
@@ -121,24 +126,66 @@ def test_the_readme_config_example_is_valid(tmp_path: Path) -> None:
     """What the README shows users to copy must load, section by section."""
     import re
 
-    from ai_context.jobs.digest import digest_section
-    from ai_context.rules.actors import parse_actors
-    from ai_context.rules.lease import parse_lease_config
-    from ai_context.rules.mirror import load_mirror_config
-    from ai_context.rules.stale import parse_stale_config
-
     readme = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
     blocks = re.findall(r"```yaml\n(.*?)```", readme, re.S)
     [example] = [b for b in blocks if b.startswith("stale-after:")]
     path = tmp_path / "ai-context.yml"
     path.write_text(example, encoding="utf-8")
-    settings, extras = load_settings({"INPUT_CONFIG": str(path), "SLACK_WEBHOOK_URL": HOOK})
+    settings = load_config({"INPUT_CONFIG": str(path), "SLACK_WEBHOOK_URL": HOOK})
+    settings.check_sections()
     assert settings.stale_after == timedelta(days=2) and settings.fail_on == "error"
-    source = str(path)
-    assert parse_actors(extras["actors"], source).owner("cc-ariel-laptop") == "ariel"
-    assert (
-        parse_stale_config(extras["stale"], source, settings.stale_after).max_active_per_actor == 3
+    assert settings.actors.owner("cc-ariel-laptop") == "ariel"
+    assert settings.stale.max_active_per_actor == 3
+    assert settings.stale.stale_after == timedelta(days=2)  # the top-level setting
+    assert settings.lease.ttl == timedelta(hours=2)
+    assert settings.mirror.lists == ("901",)
+    assert settings.digest.repositories == ("acme/shop", "acme/infra")
+
+
+def test_each_section_is_parsed_once(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("actors: {cc-a: {owner: ariel}}\nlease: {ttl: 2h}\n", encoding="utf-8")
+    settings = load_config({"INPUT_CONFIG": str(path)})
+    assert settings.actors is settings.actors and settings.lease is settings.lease
+
+
+def test_a_bad_section_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("digest: [a]\n", encoding="utf-8")
+    settings = load_config({"INPUT_CONFIG": str(path)})  # top-level settings are fine
+    with pytest.raises(
+        ConfigError, match=f"{path}: digest: must be false \\(no digest\\) or a mapping"
+    ):
+        settings.check_sections()
+
+
+@pytest.mark.parametrize("key", ["write-interval", "http-retries", "http-backoff", "now", "config"])
+def test_internal_settings_are_no_keys_of_the_file(tmp_path: Path, key: str) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text(f"{key}: 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"unknown setting '{key}'"):
+        load_config({"INPUT_CONFIG": str(path)})
+
+
+def test_the_known_list_offers_only_what_the_file_accepts(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("stale_aftr: 1d\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config({"INPUT_CONFIG": str(path)})
+    known = str(info.value).split("the file takes: ")[1].split(", ")
+    assert known == sorted((*FILE_SETTINGS, *SECTIONS))
+    for hidden in ("github-token", "clickup-token", "write-interval", "http-retries", "now"):
+        assert hidden not in known
+
+
+def test_internal_settings_come_from_the_environment_only() -> None:
+    settings = load_config({"AI_CONTEXT_HTTP_RETRIES": "2", "INPUT_HTTP-RETRIES": "9"})
+    assert settings.http_retries == 2 and settings.source("http-retries") == (
+        "environment variable AI_CONTEXT_HTTP_RETRIES"
     )
-    assert parse_lease_config(extras["lease"], source).ttl == timedelta(hours=2)
-    assert load_mirror_config(extras, source).lists == ("901",)
-    assert digest_section(extras, settings).repositories == ("acme/shop", "acme/infra")
+
+
+def test_every_key_the_file_accepts_is_documented() -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
+    for key in (*FILE_SETTINGS, *SECTIONS):
+        assert f"`{key}" in readme, f"{key} is accepted by the file but not in the README"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.adapters.config import load_settings
+from ai_context.adapters.config import load_config
 from ai_context.adapters.yamlfile import MAX_YAML_BYTES
 from ai_context.core.errors import ConfigError
 from tests.actionrun import run_action
@@ -35,7 +35,7 @@ def nested(depth: int) -> str:
 def settings_from(tmp_path: Path, text: str) -> None:
     (tmp_path / ".github").mkdir(exist_ok=True)
     (tmp_path / ".github" / "ai-context.yml").write_text(text, encoding="utf-8")
-    load_settings({}, tmp_path)
+    load_config({}, tmp_path).check_sections()
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,9 +20,8 @@ from ai_context.adapters.gitrepo import (
     log,
     remote_repository,
 )
-from ai_context.cli.main import main
-from ai_context.rules.gitlog import format_checkpoint
-from tests.conftest import SEED_BLOCK
+from ai_context.rules.gitlog.checkpoints import format_checkpoint
+from tests.conftest import SEED_BLOCK, run_cli
 
 T0 = datetime(2026, 5, 26, 14, 32, tzinfo=UTC)
 
@@ -83,17 +80,6 @@ HISTORY = [
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_repo(tmp_path_factory.mktemp("repo"), HISTORY)
-
-
-def run(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
-    try:
-        code = main(argv)
-    finally:
-        sys.stdout, sys.stderr, sys.stdin = old
-    return code, out.getvalue(), err.getvalue()
 
 
 # --- gitrepo ----------------------------------------------------------------------------
@@ -164,7 +150,7 @@ def test_bad_revision_is_a_git_error(repo: Path) -> None:
 def test_derive_text_beside_the_block(repo: Path, tmp_path: Path) -> None:
     body = tmp_path / "101.md"
     body.write_text(SEED_BLOCK, encoding="utf-8")
-    code, out, err = run(["derive", "101", "--checkout", str(repo), "--body-file", str(body)])
+    code, out, err = run_cli(["derive", "101", "--checkout", str(repo), "--body-file", str(body)])
     assert (code, err) == (0, "")
     assert "git: 4 commits naming #101" in out
     assert "Bo <bo@example.test>: 1 commit" in out
@@ -182,7 +168,7 @@ def test_derive_json(repo: Path, tmp_path: Path) -> None:
     (issues / "101.md").write_text(
         f"---\nnumber: 101\ntitle: Booking\n---\n{SEED_BLOCK}\n", encoding="utf-8"
     )
-    code, out, _ = run(
+    code, out, _ = run_cli(
         ["derive", "#101", "--checkout", str(repo), "--issues-dir", str(issues), "--format", "json"]
     )
     assert code == 0
@@ -197,17 +183,19 @@ def test_derive_json(repo: Path, tmp_path: Path) -> None:
 
 
 def test_derive_without_a_block(repo: Path) -> None:
-    code, out, _ = run(["derive", "101", "--checkout", str(repo)])
+    code, out, _ = run_cli(["derive", "101", "--checkout", str(repo)])
     assert code == 0 and "block: not given" in out and "findings" not in out
 
 
 def test_derive_body_from_stdin_without_block(repo: Path) -> None:
-    code, out, _ = run(["derive", "101", "--checkout", str(repo), "--body-file", "-"], "no block")
+    code, out, _ = run_cli(
+        ["derive", "101", "--checkout", str(repo), "--body-file", "-"], "no block"
+    )
     assert code == 0 and "block: none found in the body" in out
 
 
 def test_derive_issue_nobody_names(repo: Path) -> None:
-    code, out, _ = run(["derive", "555", "--checkout", str(repo)])
+    code, out, _ = run_cli(["derive", "555", "--checkout", str(repo)])
     assert code == 0 and "git: no commit names #555" in out
 
 
@@ -222,12 +210,12 @@ def test_derive_issue_nobody_names(repo: Path) -> None:
 )
 def test_derive_usage_errors(repo: Path, tmp_path: Path, argv: list[str], message: str) -> None:
     filled = [a.format(tmp=tmp_path, repo=repo) for a in argv]
-    code, out, err = run(filled)
+    code, out, err = run_cli(filled)
     assert code == 2 and out == "" and message in err
 
 
 def test_derive_rejects_a_bad_issue_number() -> None:
-    code, _, err = run(["derive", "abc"])
+    code, _, err = run_cli(["derive", "abc"])
     assert code == 2 and "'abc' is not an issue number" in err
 
 
@@ -256,10 +244,10 @@ def test_derive_counts_other_repositories_refs_only_when_told(
         [Change("Refs other/thing#7", T0, {"a": "1"}), Change("Refs acme/api#7", T0, {"b": "2"})],
     )
     argv = ["derive", "7", "--checkout", str(path), "--format", "json"]
-    assert len(json.loads(run(argv)[1])["git"]["commits"]) == 2
+    assert len(json.loads(run_cli(argv)[1])["git"]["commits"]) == 2
     subprocess.run(
         ["git", "-C", str(path), "remote", "add", "origin", "git@github.com:acme/api.git"],
         check=True,
     )
-    assert len(json.loads(run(argv)[1])["git"]["commits"]) == 1
-    assert len(json.loads(run([*argv, "--repo", "other/thing"])[1])["git"]["commits"]) == 1
+    assert len(json.loads(run_cli(argv)[1])["git"]["commits"]) == 1
+    assert len(json.loads(run_cli([*argv, "--repo", "other/thing"])[1])["git"]["commits"]) == 1

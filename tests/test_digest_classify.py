@@ -237,7 +237,7 @@ def test_digest_json_has_the_documented_shape() -> None:
     assert set(data["categories"]) == {"shipped", "in_review", "in_progress", "stuck"}
     for entries in data["categories"].values():
         for entry in entries:
-            assert {"repo", "number", "title", "actor", "phase", "reasons"} <= set(entry)
+            assert {"repository", "number", "title", "actor", "phase", "reasons"} <= set(entry)
 
 
 def test_an_update_from_the_future_counts_as_just_now() -> None:

@@ -29,7 +29,7 @@ def test_digest_markdown_of_the_examples(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_digest_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "digest", "--source", str(EXAMPLES), "--format", "json", *NOW)
+    code, out, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), "--format", "json", *NOW)
     data = json.loads(out)
     assert code == 0 and data["window_hours"] == 24
     # Stuck by severity (a broken block, then blocked, then stale), then the oldest first.
@@ -168,3 +168,32 @@ def test_a_user_template_replaces_the_bundled_one(
     )
     # `sections` come in reading order: what needs someone first.
     assert out == "Stuck=3;In review=1;In progress=2;Shipped=1;\n"
+
+
+def test_offline_reports_read_the_config_file_as_the_action_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One configuration: `stale-after` and `digest.window` in .github/ai-context.yml reach the
+    offline reports too (they read no file before), and a flag still wins over the file."""
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ai-context.yml").write_text(
+        "stale-after: 9999h\ndigest: {window: 36h}\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    _, out, _ = run(capsys, "report", "--issues-dir", str(EXAMPLES), "--format", "json", *NOW)
+    codes = {r["number"]: [f["code"] for f in r["findings"]] for r in json.loads(out)}
+    assert codes[103] == []  # not stale after 9999h
+    _, out, _ = run(capsys, "digest", "--issues-dir", str(EXAMPLES), "--format", "json", *NOW)
+    assert json.loads(out)["window_hours"] == 36
+    _, out, _ = run(
+        capsys,
+        "report",
+        "--issues-dir",
+        str(EXAMPLES),
+        "--format",
+        "json",
+        "--stale-after",
+        "1h",
+        *NOW,
+    )
+    assert "AIC304" in {f["code"] for r in json.loads(out) for f in r["findings"]}

@@ -19,7 +19,7 @@ import pytest
 from ai_context.rules.digest_state import find_state
 from ai_context.rules.lease import stamp
 from tests.actionrun import ActionRun, run_action
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,21 +51,8 @@ def daily(gh: GitHubFake, tmp: Path, repo: str, when: datetime, config: str = ""
 
 
 def cli(gh: GitHubFake, cwd: Path, when: datetime, *argv: str) -> Any:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
-        "GITHUB_TOKEN": "t",
-        "GITHUB_API_URL": gh.url,
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "ai_context", "digest", *argv, "--now", stamp(when)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+    env = {"GITHUB_TOKEN": "t", "GITHUB_API_URL": gh.url}
+    done = run_process(["digest", *argv, "--now", stamp(when)], env, cwd)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

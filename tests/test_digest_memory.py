@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from ai_context.core.models import Comment
 from ai_context.jobs.digest import previous_state
@@ -112,17 +113,15 @@ def test_a_failure_is_one_line_without_library_internals() -> None:
     assert one_line("HTTP 410 channel_is_archived") == "HTTP 410 channel_is_archived"
 
 
-def test_mention_owners_maps_actors_to_their_slack_ids() -> None:
-    from ai_context.adapters.config import Settings
-    from ai_context.jobs.digest import digest_section, mentions_of
+def test_mention_owners_maps_actors_to_their_slack_ids(tmp_path: Path) -> None:
+    from ai_context.adapters.config import load_config
+    from ai_context.jobs.digest import mentions_of
 
-    settings = Settings()
-    extras = {
-        "digest": {"mention-owners": True},
-        "actors": {"cc-omer-laptop": {"owner": "omer", "slack": "U024BE7LH"}, "quiet": {}},
-    }
-    section = digest_section(extras, settings)
-    assert section.mention_owners
-    assert mentions_of(extras, settings, section) == {"cc-omer-laptop": "U024BE7LH"}
-    off = digest_section({"actors": extras["actors"]}, settings)
-    assert mentions_of(extras, settings, off) == {}
+    path = tmp_path / "c.yml"
+    actors = "actors: {cc-omer-laptop: {owner: omer, slack: U024BE7LH}, quiet: {}}\n"
+    path.write_text("digest: {mention-owners: true}\n" + actors, encoding="utf-8")
+    settings = load_config({"INPUT_CONFIG": str(path)})
+    assert settings.digest.mention_owners
+    assert mentions_of(settings) == {"cc-omer-laptop": "U024BE7LH"}
+    path.write_text(actors, encoding="utf-8")
+    assert mentions_of(load_config({"INPUT_CONFIG": str(path)})) == {}

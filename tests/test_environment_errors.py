@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub, GitHubConfigError, url_problem
 from ai_context.core.errors import Exit
+from ai_context.core.secret import Secret
 from tests.actionrun import ROOT, ActionRun, run_action
 from tests.fakes import GitHubFake
 from tests.test_action_e2e import INCOMPLETE, T0, TOKEN, issue_event
@@ -98,7 +98,7 @@ def test_the_cli_is_exit_2_naming_the_variable(gh: GitHubFake, tmp_path: Path) -
 def test_the_adapter_refuses_a_url_it_cannot_use(url: str) -> None:
     assert url_problem(url) is not None
     with pytest.raises(GitHubConfigError, match="environment variable GITHUB_API_URL: ") as caught:
-        GitHub(SecretStr("t"), "o/r", api_url=url)
+        GitHub(Secret("t"), "o/r", api_url=url)
     assert caught.value.exit_code == Exit.USAGE
 
 
@@ -107,4 +107,4 @@ def test_the_adapter_refuses_a_url_it_cannot_use(url: str) -> None:
 )
 def test_the_adapter_takes_real_api_urls(url: str) -> None:
     assert url_problem(url) is None
-    GitHub(SecretStr("t"), "o/r", api_url=url)  # lazy: no request is made
+    GitHub(Secret("t"), "o/r", api_url=url)  # lazy: no request is made

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import requests
 from github import GithubRetry
-from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub, GitHubConfigError, GitHubUnavailable
+from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 from tests.fakes.github import EMPTY_TREE
 
@@ -34,7 +34,7 @@ def gh() -> Iterator[GitHubFake]:
 
 
 def client(fake: GitHubFake, token: str = TOKEN) -> GitHub:
-    return GitHub(SecretStr(token), "o/r", api_url=fake.url, write_interval=0, backoff=0)
+    return GitHub(Secret(token), "o/r", api_url=fake.url, write_interval=0, backoff=0)
 
 
 def call(fake: GitHubFake, method: str, path: str, token: str = TOKEN, **kw: Any) -> Any:
@@ -184,7 +184,7 @@ def test_a_lost_answer_is_asked_again_for_a_read_never_for_a_post(
     gh.add_issue("o/r", "Task")
     path = "/repos/o/r/issues/1" if verb == "GET" else "/repos/o/r/issues/1/comments"
     gh.before(verb, path, lambda _request: time.sleep(1.5))  # beyond the 1 s timeout, once
-    api = GitHub(SecretStr(TOKEN), "o/r", api_url=gh.url, write_interval=0, backoff=0, timeout=1)
+    api = GitHub(Secret(TOKEN), "o/r", api_url=gh.url, write_interval=0, backoff=0, timeout=1)
     if verb == "GET":
         assert api.get_issue(1).title == "Task"
     else:

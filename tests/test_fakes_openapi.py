@@ -22,9 +22,9 @@ from typing import Any
 import jsonschema
 import pytest
 import requests
-from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub, GitHubNotFound
+from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 from tests.fakes.base import Reply, Request
 
@@ -132,7 +132,7 @@ def _call(fake: GitHubFake, method: str, path: str, token: str = TOKEN, **kw: An
 def _drive_adapter(fake: GitHubFake) -> None:
     """Every call the adapter makes, the answers it treats as outcomes included (304, 404 on
     a read, 422 on a ref race, 409 on an empty repository)."""
-    gh = GitHub(SecretStr("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0, retries=0)
+    gh = GitHub(Secret("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0, retries=0)
     issue = gh.create_issue("New task", "Body\n", ["in-progress"])
     gh.list_issues("open")
     gh.list_issues("all", assignee="octocat", labels=["bug"], sort="updated", since=T0)
@@ -161,7 +161,7 @@ def _drive_adapter(fake: GitHubFake) -> None:
     assert gh.matching_refs("refs/ai-context/leases/") == {LEASE: second.sha}
     assert gh.delete_ref(LEASE)
     assert not gh.delete_ref(LEASE)  # 422: already gone
-    empty = GitHub(SecretStr("t"), "o/empty", api_url=fake.url, write_interval=0, retries=0)
+    empty = GitHub(Secret("t"), "o/empty", api_url=fake.url, write_interval=0, retries=0)
     assert empty.get_ref(LEASE) is None  # 409: the repository is empty
 
 

@@ -11,7 +11,6 @@ import pytest
 import requests
 import responses
 from github import GithubRetry
-from pydantic import SecretStr
 from responses import matchers
 
 from ai_context.adapters.github import (
@@ -20,12 +19,13 @@ from ai_context.adapters.github import (
     GitHubNotFound,
     GitHubUnavailable,
 )
+from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 
 API = "https://ghe.example.com:443/api/v3"
 REPO = f"{API}/repos/acme/shop"
-TOKEN = SecretStr("ghs_" + "x" * 36)
-TOKEN_T = SecretStr("t")  # the loopback GitHub's token
+TOKEN = Secret("ghs_" + "x" * 36)
+TOKEN_T = Secret("t")  # the loopback GitHub's token
 
 
 def issue_json(number: int, **extra: object) -> dict[str, object]:
@@ -248,7 +248,7 @@ def test_bad_repository_is_config_error() -> None:
 
 def test_an_empty_token_is_config_error() -> None:
     with pytest.raises(GitHubConfigError, match="the GitHub token is empty"):
-        GitHub(SecretStr(""), "acme/shop")
+        GitHub(Secret(""), "acme/shop")
 
 
 @responses.activate
@@ -428,3 +428,30 @@ def test_the_token_is_in_no_log(caplog: pytest.LogCaptureFixture) -> None:
     adapter().get_issue(7)
     assert "/issues/7" in caplog.text  # the probe sees the request's log line
     assert TOKEN.get_secret_value() not in caplog.text
+
+
+@pytest.mark.parametrize("status", [429, 403])
+def test_retry_after_as_an_http_date_is_the_wait_it_names(status: int) -> None:
+    from ai_context.adapters.github import http_date, rate_limit_wait
+
+    when = datetime.now(UTC) + timedelta(seconds=120)
+    wait = rate_limit_wait(status, {"retry-after": http_date(when)})
+    assert wait is not None and 100 <= wait <= 121
+    past = rate_limit_wait(status, {"retry-after": http_date(when - timedelta(hours=1))})
+    assert past == 0
+
+
+@responses.activate
+def test_a_failure_with_an_empty_body_carries_the_status_text() -> None:
+    responses.post(f"{REPO}/issues/1/labels", status=503, body="")
+    with pytest.raises(GitHubUnavailable) as caught:
+        adapter().add_labels(1, ["ai-context:incomplete"])
+    assert "(503 Service Unavailable)" in str(caught.value)
+    assert "(503 )" not in str(caught.value)
+
+
+@responses.activate
+def test_a_failure_with_a_text_body_carries_that_text() -> None:
+    responses.post(f"{REPO}/issues/1/comments", status=502, body="upstream connect error")
+    with pytest.raises(GitHubUnavailable, match=r"\(502 upstream connect error\)"):
+        adapter().create_comment(1, "hello")

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 import responses
-from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub
 from ai_context.adapters.github_json import issue_from_json
+from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 from tests.test_github_adapter import REPO, adapter, issue_json
 
@@ -73,7 +73,7 @@ def fake() -> Iterator[GitHubFake]:
 
 
 def test_the_fake_answers_304_until_the_issue_changes(fake: GitHubFake) -> None:
-    api = GitHub(SecretStr("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0)
+    api = GitHub(Secret("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0)
     known = api.get_issue(3)
     rate = fake.rate_remaining
     assert api.get_issue(3, known=known) is known
@@ -98,7 +98,7 @@ def test_the_fake_answers_304_until_the_issue_changes(fake: GitHubFake) -> None:
 def test_every_change_through_the_api_ends_the_304s(fake: GitHubFake, change: Any) -> None:
     """On a frozen clock too: the fake moves updated_at a second on, as a change on GitHub
     always lands at a later second than the copy read before it."""
-    api = GitHub(SecretStr("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0)
+    api = GitHub(Secret("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0)
     known = api.get_issue(3)
     change(api)
     assert api.get_issue(3, known=known) is not known
@@ -106,7 +106,7 @@ def test_every_change_through_the_api_ends_the_304s(fake: GitHubFake, change: An
 
 
 def test_changes_to_comments_and_labels_move_updated_at(fake: GitHubFake) -> None:
-    api = GitHub(SecretStr("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0)
+    api = GitHub(Secret("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0)
     api.add_labels(3, ["in-progress"])
     comment = api.create_comment(3, "hello")
     seen = [api.get_issue(3)]

@@ -10,7 +10,6 @@ import pytest
 import responses
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import SecretStr
 
 from ai_context.adapters.github import (
     GitHub,
@@ -19,6 +18,7 @@ from ai_context.adapters.github import (
     graphql_data,
     rate_limit_wait,
 )
+from ai_context.core.secret import Secret
 from tests.test_github_adapter import API, TOKEN, adapter
 
 GRAPHQL = "https://ghe.example.com:443/api/graphql"
@@ -40,14 +40,14 @@ def test_the_url_is_derived_from_the_api_url(api_url: str, expected: str) -> Non
     """Enterprise Server's `/api/v3` -> `/api/graphql`, anything else + `/graphql` (PyGithub
     writes the default port out)."""
     responses.post(expected, json={"data": {"ok": True}})
-    gh = GitHub(SecretStr("t"), "acme/shop", api_url=api_url, write_interval=0, backoff=0)
+    gh = GitHub(Secret("t"), "acme/shop", api_url=api_url, write_interval=0, backoff=0)
     assert gh.graphql(QUERY, {}) == {"ok": True}
 
 
 @responses.activate
 def test_github_com_posts_to_its_graphql_url() -> None:
     responses.post("https://api.github.com:443/graphql", json={"data": {"viewer": {"login": "a"}}})
-    gh = GitHub(SecretStr("t"), "acme/shop", write_interval=0, backoff=0)
+    gh = GitHub(Secret("t"), "acme/shop", write_interval=0, backoff=0)
     assert gh.graphql("{ viewer { login } }", {}) == {"viewer": {"login": "a"}}
 
 

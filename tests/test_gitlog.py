@@ -10,29 +10,28 @@ import pytest
 
 from ai_context.core.block import parse
 from ai_context.core.errors import EventError
-from ai_context.core.events import commits_from_push
-from ai_context.rules.gitlog import (
+from ai_context.core.events import Commit, commits_from_push
+from ai_context.rules.gitlog.checkpoints import (
     Checkpoint,
     CheckpointProblem,
-    Commit,
-    GitLogError,
+    format_checkpoint,
+    group_by_issue,
+    issues_of,
+    read_checkpoint,
+)
+from ai_context.rules.gitlog.compare import (
     GitRules,
     behind_git,
     checkpoint_drift,
     compare_block,
-    derive,
     files_drift,
-    format_checkpoint,
-    group_by_issue,
-    issues_named,
-    issues_of,
-    parse_log_record,
-    parse_log_stream,
     path_covered,
     push_findings,
-    read_checkpoint,
     session_files_changed,
 )
+from ai_context.rules.gitlog.derive import derive
+from ai_context.rules.gitlog.log import GitLogError, parse_log_record, parse_log_stream
+from ai_context.rules.gitlog.refs import issues_named
 from tests.conftest import SEED_BLOCK
 
 T0 = datetime(2026, 5, 26, 14, 32, tzinfo=UTC)  # the seed block's Last updated

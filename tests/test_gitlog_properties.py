@@ -5,13 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.rules.gitlog import (
+from ai_context.rules.gitlog.checkpoints import (
     Checkpoint,
     CheckpointProblem,
     format_checkpoint,
-    issues_named,
     read_checkpoint,
 )
+from ai_context.rules.gitlog.refs import issues_named
 
 # Text rich in the characters the rules look at.
 ALPHABET = st.sampled_from(list("#/`~:-_. \n\tabcGHIikstue0123456789@&[]()AIC,"))

@@ -24,7 +24,6 @@ from graphql import (
     parse,
     validate,
 )
-from pydantic import SecretStr
 from responses import matchers
 
 from ai_context.adapters.github import GitHub, comment_from_json
@@ -34,6 +33,7 @@ from ai_context.adapters.github_graphql import (
     comments_query,
     parse_comments,
 )
+from ai_context.core.secret import Secret
 from ai_context.jobs.comments import read_many
 from tests.fakes import GitHubFake
 from tests.fakes.github_graphql import SDL
@@ -41,7 +41,7 @@ from tests.fakes.github_graphql import SDL
 SAMPLES = Path(__file__).parent / "samples" / "schemas"
 API = "https://ghe.example.com/api/v3"
 REPO = f"{API}/repos/acme/shop"
-TOKEN = SecretStr("ghs_" + "x" * 36)
+TOKEN = Secret("ghs_" + "x" * 36)
 BOT = "github-actions[bot]"
 MARKER = "<!-- ai-context:findings -->"
 

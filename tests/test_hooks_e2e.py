@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ai_context.core.block import format_timestamp, parse, render
-from tests.conftest import ROOT, SEED_BLOCK
+from tests.conftest import ROOT, SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 REPO = "acme/shop"
@@ -56,16 +56,7 @@ class Project:
         self.git("commit", "-q", "-m", message, env=env)
 
     def cli(self, *argv: str, stdin: str = "") -> dict[str, Any]:
-        done = subprocess.run(
-            [sys.executable, "-m", "ai_context", *argv, "--format", "json"],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=self.env,
-            cwd=self.root,
-            timeout=60,
-            check=False,
-        )
+        done = run_process([*argv, "--format", "json"], self.env, self.root, stdin=stdin)
         assert done.returncode == 0, done.stderr + done.stdout
         data: dict[str, Any] = json.loads(done.stdout)
         return data
@@ -78,16 +69,8 @@ class Project:
             "cwd": str(self.root),
             **payload,
         }
-        done = subprocess.run(
-            [sys.executable, "-m", "ai_context", "hook", event, *argv],
-            input=json.dumps(full),
-            capture_output=True,
-            text=True,
-            env=self.env,
-            cwd=ROOT,  # Claude Code may start it anywhere: the payload's cwd is the project
-            timeout=60,
-            check=False,
-        )
+        # Claude Code may start it anywhere (cwd ROOT): the payload's cwd is the project.
+        done = run_process(["hook", event, *argv], self.env, ROOT, stdin=json.dumps(full))
         out = json.loads(done.stdout) if done.stdout.strip() else None
         if out is not None:
             assert done.stdout.count("\n") == 1, done.stdout  # one JSON document, one line
@@ -101,10 +84,9 @@ def seed(actor: str = "cc-ariel-laptop", next_step: str = "Finish unit tests") -
 
 
 @pytest.fixture
-def fake() -> Any:
-    with GitHubFake() as server:
-        server.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"])
-        yield server
+def fake(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"])
+    return github_fake
 
 
 def _stop(project: Project, *, active: bool, now: datetime) -> tuple[int, Any, str]:

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub, GitHubUnavailable
+from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -23,7 +23,7 @@ def gh() -> Iterator[GitHubFake]:
 
 
 def adapter(gh: GitHubFake) -> GitHub:
-    return GitHub(SecretStr("t"), "o/r", api_url=gh.url, write_interval=0, backoff=0)
+    return GitHub(Secret("t"), "o/r", api_url=gh.url, write_interval=0, backoff=0)
 
 
 def test_refs_follow_compare_and_swap(gh: GitHubFake) -> None:

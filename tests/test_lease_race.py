@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub
 from ai_context.cli import main as cli
+from ai_context.core.secret import Secret
 from ai_context.jobs.lease import Outcome, claim, release, renew, who
 from ai_context.rules.lease import EMPTY_TREE, LeaseConfig, LeaseError, LeaseRecord
 from tests.fakes import GitHubFake
@@ -40,7 +40,7 @@ def gh() -> Iterator[GitHubFake]:
 
 
 def store(gh: GitHubFake) -> GitHub:
-    return GitHub(SecretStr("t"), "o/r", api_url=gh.url, write_interval=0, backoff=0)
+    return GitHub(Secret("t"), "o/r", api_url=gh.url, write_interval=0, backoff=0)
 
 
 def at(when: datetime) -> Callable[[], datetime]:

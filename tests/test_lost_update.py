@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -42,19 +42,12 @@ def block(next_step: str = "Finish unit tests") -> Block:
     return replace(SEED, next_step=next_step)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(server: GitHubFake) -> GitHubFake:
-    server.clear_faults()
-    server.repos.clear()
-    server.add_issue(REPO, "Booking history", HUMAN, assignees=["ariel"], labels=["in-progress"])
-    server.reset_requests()
-    return server
+def fake(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_issue(
+        REPO, "Booking history", HUMAN, assignees=["ariel"], labels=["in-progress"]
+    )
+    return github_fake
 
 
 def github(fake: GitHubFake) -> GitHub:

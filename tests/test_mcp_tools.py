@@ -22,6 +22,8 @@ from ai_context.mcp.tools import (
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
+NOW = "2026-05-26T15:00:00Z"
+
 
 def test_without_the_sdk_the_server_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(name: str) -> Any:
@@ -99,7 +101,7 @@ def test_status_and_summary_are_the_command_lines_json(
 
     with GitHubFake() as fake:
         fake.add_issue("o/r", "Task", SEED_BLOCK, number=6)
-        env = {"GITHUB_TOKEN": "t", "GITHUB_API_URL": fake.url}
+        env = {"GITHUB_TOKEN": "t", "GITHUB_API_URL": fake.url, "AI_CONTEXT_NOW": NOW}
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         monkeypatch.delenv("AI_CONTEXT_ACTOR", raising=False)
@@ -107,8 +109,7 @@ def test_status_and_summary_are_the_command_lines_json(
         (tmp_path / ".github").mkdir()
         (tmp_path / ".github" / "ai-context.yml").write_text("digest:\n  window: 48h\n")
         session = Session(repo="o/r", env=env, cache=str(tmp_path / "cache"))
-        now = ["--now", "2026-05-26T15:00:00Z"]
-        monkeypatch.setattr(queries, "cli_json", _with_args(queries.cli_json, now))
+        now = ["--now", NOW]
         status = queries.status(session, None)
         code, out = cli_out(["status", "--all", "--repo", "o/r", "--format", "json", *now])
         assert code == 0 and status == {"repository": "o/r", "plates": json.loads(out)}
@@ -117,10 +118,6 @@ def test_status_and_summary_are_the_command_lines_json(
         assert code == 0 and summary == json.loads(out)
         with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\)"):
             queries.summary(session, 99)
-
-
-def _with_args(function: Any, extra: list[str]) -> Any:
-    return lambda argv: function([*argv, *extra])
 
 
 def test_the_configs_required_fields_reach_the_mcp_tools(tmp_path: Any) -> None:

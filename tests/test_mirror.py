@@ -269,12 +269,10 @@ def test_same_value() -> None:
 
 
 def test_mirror_section_defaults_and_values() -> None:
-    assert load_mirror_config({}) == MirrorConfig()
-    config = load_mirror_config(
-        {"mirror": {"field": "AI state", "max-length": 1000, "lists": "901, 902"}}
-    )
+    assert load_mirror_config(None) == MirrorConfig()
+    config = load_mirror_config({"field": "AI state", "max-length": 1000, "lists": "901, 902"})
     assert (config.field, config.max_length, config.lists) == ("AI state", 1000, ("901", "902"))
-    assert load_mirror_config({"mirror": {"lists": [901]}}).lists == ("901",)
+    assert load_mirror_config({"lists": [901]}).lists == ("901",)
 
 
 @pytest.mark.parametrize(
@@ -289,7 +287,7 @@ def test_mirror_section_defaults_and_values() -> None:
 )
 def test_bad_mirror_section_is_a_config_error(section: object, needle: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(needle)) as info:
-        load_mirror_config({"mirror": section}, ".github/ai-context.yml")
+        load_mirror_config(section, ".github/ai-context.yml")
     assert str(info.value).startswith(".github/ai-context.yml")
 
 

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from pydantic import SecretStr
 
 from ai_context.adapters.clickup import ClickUp
 from ai_context.adapters.templates import Templates
 from ai_context.core.block import parse
 from ai_context.core.models import Issue
+from ai_context.core.secret import Secret
 from ai_context.jobs.comments import plan_check
 from ai_context.jobs.mirror import MirrorReport, run_mirror, summary
 from ai_context.rules.checks import CheckConfig
@@ -54,7 +54,7 @@ def wanted(item: Issue) -> str:
 def run(
     fake: ClickUpFake, issues: list[Issue], log: list[str] | None = None, **kw: object
 ) -> tuple[MirrorReport, ClickUp]:
-    store = ClickUp(SecretStr("pk_test_token"), api_url=fake.url, backoff=0, retries=1)
+    store = ClickUp(Secret("pk_test_token"), api_url=fake.url, backoff=0, retries=1)
     options: dict[str, object] = {"config": MirrorConfig(), "templates": Templates()}
     options.update(kw)
     sink = log if log is not None else []

@@ -412,9 +412,9 @@ def test_input_is_declared_with_its_default(name: str, default: str) -> None:
 
 @pytest.mark.parametrize(("name", "default"), INPUTS.items())
 def test_effective_default_is_the_codes(name: str, default: str) -> None:
-    from ai_context.adapters.config import load_settings
+    from ai_context.adapters.config import load_config
 
-    settings, _ = load_settings({"INPUT_CONFIG": "/nonexistent.yml"})
+    settings = load_config({"INPUT_CONFIG": "/nonexistent.yml"})
     value = getattr(settings, name.replace("-", "_"))
     if name in ("github-token", "config"):
         return  # supplied by GitHub / a path, not a code default

@@ -8,9 +8,6 @@ as a process against the loopback GitHub."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,7 +16,7 @@ from typing import Any
 import pytest
 
 from ai_context.rules.lease import stamp
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,24 +63,10 @@ def gh() -> Iterator[GitHubFake]:
 
 
 def cli(gh: GitHubFake, tmp: Path, *argv: str, repository: str | None = REPO) -> Any:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
-        "GITHUB_TOKEN": "t",
-        "GITHUB_API_URL": gh.url,
-        "NO_COLOR": "1",
-    }
+    env = {"GITHUB_TOKEN": "t", "GITHUB_API_URL": gh.url, "NO_COLOR": "1"}
     if repository:
         env["GITHUB_REPOSITORY"] = repository
-    return subprocess.run(
-        [sys.executable, "-m", "ai_context", *argv, "--now", stamp(NOW)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp,
-        timeout=60,
-        check=False,
-    )
+    return run_process([*argv, "--now", stamp(NOW)], env, tmp)
 
 
 def numbers(digest: dict[str, Any], category: str | None = None) -> list[int]:

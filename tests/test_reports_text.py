@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from ai_context.cli.reports import colour_for
+from ai_context.cli.report_source import colour_for
 from ai_context.rules.digest import build_digest, summarize_task
 from ai_context.rules.digest_plate import actors, plate
 from ai_context.rules.digest_text import digest_text, status_text, task_text

@@ -5,7 +5,6 @@ Tokens are assembled from pieces at run time so that secret scanners do not flag
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -16,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.cli.main import main
 from ai_context.rules.scrub import (
     entropy,
     find,
@@ -25,7 +23,7 @@ from ai_context.rules.scrub import (
     scrub,
     scrub_counted,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 
 ALNUM36 = "R8xK2mQ7vLp4Wn9Zt3Hc6Yb1Fd5Gs0Ja8Ue2I"[:36]
 GITHUB_CLASSIC = "gh" + "p_" + ALNUM36
@@ -259,22 +257,11 @@ def test_long_hostile_input_is_scanned_in_one_pass() -> None:
 # --- ai-context scrub -------------------------------------------------------------------
 
 
-def run(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
-    try:
-        code = main(argv)
-    finally:
-        sys.stdout, sys.stderr, sys.stdin = old
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_cli_prints_scrubbed_text(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text(f"see /home/bob/x and {EMAIL}\n", encoding="utf-8")
-    assert run(["scrub", str(path)]) == (0, "see ~/x and [REDACTED:email]\n", "")
-    assert run(["scrub"], stdin="/Users/ann/a") == (0, "~/a", "")
+    assert run_cli(["scrub", str(path)]) == (0, "see ~/x and [REDACTED:email]\n", "")
+    assert run_cli(["scrub"], stdin="/Users/ann/a") == (0, "~/a", "")
 
 
 def test_cli_check_lists_places_and_kinds_never_values(tmp_path: Path) -> None:
@@ -282,17 +269,17 @@ def test_cli_check_lists_places_and_kinds_never_values(tmp_path: Path) -> None:
     dirty.write_text(f'{{\n"a": "{GITHUB_CLASSIC}",\n"b": "{EMAIL}"\n}}\n', encoding="utf-8")
     clean = tmp_path / "clean.json"
     clean.write_text('{"a": "~/x"}', encoding="utf-8")
-    code, out, err = run(["scrub", "--check", str(dirty), str(clean)])
+    code, out, err = run_cli(["scrub", "--check", str(dirty), str(clean)])
     assert (code, err) == (1, "")
     assert out == f"{dirty}:2:7: github-token\n{dirty}:3:7: email\n"
     assert GITHUB_CLASSIC not in out and EMAIL not in out
-    assert run(["scrub", "--check", str(clean)]) == (0, "", "")
+    assert run_cli(["scrub", "--check", str(clean)]) == (0, "", "")
 
 
 def test_cli_errors(tmp_path: Path) -> None:
-    code, _, err = run(["scrub", str(tmp_path / "missing")])
+    code, _, err = run_cli(["scrub", str(tmp_path / "missing")])
     assert code == 2 and "no such file" in err
-    code, _, err = run(["scrub", "a", "b"])
+    code, _, err = run_cli(["scrub", "a", "b"])
     assert code == 2 and "pass one PATH" in err
 
 
@@ -332,7 +319,7 @@ def test_a_generic_or_already_covered_home_changes_nothing_else(home: str) -> No
 def test_cli_refuses_stdin_that_is_not_utf8() -> None:
     """Issue 15: the bytes were passed through unscrubbed; now exit 2, nothing printed."""
     text = b"/root/a \xff\xfe".decode("utf-8", "surrogateescape")
-    code, out, err = run(["scrub"], stdin=text)
+    code, out, err = run_cli(["scrub"], stdin=text)
     assert (code, out) == (2, "")
     assert err.splitlines()[0] == (
         "ai-context: <stdin>: not UTF-8 text (character 8); save it as UTF-8"
@@ -354,10 +341,10 @@ def test_cli_refuses_stdin_that_is_not_utf8_as_a_process() -> None:
 
 def test_cli_redacts_the_real_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", "/opt/builder")
-    assert run(["scrub"], stdin="cache at /opt/builder/.cache/x\n") == (
+    assert run_cli(["scrub"], stdin="cache at /opt/builder/.cache/x\n") == (
         0,
         "cache at ~/.cache/x\n",
         "",
     )
-    code, out, _ = run(["scrub", "--check", "-"], stdin="/opt/builder/x /root/y\n")
+    code, out, _ = run_cli(["scrub", "--check", "-"], stdin="/opt/builder/x /root/y\n")
     assert (code, out) == (1, "<stdin>:1:1: home-path\n<stdin>:1:16: home-path\n")

@@ -8,24 +8,19 @@ from typing import Any
 
 import pytest
 
-from ai_context.rules.session import (
-    ConsolidationRules,
+from ai_context.rules.session.consolidation import ConsolidationRules, consolidate
+from ai_context.rules.session.merge import parse_input
+from ai_context.rules.session.model import (
     ContextBlock,
-    GitState,
     SessionError,
     SessionFile,
     Task,
     check_session_file,
-    consolidate,
-    counts,
     dumps,
     loads,
-    parse_input,
-    render_load,
-    render_save,
-    save,
-    summarize,
 )
+from ai_context.rules.session.saving import save
+from ai_context.rules.session.summary import GitState, counts, render_load, render_save, summarize
 
 NOW = datetime(2025, 11, 26, 14, 0, tzinfo=UTC)
 OLD = NOW - timedelta(days=10)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from ai_context.cli.main import main
+from tests.conftest import run_cli
 
 TASKS = {
     "tasks": [
@@ -27,21 +25,6 @@ TASKS = {
     "context_blocks": [{"title": "JWT", "content": "RS256", "related_tasks": ["TASK_001"]}],
 }
 NOW = "2025-11-26T14:00:00Z"
-
-
-def run(argv: list[str], stdin: str = "", cwd: Path | None = None) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    here = Path.cwd()
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        code = main(argv)
-    finally:
-        os.chdir(here)
-        sys.stdout, sys.stderr, sys.stdin = old
-    return code, out.getvalue(), err.getvalue()
 
 
 def git(repo: Path, *args: str) -> str:
@@ -69,7 +52,9 @@ def test_save_then_load_in_a_checkout(checkout: Path) -> None:
     source = checkout / "tasks.json"
     source.write_text(json.dumps(TASKS), encoding="utf-8")
     head = git(checkout, "rev-parse", "HEAD")
-    code, out, err = run(["session", "save", "--from", "tasks.json", "--now", NOW], cwd=checkout)
+    code, out, err = run_cli(
+        ["session", "save", "--from", "tasks.json", "--now", NOW], cwd=checkout
+    )
     assert (code, err) == (0, "")
     assert out.splitlines() == [
         "Saved → sp.json",
@@ -84,7 +69,7 @@ def test_save_then_load_in_a_checkout(checkout: Path) -> None:
     git(checkout, "commit", "-q", "--allow-empty", "-m", "one")
     git(checkout, "commit", "-q", "--allow-empty", "-m", "two")
     git(checkout, "checkout", "-q", "-b", "main")
-    code, out, err = run(["session", "load", "--now", "2025-11-28T15:00:00Z"], cwd=checkout)
+    code, out, err = run_cli(["session", "load", "--now", "2025-11-28T15:00:00Z"], cwd=checkout)
     assert (code, err) == (0, "")
     assert out.splitlines() == [
         "Loaded sp.json (2d old)",
@@ -99,7 +84,7 @@ def test_save_then_load_in_a_checkout(checkout: Path) -> None:
 
 def test_no_checkout_skips_git(tmp_path: Path) -> None:
     spfile = tmp_path / "sp.json"
-    code, out, _ = run(
+    code, out, _ = run_cli(
         ["session", "save", "--file", str(spfile), "--from", "-", "--now", NOW],
         stdin=json.dumps(TASKS["tasks"]),
     )
@@ -110,11 +95,11 @@ def test_no_checkout_skips_git(tmp_path: Path) -> None:
 def test_merge_by_default_overwrite_on_request(tmp_path: Path) -> None:
     spfile = tmp_path / "sp.json"
     base = ["session", "save", "--file", str(spfile), "--now", NOW, "--from", "-"]
-    assert run(base, stdin=json.dumps(TASKS))[0] == 0
-    assert run(base, stdin='[{"title": "New thing", "status": "pending"}]')[0] == 0
+    assert run_cli(base, stdin=json.dumps(TASKS))[0] == 0
+    assert run_cli(base, stdin='[{"title": "New thing", "status": "pending"}]')[0] == 0
     merged = json.loads(spfile.read_text(encoding="utf-8"))
     assert [t["id"] for t in merged["tasks"]] == ["TASK_001", "TASK_002", "TASK_004", "TASK_003"]
-    assert run([*base, "--overwrite"], stdin='[{"title": "Only", "status": "pending"}]')[0] == 0
+    assert run_cli([*base, "--overwrite"], stdin='[{"title": "Only", "status": "pending"}]')[0] == 0
     replaced = json.loads(spfile.read_text(encoding="utf-8"))
     assert [t["title"] for t in replaced["tasks"]] == ["Only"]
 
@@ -123,11 +108,11 @@ def test_a_broken_file_is_never_merged_silently(tmp_path: Path) -> None:
     spfile = tmp_path / "sp.json"
     spfile.write_text("{broken", encoding="utf-8")
     argv = ["session", "save", "--file", str(spfile), "--from", "-", "--now", NOW]
-    code, out, err = run(argv, stdin=json.dumps(TASKS))
+    code, out, err = run_cli(argv, stdin=json.dumps(TASKS))
     assert code == 2 and out == ""
     assert "Cannot load: invalid JSON" in err and "--overwrite" in err
     assert spfile.read_text(encoding="utf-8") == "{broken"  # untouched
-    assert run([*argv, "--overwrite"], stdin=json.dumps(TASKS))[0] == 0
+    assert run_cli([*argv, "--overwrite"], stdin=json.dumps(TASKS))[0] == 0
 
 
 @pytest.mark.parametrize(
@@ -142,7 +127,7 @@ def test_load_errors(tmp_path: Path, content: str | None, message: str) -> None:
     spfile = tmp_path / "sp.json"
     if content is not None:
         spfile.write_text(content, encoding="utf-8")
-    code, out, err = run(["session", "load", "--file", str(spfile)])
+    code, out, err = run_cli(["session", "load", "--file", str(spfile)])
     assert code == 2 and out == "" and message in err
     if content is None:
         assert "not found" in err and "session save" in err
@@ -150,8 +135,12 @@ def test_load_errors(tmp_path: Path, content: str | None, message: str) -> None:
 
 def test_load_json(tmp_path: Path) -> None:
     spfile = tmp_path / "sp.json"
-    run(["session", "save", "--file", str(spfile), "--from", "-", "--now", NOW], json.dumps(TASKS))
-    code, out, _ = run(["session", "load", "--file", str(spfile), "--format", "json", "--now", NOW])
+    run_cli(
+        ["session", "save", "--file", str(spfile), "--from", "-", "--now", NOW], json.dumps(TASKS)
+    )
+    code, out, _ = run_cli(
+        ["session", "load", "--file", str(spfile), "--format", "json", "--now", NOW]
+    )
     data = json.loads(out)
     assert code == 0 and data["next"] == "TASK_001" and data["age_seconds"] == 0
     assert data["counts"]["pending"] == 1 and data["session"]["metadata"]["version"] == "2.0"
@@ -159,21 +148,21 @@ def test_load_json(tmp_path: Path) -> None:
 
 def test_save_input_errors(tmp_path: Path) -> None:
     argv = ["session", "save", "--file", str(tmp_path / "sp.json"), "--from"]
-    code, _, err = run([*argv, str(tmp_path / "missing.json")])
+    code, _, err = run_cli([*argv, str(tmp_path / "missing.json")])
     assert code == 2 and "no such file" in err
-    code, _, err = run([*argv, "-"], stdin="[]")
+    code, _, err = run_cli([*argv, "-"], stdin="[]")
     assert code == 2 and "no tasks given" in err
     assert not (tmp_path / "sp.json").exists()
 
 
 def test_session_without_action() -> None:
-    code, _, err = run(["session"])
+    code, _, err = run_cli(["session"])
     assert code == 2 and "save or load" in err
 
 
 def test_save_refuses_stdin_that_is_not_utf8_and_writes_nothing(tmp_path: Path) -> None:
     tasks = json.dumps([{"title": "Fix \u00e9", "status": "pending"}]).encode() + b"\xff"
-    code, out, err = run(
+    code, out, err = run_cli(
         ["session", "save", "--from", "-", "--now", NOW],
         stdin=tasks.decode("utf-8", "surrogateescape"),
         cwd=tmp_path,
@@ -186,7 +175,9 @@ def test_save_refuses_stdin_that_is_not_utf8_and_writes_nothing(tmp_path: Path) 
 def test_save_redacts_the_real_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", "/opt/builder")
     tasks = json.dumps([{"title": "Read /opt/builder/notes.md", "status": "pending"}])
-    code, out, _ = run(["session", "save", "--from", "-", "--now", NOW], stdin=tasks, cwd=tmp_path)
+    code, out, _ = run_cli(
+        ["session", "save", "--from", "-", "--now", NOW], stdin=tasks, cwd=tmp_path
+    )
     assert code == 0, out
     saved = (tmp_path / "sp.json").read_text(encoding="utf-8")
     assert "/opt/builder" not in saved and "Read ~/notes.md" in saved
@@ -200,8 +191,8 @@ def test_load_names_the_first_pending_or_in_progress_task_in_saved_order(tmp_pat
         {"title": "Rate limits", "status": "in_progress"},
     ]
     base = ["session", "save", "--file", str(spfile), "--now", NOW, "--from", "-"]
-    assert run(base, stdin=json.dumps(tasks))[0] == 0
-    code, out, _ = run(["session", "load", "--file", str(spfile), "--now", NOW])
+    assert run_cli(base, stdin=json.dumps(tasks))[0] == 0
+    code, out, _ = run_cli(["session", "load", "--file", str(spfile), "--now", NOW])
     assert code == 0 and out.splitlines()[-1] == "Next: TASK_001 - Fix auth middleware"
     saved = json.loads(spfile.read_text(encoding="utf-8"))["tasks"]
     assert [t["id"] for t in saved] == ["TASK_001", "TASK_002"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ai_context.adapters.config import load_settings
+from ai_context.adapters.config import load_config
 from ai_context.core.durations import duration_value, parse_duration
 from ai_context.core.errors import ConfigError
 from tests.actionrun import ActionRun, run_action
@@ -126,15 +126,15 @@ def test_stale_after_48_means_48_hours_in_the_yaml_file_the_input_and_the_env(
 ) -> None:
     (tmp_path / ".github").mkdir()
     (tmp_path / ".github" / "ai-context.yml").write_text("stale-after: 48\n", encoding="utf-8")
-    from_file, _ = load_settings({}, tmp_path)
-    from_input, _ = load_settings({"INPUT_STALE-AFTER": "48"}, tmp_path)
-    from_env, _ = load_settings({"AI_CONTEXT_STALE_AFTER": "48"}, tmp_path)
+    from_file = load_config({}, tmp_path)
+    from_input = load_config({"INPUT_STALE-AFTER": "48"}, tmp_path)
+    from_env = load_config({"AI_CONTEXT_STALE_AFTER": "48"}, tmp_path)
     assert from_file.stale_after == from_input.stale_after == from_env.stale_after
     assert from_file.stale_after == timedelta(hours=48) == parse_duration("48")
 
 
 def test_digest_window_and_lease_ttl_read_numbers_as_hours() -> None:
-    from ai_context.jobs.digest import DigestSection
+    from ai_context.rules.digest import DigestSection
     from ai_context.rules.lease import parse_lease_config
 
     assert DigestSection.model_validate({"window": 36}).window == timedelta(hours=36)
@@ -145,8 +145,8 @@ def test_required_must_be_a_list(tmp_path: Path) -> None:
     (tmp_path / ".github").mkdir()
     (tmp_path / ".github" / "ai-context.yml").write_text("required: 5\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="must be a list of block fields"):
-        load_settings({}, tmp_path)
-    settings, _ = load_settings({"INPUT_REQUIRED": "actor, Next step"}, tmp_path)
+        load_config({}, tmp_path)
+    settings = load_config({"INPUT_REQUIRED": "actor, Next step"}, tmp_path)
     assert settings.required == ("actor", "next_step")
 
 

@@ -6,9 +6,7 @@ command line run as processes against the loopback GitHub, Slack and ClickUp."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.actionrun import ActionRun, run_action
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import ClickUpFake, GitHubFake, SlackFake
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,17 +84,8 @@ def test_a_channel_url_is_refused_before_anything_is_sent(
 
 
 def slack_test(*argv: str, url: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")}
-    if url is not None:
-        env["SLACK_WEBHOOK_URL"] = url
-    return subprocess.run(
-        [sys.executable, "-m", "ai_context", "slack", "test", *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    env = {} if url is None else {"SLACK_WEBHOOK_URL": url}
+    return run_process(["slack", "test", *argv], env)
 
 
 def test_slack_test_posts_one_message_and_says_what_to_fix_when_refused(

@@ -7,10 +7,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from pydantic import SecretStr
 
 from ai_context.adapters.github import GitHub
 from ai_context.core.models import Comment, Issue
+from ai_context.core.secret import Secret
 from ai_context.jobs.comments import plan_check
 from ai_context.jobs.mention import mention_note
 from ai_context.jobs.stale import read_leases
@@ -243,7 +243,7 @@ def test_read_leases_finds_each_lease_and_the_one_it_replaced(gh: GitHubFake) ->
     )
     gh.set_ref("o/r", "refs/ai-context/leases/8", gh.create_commit("o/r", "junk"))
     gh.set_ref("o/r", "refs/ai-context/leases/99", parent)  # not an issue of this run
-    api = GitHub(SecretStr("t"), "o/r", api_url=gh.url, write_interval=0)
+    api = GitHub(Secret("t"), "o/r", api_url=gh.url, write_interval=0)
     logged: list[str] = []
     found = read_leases(api, [6, 7, 8], LeaseConfig(), logged.append)
     assert found[6] == Evidence(lease=taken, previous=first, leases_read=True)

@@ -57,16 +57,22 @@ def test_body_kept_verbatim(tmp_path: Path) -> None:
         ("number: 1\nlabels: bug", "labels: Input should be a valid list"),
         ("number: 1\nlabels: [bug, 3]", "labels.1: Input should be a valid string"),
         ("number: 1\nstate: gone", "state: Input should be 'open' or 'closed'"),
-        ("number: 1\nupdated_at: yesterday", "updated_at: Input should be a valid datetime"),
+        (
+            "number: 1\nupdated_at: yesterday",
+            "updated_at: Input should be a valid datetime or date, input is too short",
+        ),
         ("number: 1\ntitle: [a]", "title: Input should be a valid string"),
-        ("number: true", "number: Input should be a valid integer"),
-        ("number: 1\ncomments: many", "comments: Input should be a valid integer"),
+        ("number: true", "number: True is not a number"),
+        (
+            "number: 1\ncomments: many",
+            "comments: Input should be a valid integer, unable to parse string as an integer",
+        ),
     ],
 )
 def test_bad_front_matter_is_exit_2_naming_the_field(
     tmp_path: Path, header: str, problem: str
 ) -> None:
-    """Checked by hand now that Issue is a plain dataclass (issue 14): same message shape."""
+    """pydantic checks the front matter (FrontMatter); its message names the field."""
     path = tmp_path / "a.md"
     path.write_text(f"---\n{header}\n---\nbody", encoding="utf-8")
     with pytest.raises(StoreError) as info:

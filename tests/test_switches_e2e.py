@@ -7,9 +7,6 @@ GitHub."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,7 +18,7 @@ from ai_context.jobs.digest_delivery import DIGEST_TITLE
 from ai_context.rules.digest_state import find_state
 from ai_context.rules.lease import stamp
 from tests.actionrun import ActionRun, run_action
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,22 +98,12 @@ def test_an_empty_digest_issue_means_the_labelled_issue_as_documented(
 
 def cli(gh: GitHubFake, cwd: Path, *argv: str) -> Any:
     env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
         "GITHUB_TOKEN": "t",
         "GITHUB_API_URL": gh.url,
         "GITHUB_REPOSITORY": "o/r",
         "NO_COLOR": "1",
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "ai_context", *argv, "--now", stamp(T0), "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    done = run_process([*argv, "--now", stamp(T0), "--format", "json"], env, cwd)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

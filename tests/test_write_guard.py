@@ -5,19 +5,16 @@ loopback GitHub. Nothing refused reaches the issue; a refusal says how to go on.
 
 from __future__ import annotations
 
-import io
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from ai_context.cli.main import main
 from ai_context.core.errors import Exit
 from ai_context.mcp import tools
 from ai_context.mcp.tools import CheckpointChanges, Session, ToolFailure
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import GitHubFake
 
 REPO = "acme/shop"
@@ -32,13 +29,8 @@ def block_of(actor: str, next_step: str) -> str:
 
 def cli_out(argv: list[str], stdin: str = "") -> tuple[int, str]:
     """`ai-context ARGV` in this process: (exit code, stdout)."""
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
-    try:
-        return main(argv), out.getvalue()
-    finally:
-        sys.stdout, sys.stderr, sys.stdin = old
+    code, out, _ = run_cli(argv, stdin)
+    return code, out
 
 
 def cli(argv: list[str], stdin: str = "") -> int:
@@ -178,24 +170,16 @@ CASES: dict[str, tuple[Callable[[Path, GitHubFake], Machine], int]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(server: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
-    server.clear_faults()
-    server.repos.clear()
-    server.add_issue(REPO, "Booking history", SEED_BLOCK + "\nHuman text.\n")
+def fake(github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
+    github_fake.add_issue(REPO, "Booking history", SEED_BLOCK + "\nHuman text.\n")
     for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR", "AI_CONTEXT_CACHE", "CLICKUP_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GITHUB_TOKEN", "t")
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
     monkeypatch.chdir(tmp_path)
-    return server
+    return github_fake
 
 
 @pytest.mark.parametrize("case", list(CASES))

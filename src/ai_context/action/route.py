@@ -11,7 +11,7 @@ schedule, workflow_dispatch -> check every open issue that is a task, and look f
 
 from __future__ import annotations
 
-from ai_context.adapters.config import Settings
+from ai_context.adapters.config import Config
 from ai_context.core.block import find
 from ai_context.core.errors import ConfigError
 from ai_context.core.events import (
@@ -23,7 +23,8 @@ from ai_context.core.events import (
 )
 from ai_context.jobs.context import Route
 from ai_context.jobs.registry import AUTO_JOBS, JOBS
-from ai_context.rules.gitlog import group_by_issue, session_files_changed
+from ai_context.rules.gitlog.checkpoints import group_by_issue
+from ai_context.rules.gitlog.compare import session_files_changed
 from ai_context.rules.mirror import find_link
 
 __all__ = ["ISSUE_ACTIONS", "block_text", "route"]
@@ -37,7 +38,7 @@ def block_text(body: str) -> str:
     return "\n".join(line.text.rstrip() for line in [region.heading, *region.lines]).strip()
 
 
-def route(event: Event, settings: Settings, repository: str) -> Route:
+def route(event: Event, settings: Config, repository: str) -> Route:
     """The jobs EVENT asks for (read once by core.events), and on which issues."""
     jobs = _jobs_for(event.name, settings)
     if isinstance(event, IssuesEvent):
@@ -53,7 +54,7 @@ def route(event: Event, settings: Settings, repository: str) -> Route:
     return Route(jobs, skipped=f"event {event.name!r} is not one ai-context acts on")
 
 
-def _jobs_for(event: str, settings: Settings) -> tuple[str, ...]:
+def _jobs_for(event: str, settings: Config) -> tuple[str, ...]:
     if settings.jobs != ("auto",):
         unknown = [j for j in settings.jobs if j not in JOBS and j != "auto"]
         if unknown:
@@ -65,7 +66,7 @@ def _jobs_for(event: str, settings: Settings) -> tuple[str, ...]:
     return AUTO_JOBS.get(event, ())
 
 
-def _route_issue(event: IssuesEvent, settings: Settings, jobs: tuple[str, ...]) -> Route:
+def _route_issue(event: IssuesEvent, settings: Config, jobs: tuple[str, ...]) -> Route:
     action = event.action
     if action not in ISSUE_ACTIONS or event.issue is None:
         return Route(jobs, skipped=f"issues.{action} needs no check")

@@ -8,28 +8,20 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ai_context.action.route import route
-from ai_context.adapters.config import Settings, load_settings, secrets_to_mask
-from ai_context.adapters.github import (
-    DEFAULT_API_URL,
-    GitHub,
-    GitHubNotFound,
-    url_problem,
-)
+from ai_context.adapters import clients
+from ai_context.adapters.config import Config, load_config
+from ai_context.adapters.github import GitHub, GitHubNotFound, url_problem
 from ai_context.adapters.templates import Templates
 from ai_context.adapters.workflow import Progress, Workflow
 from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
 from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import Route, RunContext
-from ai_context.jobs.digest import digest_on, digest_section
+from ai_context.jobs.digest import check_delivery
 from ai_context.jobs.registry import JOBS
-from ai_context.rules.actors import parse_actors
-from ai_context.rules.lease import parse_lease_config
-from ai_context.rules.mirror import load_mirror_config
-from ai_context.rules.stale import parse_stale_config
 from ai_context.rules.templating import compile_all
 
 
@@ -57,8 +49,8 @@ def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = Non
 def _run(env: Mapping[str, str], wf: Workflow) -> int:
     wf.check_files()
     workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
-    settings, extras = load_settings(env, workspace)
-    for secret in secrets_to_mask(settings):
+    settings = load_config(env, workspace)
+    for secret in settings.secrets():
         wf.add_mask(secret)
     event = env.get("GITHUB_EVENT_NAME", "")
     repository = env.get("GITHUB_REPOSITORY", "")
@@ -72,27 +64,24 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             "GITHUB_EVENT_NAME and GITHUB_REPOSITORY are not set: run this inside GitHub "
             "Actions, or use the CLI commands locally"
         )
-    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
+    api_url = clients.github_api_url(env)
     problem = url_problem(api_url)  # a bad configuration (its title), before any client
     if problem is not None:
         raise ConfigError(f"environment variable GITHUB_API_URL: {problem}")
     progress = Progress(wf.log)
-    github = GitHub(
+    github = clients.github(
         settings.github_token,
         repository,
         api_url=api_url,
-        write_interval=settings.write_interval,
-        retries=settings.http_retries,
-        backoff=settings.http_backoff,
+        http=settings.http,
         on_wait=progress.waiting,
     )
     ctx = RunContext(
         settings=settings,
-        extras=extras,
         github=github,
         workflow=wf,
         now=settings.now or datetime.now(UTC),
-        route=_route(env, event, repository, settings, extras),
+        route=_route(env, event, repository, settings),
         outputs={},
         workflow_env=env,
         event=event,
@@ -133,16 +122,9 @@ def _grouped(wf: Workflow, title: str, step: Callable[[], object]) -> None:
 
 def check_settings(ctx: RunContext) -> None:
     """Every setting and section the run's jobs read, checked before any job runs, so a bad
-    value is exit 2 with nothing written (the jobs parse them again, each for itself)."""
-    settings, extras, source = ctx.settings, ctx.extras, ctx.settings.config
-    try:
-        settings.check_config  # noqa: B018 - validates `required:` against the block's fields
-    except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
-        raise ConfigError(f"setting required ({settings.source('required')}): {exc}") from None
-    parse_actors(extras.get("actors"), source)
-    parse_stale_config(extras.get("stale"), source, settings.stale_after)
-    parse_lease_config(extras.get("lease"), source)
-    load_mirror_config(extras, source)
+    value is exit 2 with nothing written (the jobs then read the sections parsed here)."""
+    settings = ctx.settings
+    settings.check_sections()
     delivers = "digest" in ctx.route.jobs and ctx.route.scan_all
     if settings.templates:
         workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
@@ -153,9 +135,10 @@ def check_settings(ctx: RunContext) -> None:
         templates.run(compile_all)
         if delivers:
             _rehearse_digest(ctx, templates)
-    # Every run checks the section's values; only a run that delivers the digest needs the
-    # Slack webhook and reads the digest issue (one call).
-    digest_section(extras, settings, needs_webhook=delivers)
+    # Only a run that delivers the digest needs the Slack webhook and reads the digest issue
+    # (one call).
+    if delivers:
+        check_delivery(settings)
     if delivers and settings.digest_issue is not None:
         _check_digest_issue(ctx.github, settings)
 
@@ -174,7 +157,7 @@ def _rehearse_digest(ctx: RunContext, templates: Templates) -> None:
     templates.run(slack_messages, digest)
 
 
-def _check_digest_issue(github: GitHub, settings: Settings) -> None:
+def _check_digest_issue(github: GitHub, settings: Config) -> None:
     number = settings.digest_issue
     try:
         what = "is a pull request in" if github.get_issue(number or 0).is_pull_request else ""
@@ -215,12 +198,10 @@ def _finish(ctx: RunContext, github: GitHub, wf: Workflow, *, stopped: bool) -> 
     wf.log(f"ai-context: API calls: {per_service} ({github.counter.retries} GitHub retries){left}")
 
 
-def _route(
-    env: Mapping[str, str], event: str, repository: str, settings: Settings, extras: dict[str, Any]
-) -> Route:
+def _route(env: Mapping[str, str], event: str, repository: str, settings: Config) -> Route:
     """The event's route, without the digest when the config file says `digest: false`."""
     found = route(_event(env, event, repository), settings, repository)
-    if not digest_on(extras):
+    if not settings.digest_on:
         found.jobs = tuple(job for job in found.jobs if job != "digest")
     return found
 

@@ -1,9 +1,7 @@
 """One cache entry and its file's JSON (adapters/cache.py stores and finds the files).
 
-A plain dataclass, checked field by field when a file is read back: resume and the hooks read
-an entry at every checkpoint, and pydantic cost them its start-up (issue 14). The messages are
-the ones pydantic gave (`issue: Input should be greater than 0`), so a damaged file reads the
-same as before.
+A plain dataclass, checked field by field (core/fields.py) when a file is read back: resume and
+the hooks read an entry at every checkpoint, and pydantic would cost them its start-up.
 """
 
 from __future__ import annotations
@@ -11,11 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from ai_context.core.block import Block, BlockError, block_data, block_from_data, format_timestamp
-from ai_context.core.fields import FieldError, want_text
+from ai_context.core.fields import FieldError, as_text, as_time, as_whole, utc
 
 ENTRY_VERSION = 1
 
@@ -66,7 +64,7 @@ def entry_for(
         revision=revision,
         base_revision=base_revision,
         body=body,
-        saved_at=now.astimezone(UTC).replace(microsecond=0),
+        saved_at=utc(now).replace(microsecond=0),
     )
 
 
@@ -102,30 +100,15 @@ def entry_data(entry: CacheEntry) -> dict[str, Any]:
 # --- reading a file back: one check per kind of field --------------------------------------
 
 
-def _int(loc: str, value: object) -> int:
-    # What pydantic's lax mode took from a file edited by hand: 12, 12.0 and "12".
-    if type(value) is int:
-        return value
-    if type(value) is float and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        if value.strip().isdigit() and value.strip().isascii():
-            return int(value)
-        raise EntryError(
-            loc, "Input should be a valid integer, unable to parse string as an integer"
-        )
-    raise EntryError(loc, "Input should be a valid integer")
-
-
 def _issue(loc: str, value: object) -> int:
-    number = _int(loc, value)
+    number = as_whole(loc, value, EntryError)
     if number <= 0:
-        raise EntryError(loc, "Input should be greater than 0")
+        raise EntryError(loc, "an issue number is 1 or more")
     return number
 
 
 def _text(loc: str, value: object) -> str:
-    return want_text(loc, value, EntryError)
+    return as_text(loc, value, EntryError)
 
 
 def _maybe_text(loc: str, value: object) -> str | None:
@@ -133,32 +116,26 @@ def _maybe_text(loc: str, value: object) -> str | None:
 
 
 def _time(loc: str, value: object) -> datetime:
-    if isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value)
-        except ValueError:
-            pass
-        else:  # a file edited by hand may carry no offset: times here are UTC
-            return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-    raise EntryError(loc, "Input should be a valid datetime or date")
+    return as_time(loc, value, EntryError)
 
 
 def _block(loc: str, value: object) -> Block:
     if not isinstance(value, dict):
-        raise EntryError(loc, "Input should be an object")
-    data = dict(value)
-    if data.get("last_updated") is not None:
-        data["last_updated"] = _time(f"{loc}.last_updated", data["last_updated"])
+        raise EntryError(loc, "must be the block's fields as an object")
     try:
-        return block_from_data(data)
+        return block_from_data(value)
     except BlockError as exc:
         raise EntryError(loc if exc.loc == "block" else f"{loc}.{exc.loc}", exc.msg) from exc
 
 
-# The fields in declaration order (the first problem is the one reported, as pydantic did):
-# (name, check, required).
+def _version(loc: str, value: object) -> int:
+    return as_whole(loc, value, EntryError)
+
+
+# The fields in declaration order (the first problem is the one reported): (name, check,
+# required).
 _FIELDS: tuple[tuple[str, Callable[[str, Any], Any], bool], ...] = (
-    ("version", _int, False),
+    ("version", _version, False),
     ("repository", _text, True),
     ("issue", _issue, True),
     ("actor", _maybe_text, False),
@@ -179,20 +156,20 @@ def entry_from_json(raw: bytes | str) -> CacheEntry:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise EntryError(
-            "", f"Invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            "", f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
     except UnicodeDecodeError as exc:
-        raise EntryError("", f"Invalid JSON: not UTF-8 text ({exc.reason})") from exc
+        raise EntryError("", f"not JSON: not UTF-8 text ({exc.reason})") from exc
     except RecursionError:  # [[[[... thousands deep: no entry nests past a few levels
-        raise EntryError("", "Invalid JSON: nested too deeply") from None
+        raise EntryError("", "not JSON: nested too deeply") from None
     except ValueError as exc:  # a number past Python's 4,300 digits
-        raise EntryError("", f"Invalid JSON: {exc}") from None
+        raise EntryError("", f"not JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise EntryError("", "Input should be an object")
+        raise EntryError("", "must be a JSON object")
     values: dict[str, Any] = {}
     for name, check, required in _FIELDS:
         if name in data:
             values[name] = check(name, data[name])
         elif required:
-            raise EntryError(name, "Field required")
+            raise EntryError(name, "is missing")
     return CacheEntry(**values)

@@ -3,7 +3,8 @@
 ClickUp API v2 with a personal token, sent raw (`Authorization: pk_...`, no `Bearer`).
 Error bodies are `{"err", "ECODE"}`; every error message shows both.
 
-Retries:
+Retries are urllib3's `Retry` with ClickUp's rules (`ClickUpRetry` on adapters/retry.py's
+policy, as the Slack adapter's):
 - 429: wait until `X-RateLimit-Reset` (epoch seconds), then try again; and when a response says
   `X-RateLimit-Remaining` is (nearly) spent, wait for the reset before the next request
   instead of running into a 429.
@@ -19,12 +20,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import requests
-from pydantic import SecretStr
+from requests.adapters import HTTPAdapter
+
+from ai_context.adapters.retry import PolicyRetry
+
+if TYPE_CHECKING:
+    from urllib3.response import BaseHTTPResponse
 
 from ai_context.core.errors import ServiceError, ServiceRefused
+from ai_context.core.secret import Secret
 from ai_context.rules.mirror import CustomField, Task
 
 DEFAULT_API_URL = "https://api.clickup.com/api/v2"
@@ -70,6 +77,36 @@ class ClickUpCounter:
     def total(self) -> int:
         return self.reads + self.writes
 
+    def attempt(self, method: str) -> None:
+        if method == "GET":
+            self.reads += 1
+        else:
+            self.writes += 1
+
+    def retried(self, method: str, waited: float) -> None:
+        self.retries += 1
+        self.waited += waited
+        self.attempt(method)
+
+
+class ClickUpRetry(PolicyRetry):
+    """ClickUp's rules: 5xx, timeouts and connection errors are retried for GET and the
+    custom-field POST; a 429 waits until `X-RateLimit-Reset` (else the backoff)."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time, **kwargs: Any) -> None:
+        self._clock = clock
+        super().__init__(**kwargs)
+
+    def new(self, **kw: Any) -> Self:
+        return super().new(**{"clock": self._clock, **kw})
+
+    def asked_wait(self, response: BaseHTTPResponse) -> float | None:
+        """Seconds until the window resets (whole seconds: a quarter more), when it says."""
+        reset = _number(response.headers.get("X-RateLimit-Reset"))
+        if response.status != 429 or reset is None:
+            return None
+        return max(0.0, reset - self._clock()) + 0.25
+
 
 def _field(data: Mapping[str, Any]) -> CustomField:
     return CustomField(
@@ -98,7 +135,7 @@ class ClickUp:
 
     def __init__(
         self,
-        token: SecretStr,
+        token: Secret,
         *,
         api_url: str = DEFAULT_API_URL,
         timeout: float = 15.0,
@@ -115,14 +152,26 @@ class ClickUp:
         self._token = token
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
         self.max_rate_limit_wait = max_rate_limit_wait
         self.reserve = reserve  # wait for the reset when this few requests are left
         self.counter = ClickUpCounter()
         self._sleep = sleep
         self._clock = clock
         self._session = session or requests.Session()
+        policy = ClickUpRetry(
+            on_retry=self.counter.retried,
+            max_wait=max_rate_limit_wait,
+            sleep=sleep,
+            clock=clock,
+            total=retries,
+            backoff_factor=backoff,
+            backoff_max=60.0,
+            status_forcelist=(429, *range(500, 600)),
+            allowed_methods=("GET", "POST"),
+            raise_on_status=False,  # the last answer comes back, to be translated
+        )
+        for scheme in ("http://", "https://"):
+            self._session.mount(scheme, HTTPAdapter(max_retries=policy))
         self._remaining: int | None = None
         self._reset: float | None = None
 
@@ -206,61 +255,35 @@ class ClickUp:
     def _send(
         self, method: str, path: str, params: Mapping[str, Any] | None, json: Any, what: str
     ) -> requests.Response:
-        attempt = 0
-        while True:
-            self._pace()
-            if method == "GET":
-                self.counter.reads += 1
-            else:
-                self.counter.writes += 1
-            try:
-                response = self._session.request(
-                    method,
-                    self.api_url + path,
-                    params=params,
-                    json=json,
-                    headers={"Authorization": self._token.get_secret_value()},
-                    timeout=self.timeout,
-                )
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                if attempt >= self.retries:
-                    raise ClickUpUnavailable(
-                        f"cannot reach ClickUp to {what} after {attempt + 1} attempts "
-                        f"({type(exc).__name__}); check clickup-api-url or try again later"
-                    ) from exc
-                self._retry_after(self.backoff * 2.0**attempt)
-                attempt += 1
-                continue
-            self._note_limits(response)
-            if response.status_code == 429:
-                wait = self._until_reset(response, attempt)
-                if attempt >= self.retries or wait > self.max_rate_limit_wait:
-                    raise ClickUpUnavailable(
-                        f"ClickUp kept refusing to {what} for the rate limit ({_body(response)}; "
-                        f"next reset in {wait:.0f}s); try again later",
-                        429,
-                        _code(response),
-                    )
-                self.counter.waited += wait
-                self._retry_after(wait)
-                attempt += 1
-                continue
-            if response.status_code >= 500 and attempt < self.retries:
-                self._retry_after(self.backoff * 2.0**attempt)
-                attempt += 1
-                continue
-            return response
-
-    def _retry_after(self, seconds: float) -> None:
-        self.counter.retries += 1
-        if seconds > 0:
-            self._sleep(seconds)
-
-    def _until_reset(self, response: requests.Response, attempt: int) -> float:
-        reset = _number(response.headers.get("X-RateLimit-Reset"))
-        if reset is None:
-            return min(60.0, self.backoff * 2.0**attempt)
-        return max(0.0, reset - self._clock()) + 0.25  # the reset is in whole seconds
+        self._pace()
+        retried = self.counter.retries
+        self.counter.attempt(method)  # the first try; ClickUpRetry counts the others
+        try:
+            response = self._session.request(
+                method,
+                self.api_url + path,
+                params=params,
+                json=json,
+                headers={"Authorization": self._token.get_secret_value()},
+                timeout=self.timeout,
+            )
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            attempts = self.counter.retries - retried + 1
+            raise ClickUpUnavailable(
+                f"cannot reach ClickUp to {what} after {attempts} attempts "
+                f"({type(exc).__name__}); check clickup-api-url or try again later"
+            ) from exc
+        self._note_limits(response)
+        if response.status_code == 429:
+            reset = _number(response.headers.get("X-RateLimit-Reset"))
+            wait = max(0.0, reset - self._clock()) if reset is not None else 0.0
+            raise ClickUpUnavailable(
+                f"ClickUp kept refusing to {what} for the rate limit ({_body(response)}; "
+                f"next reset in {wait:.0f}s); try again later",
+                429,
+                _code(response),
+            )
+        return response
 
     def _note_limits(self, response: requests.Response) -> None:
         remaining = _number(response.headers.get("X-RateLimit-Remaining"))

@@ -1,36 +1,48 @@
-"""Settings: action inputs, then environment variables, then the YAML config file, then defaults.
+"""`Config`: everything a run is configured with, loaded once (`load_config`): action inputs,
+then environment variables, then the YAML config file, then defaults; the file's sections are
+typed too, each by its own model, parsed on first use and kept.
 
 An input reaches a docker action as `INPUT_<NAME>` (upper case, hyphens kept). action.yml
 leaves the overridable inputs empty by default, so a value in `.github/ai-context.yml` is not
 shadowed by a default GitHub always passes. A bad value exits 2 with a message naming the
-setting, where it came from and, for the file, its line.
+setting, where it came from and, for the file, its line. The file's vocabulary and its safe
+reading are adapters/config_file.py's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainValidator,
     PrivateAttr,
-    SecretStr,
     ValidationError,
     field_validator,
 )
 
-from ai_context.adapters.yamlfile import load_yaml
+from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
-from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig, required_fields
+from ai_context.core.fields import utc
+from ai_context.core.secret import Secret
+from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields
+
+if TYPE_CHECKING:
+    from ai_context.adapters.clients import Http
+    from ai_context.rules.actors import ActorMap
+    from ai_context.rules.digest import DigestSection
+    from ai_context.rules.lease import LeaseConfig
+    from ai_context.rules.mirror import MirrorConfig
+    from ai_context.rules.stale import StaleConfig
 
 JOB_NAMES = ("check", "mirror", "stale", "digest")
-
 # Setting name (as in action.yml and the YAML file) -> plain environment variables to try.
 ENV_FALLBACKS: dict[str, tuple[str, ...]] = {
     "github-token": ("GITHUB_TOKEN", "GH_TOKEN"),
@@ -38,25 +50,38 @@ ENV_FALLBACKS: dict[str, tuple[str, ...]] = {
     "clickup-api-url": ("CLICKUP_API_URL",),
     "slack-webhook-url": ("SLACK_WEBHOOK_URL",),
 }
-SECRETS = ("github-token", "clickup-token", "slack-webhook-url")
+# Settings for tests, demos and tuning: environment variables only (AI_CONTEXT_NOW...), never
+# an input nor a key of the file.
+INTERNAL = ("write-interval", "http-retries", "http-backoff", "now")
 
 
-class Settings(BaseModel):
-    """Every setting of a run; field names are the input names with `_` for `-`."""
+def _secret(value: Any) -> Secret:
+    if isinstance(value, Secret):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be text")  # never repeats the value: it is a secret
+    return Secret(value)
+
+
+SecretField = Annotated[Secret, PlainValidator(_secret)]
+
+
+class Config(BaseModel):
+    """Every setting of a run (field names are the setting names with `_` for `-`) and the
+    config file's sections (`actors`, `stale`, `lease`, `mirror`, `digest`: properties)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    github_token: SecretStr | None = None
-    config: str = ".github/ai-context.yml"
+    # Inputs (action.yml), also keys of the file.
+    config: str = DEFAULT_CONFIG
     jobs: tuple[str, ...] = ("auto",)
     dry_run: bool = False
     full: bool = False  # list every open issue, not only what changed (workflow_dispatch)
     fail_on: Literal["never", "error", "warning"] = "never"
-    stale_after: Duration = timedelta(hours=24)
-    clickup_token: SecretStr | None = None
+    stale_after: Duration = STALE_AFTER
+    required: tuple[str, ...] = REQUIRED_DEFAULT
     clickup_api_url: str = "https://api.clickup.com/api/v2"
     clickup_team_id: str | None = None
-    slack_webhook_url: SecretStr | None = None
     digest_issue: int | None = Field(default=None, gt=0)
     templates: str | None = None
     bot_login: str = "github-actions[bot]"
@@ -64,17 +89,22 @@ class Settings(BaseModel):
     # under both, however the runs fall.
     max_writes: int = Field(default=50, ge=1, le=500)
     mention_owners: Literal["new", "all", "none"] = "new"
+    # Secrets: inputs and environment variables only.
+    github_token: SecretField | None = None
+    clickup_token: SecretField | None = None
+    slack_webhook_url: SecretField | None = None
+    # INTERNAL: the environment only.
     write_interval: float = Field(default=1.0, ge=0)
     http_retries: int = Field(default=5, ge=0, le=20)
     http_backoff: float = Field(default=1.0, ge=0, le=60)
     now: datetime | None = None  # fixes the clock: replays, tests and demos
-    required: tuple[str, ...] = REQUIRED_DEFAULT
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+    _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def source(self, name: str) -> str:
         """Where setting NAME (`digest-issue`) came from, for messages: `input digest-issue`,
         `.github/ai-context.yml line 4`; `default` when nothing set it."""
-        return self._sources.get(_field(name), "default")
+        return self._sources.get(name.replace("-", "_"), "default")
 
     @field_validator("jobs", mode="before")
     @classmethod
@@ -112,17 +142,17 @@ class Settings(BaseModel):
     @field_validator("required", mode="before")
     @classmethod
     def _required(cls, value: Any) -> Any:
-        # Known names are CheckConfig's to judge (check_config); run.check_settings asks it.
+        # Known names are CheckConfig's to judge (the `check` property).
         return required_fields(value)
 
     @field_validator("now")
     @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
 
     @field_validator("slack_webhook_url")
     @classmethod
-    def _webhook(cls, value: SecretStr | None) -> SecretStr | None:
+    def _webhook(cls, value: Secret | None) -> Secret | None:
         # Checked up front, so a bad URL fails the run (exit 2) before anything is posted;
         # the message never repeats the URL, which is a secret.
         if value is None:
@@ -141,118 +171,134 @@ class Settings(BaseModel):
             raise ValueError(f"{value!r} is not an http(s) URL")
         return value.rstrip("/")
 
-    @property
-    def check_config(self) -> CheckConfig:
-        return CheckConfig(required=self.required, stale_after=self.stale_after)
-
     def __repr__(self) -> str:
-        # pydantic already hides SecretStr values; say so explicitly for readers of logs.
-        return f"Settings(jobs={self.jobs}, dry_run={self.dry_run}, secrets=***)"
+        return f"Config(jobs={self.jobs}, dry_run={self.dry_run}, secrets=***)"
+
+    # --- the sections of the file, each parsed once, when first asked for ------------------
+
+    @cached_property
+    def check(self) -> CheckConfig:
+        """The checks' settings (`required`, `stale-after`)."""
+        try:
+            return CheckConfig(required=self.required, stale_after=self.stale_after)
+        except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
+            raise ConfigError(f"setting required ({self.source('required')}): {exc}") from None
+
+    @cached_property
+    def actors(self) -> ActorMap:
+        from ai_context.rules.actors import parse_actors  # noqa: PLC0415
+
+        return parse_actors(self._sections.get("actors"), self.config)
+
+    @cached_property
+    def stale(self) -> StaleConfig:
+        from ai_context.rules.stale import parse_stale_config  # noqa: PLC0415
+
+        return parse_stale_config(self._sections.get("stale"), self.config, self.stale_after)
+
+    @cached_property
+    def lease(self) -> LeaseConfig:
+        from ai_context.rules.lease import parse_lease_config  # noqa: PLC0415
+
+        return parse_lease_config(self._sections.get("lease"), self.config)
+
+    @cached_property
+    def mirror(self) -> MirrorConfig:
+        from ai_context.rules.mirror import load_mirror_config  # noqa: PLC0415
+
+        return load_mirror_config(self._sections.get("mirror"), self.config)
+
+    @cached_property
+    def digest(self) -> DigestSection:
+        """The `digest:` section, with the top-level `repositories:` when it has none."""
+        from ai_context.rules.digest import parse_digest_section  # noqa: PLC0415
+
+        sections = self._sections
+        return parse_digest_section(
+            sections.get("digest"), sections.get("repositories"), self.config
+        )
+
+    @property
+    def digest_on(self) -> bool:
+        """`digest: false` in the config file turns the digest off (so does `jobs` without it)."""
+        return self._sections.get("digest") is not False
+
+    def check_sections(self) -> None:
+        """Every section parsed now: a bad one is exit 2 before a run writes anything."""
+        for name in ("check", "actors", "stale", "lease", "mirror", "digest"):
+            getattr(self, name)
+
+    @property
+    def http(self) -> Http:
+        """The clients' retries, backoff and pause between writes (adapters/clients.py)."""
+        from ai_context.adapters.clients import Http  # noqa: PLC0415
+
+        return Http(
+            retries=self.http_retries, backoff=self.http_backoff, write_interval=self.write_interval
+        )
+
+    def secrets(self) -> list[str]:
+        """The value of every secret set, for the runner to mask in all logs."""
+        found = (self.github_token, self.clickup_token, self.slack_webhook_url)
+        return [s.get_secret_value() for s in found if s is not None and s.get_secret_value()]
 
 
-@dataclass(frozen=True)
-class Source:
-    """Where a setting's value came from, for error messages."""
-
-    kind: Literal["input", "env", "file", "default"]
-    name: str
-    line: int | None = None
-
-    def describe(self) -> str:
-        if self.kind == "file":
-            return f"{self.name} line {self.line}"
-        return f"{'input' if self.kind == 'input' else 'environment variable'} {self.name}"
-
-
-def _field(name: str) -> str:
-    return name.replace("-", "_")
-
-
-def setting_names() -> list[str]:
-    return [name.replace("_", "-") for name in Settings.model_fields]
-
-
-def load_settings(
-    env: Mapping[str, str], workspace: Path | None = None, *, file_only_keys: tuple[str, ...] = ()
-) -> tuple[Settings, dict[str, Any]]:
-    """Settings for a run, and the file's extra sections (`actors:`, `digest:`...) untouched."""
-    values: dict[str, Any] = {}
-    sources: dict[str, Source] = {}
-    names = setting_names()
-    for name in names:
+def _from_env(env: Mapping[str, str], name: str) -> tuple[str, str] | None:
+    """(value, where it came from) of setting NAME in ENV: its input, else its variables."""
+    if name not in INTERNAL:
         raw = env.get(f"INPUT_{name.upper()}", "")
         if raw.strip():
-            values[_field(name)] = raw.strip()
-            sources[_field(name)] = Source("input", name)
-            continue
-        for var in (f"AI_CONTEXT_{name.upper().replace('-', '_')}", *ENV_FALLBACKS.get(name, ())):
-            if env.get(var, "").strip():
-                values[_field(name)] = env[var].strip()
-                sources[_field(name)] = Source("env", var)
-                break
-    config_path = Path(values.get("config", Settings.model_fields["config"].default))
+            return raw.strip(), f"input {name}"
+    for var in (f"AI_CONTEXT_{name.upper().replace('-', '_')}", *ENV_FALLBACKS.get(name, ())):
+        if env.get(var, "").strip():
+            return env[var].strip(), f"environment variable {var}"
+    return None
+
+
+def load_config(env: Mapping[str, str], workspace: Path | None = None) -> Config:
+    """The configuration of a run or a command: ENV (inputs, variables) over the config file
+    (`config`, relative to WORKSPACE) over the defaults."""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for field in Config.model_fields:
+        found = _from_env(env, field.replace("_", "-"))
+        if found is not None:
+            values[field], sources[field] = found
+    config_path = Path(values.get("config", DEFAULT_CONFIG))
     if workspace is not None and not config_path.is_absolute():
         config_path = workspace / config_path
-    data, lines = load_yaml(config_path)
-    extras: dict[str, Any] = {}
-    for key, value in data.items():
-        field_name = _field(str(key))
-        if field_name in Settings.model_fields and field_name not in SECRETS_FIELDS:
-            values.setdefault(field_name, value)
-            sources.setdefault(field_name, Source("file", str(config_path), lines.get(str(key))))
-        elif field_name in SECRETS_FIELDS:
-            raise ConfigError(
-                f"{config_path} line {lines.get(str(key))}: {key} is a secret; pass it as an "
-                "input from the repository's secrets, never in a committed file"
-            )
-        elif str(key) in file_only_keys or key in KNOWN_SECTIONS:
-            extras[str(key)] = value
-        else:
-            raise ConfigError(
-                f"{config_path} line {lines.get(str(key))}: unknown setting {key!r}; the file "
-                "takes: " + ", ".join(file_settings())
-            )
+    file = ConfigFile(config_path)
+    for name, value in file.settings.items():
+        field = name.replace("-", "_")
+        if field not in values:
+            values[field], sources[field] = value, file.where(name)
     try:
-        settings = Settings.model_validate(values)
+        config = Config.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, sources)) from exc
-    settings._sources.update({name: source.describe() for name, source in sources.items()})
-    return settings, extras
+    config._sources.update(sources)
+    config._sections.update(file.sections)
+    return config
 
 
-SECRETS_FIELDS = frozenset(_field(n) for n in SECRETS)
-# Settings for tests, replays and tuning (environment variables): the file takes them, but a
-# message offering keys to a reader lists only the documented ones.
-TUNING = frozenset({"write-interval", "http-retries", "http-backoff", "now"})
-
-
-def file_settings() -> list[str]:
-    """The keys the config file takes and the README documents: settings and sections."""
-    names = {n for n in setting_names() if n not in SECRETS and n not in TUNING}
-    return sorted(names | KNOWN_SECTIONS)
-
-
-# Sections of the config file that other parts of the tool read (actors, digest, mirror...).
-KNOWN_SECTIONS = frozenset({"actors", "digest", "mirror", "stale", "repositories", "lease"})
-
-
-def _explain(exc: ValidationError, sources: Mapping[str, Source]) -> str:
+def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
     problems = []
     for error in exc.errors():
-        field_name = str(error["loc"][0]) if error["loc"] else "?"
-        source = sources.get(field_name)
-        where = f" ({source.describe()})" if source else ""
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        where = f" ({sources[field]})" if field in sources else ""
         message = str(error["msg"]).removeprefix("Value error, ")
-        problems.append(f"setting {field_name.replace('_', '-')}{where}: {message}")
+        problems.append(f"setting {field.replace('_', '-')}{where}: {message}")
     return "bad configuration: " + "; ".join(problems)
 
 
-def secrets_to_mask(settings: Settings) -> list[str]:
-    """Every secret's value, for `::add-mask::` (Workflow.add_mask), so the runner scrubs
-    them from all logs."""
-    out = []
-    for name in SECRETS_FIELDS:
-        secret = getattr(settings, name)
-        if secret is not None and secret.get_secret_value():
-            out.append(secret.get_secret_value())
-    return out
+def setting_names() -> list[str]:
+    """Every setting's name (`stale-after`), secrets and internal ones included."""
+    return [name.replace("_", "-") for name in Config.model_fields]
+
+
+def owner_of(actor: str | None, path: Path) -> str | None:
+    """The actor's human owner (`actors.<actor>.owner` in the config file at PATH), when both
+    exist: what `resume` asks GitHub for when the cache names no task."""
+    if actor is None:
+        return None
+    return load_config({"AI_CONTEXT_CONFIG": str(path)}).actors.owner(actor)

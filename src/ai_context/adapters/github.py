@@ -23,13 +23,17 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
+from ai_context.adapters.retry import retry_after
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import ServiceError, ServiceRefused
+from ai_context.core.fields import utc
 from ai_context.core.models import Comment, GitCommit, Issue
+from ai_context.core.secret import Secret
 
 if TYPE_CHECKING:
     from github.Requester import Requester
@@ -47,13 +51,6 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
 REFUSED: Any = object()
 
 
-class Secret(Protocol):
-    """A token that gives its value only when asked and never in a repr: pydantic's SecretStr
-    in the Action's settings, a plain holder at the agent commands (which import no pydantic)."""
-
-    def get_secret_value(self) -> str: ...
-
-
 class GitHubError(ServiceError):
     """GitHub could not do what we asked; `status` is the HTTP status when there was one."""
 
@@ -62,6 +59,10 @@ class GitHubError(ServiceError):
 
 class GitHubUnavailable(GitHubError):
     """5xx, timeouts or rate limits that outlasted the retries: exit 3."""
+
+
+class GitHubNoAnswer(GitHubUnavailable):
+    """The request was sent and its answer did not come in time: a write may still land."""
 
 
 class GitHubConfigError(GitHubError, ServiceRefused):
@@ -315,6 +316,11 @@ class GitHub:
     def create_comment(self, number: int, body: str) -> Comment:
         path = f"/issues/{number}/comments"
         return comment_from_json(self._json(f"comment on #{number}", "POST", path, {"body": body}))
+
+    def get_comment(self, comment_id: int) -> Comment:
+        """One comment by its id, with its author and its issue (`issue_url`)."""
+        path = f"/issues/comments/{comment_id}"
+        return comment_from_json(self._json(f"read comment {comment_id}", "GET", path))
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
         path = f"/issues/comments/{comment_id}"
@@ -628,9 +634,9 @@ def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
     a 429 is always a rate limit. A 403 without them is a refusal (permissions)."""
     if status not in (403, 429):
         return None
-    after = str(headers.get("retry-after") or "").strip()
-    if after.isdigit():
-        return float(after)
+    after = retry_after(str(headers.get("retry-after") or ""))
+    if after is not None:
+        return after
     if str(headers.get("x-ratelimit-remaining", "")).strip() == "0":
         reset = str(headers.get("x-ratelimit-reset") or "").strip()
         if reset.isdigit():
@@ -698,8 +704,10 @@ def failure_reason(exc: BaseException) -> str:
 
 def _unreachable(what: str, exc: BaseException) -> GitHubError:
     """No answer at all: a timeout, or no connection."""
-    from requests.exceptions import Timeout  # noqa: PLC0415
+    from requests.exceptions import ConnectTimeout, Timeout  # noqa: PLC0415
 
+    if isinstance(exc, Timeout) and not isinstance(exc, ConnectTimeout):
+        return GitHubNoAnswer(f"GitHub did not answer in time to {what}; try again later")
     if isinstance(exc, Timeout):
         return GitHubUnavailable(f"GitHub did not answer in time to {what}; try again later")
     return GitHubUnavailable(
@@ -712,7 +720,7 @@ def _from_status(
     what: str, status: int, data: Any, headers: Mapping[str, str], retried: bool
 ) -> GitHubError:
     """An answer of 400 or more as our error, GitHub's reason in its message."""
-    message = (data.get("message") or "") if isinstance(data, dict) else str(data or "")
+    message = reason(status, data)
     wait = rate_limit_wait(status, headers)
     if status == 401:
         return GitHubConfigError(
@@ -752,6 +760,23 @@ def _from_status(
     return GitHubError(f"GitHub could not {what} ({status} {message})", status)
 
 
+def reason(status: int, data: Any) -> str:
+    """GitHub's reason for a failed answer: its JSON `message`, else its body's text (a proxy's
+    page, on one line, cut), else the status's own text (`Service Unavailable`), so a message
+    never ends in an empty `(503 )`."""
+    if isinstance(data, dict):
+        text = str(data.get("message") or data.get("data") or "")
+    else:
+        text = str(data or "")
+    text = " ".join(text.split())
+    if text:
+        return text if len(text) <= 200 else text[:199] + "…"
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "no reason given"
+
+
 def permission_for(what: str) -> str:
     """The one permission a refused call needs: git refs and commits are `contents` (written
     by an agent's token for its leases, never by the Action), the rest is `issues`."""
@@ -773,16 +798,12 @@ def unless_modified(known: Issue | None, number: int, repository: str) -> dict[s
 
 def utc_text(when: datetime) -> str:
     """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
-    return format_timestamp(_as_utc(when))
+    return format_timestamp(utc(when))
 
 
 def http_date(when: datetime) -> str:
     """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
-    return format_datetime(_as_utc(when), usegmt=True)
-
-
-def _as_utc(when: datetime) -> datetime:
-    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+    return format_datetime(utc(when), usegmt=True)
 
 
 def _ref_path(ref: str) -> str:

@@ -1,4 +1,4 @@
-"""Many issues' comments in one GitHub GraphQL query (issue 14): the query text, and the answer
+"""Many issues' comments in one GitHub GraphQL query: the query text, and the answer
 turned into the same `Comment` models the REST listing gives (github_json.comment_from_json).
 
 Why: a full scan with no run state reads the comments of each task with findings that has

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ai_context.core.errors import UsageError
 
 if TYPE_CHECKING:  # the hooks count commits with git alone: no commit models at their start-up
-    from ai_context.rules.gitlog import Commit
+    from ai_context.core.events import Commit
 
 _CHUNK = 1 << 16
 
@@ -115,7 +115,7 @@ def log_command(
     repo: Path, *, rev: str = "HEAD", grep: str | None = None, max_count: int | None = None
 ) -> list[str]:
     """The `git log` command line `log` runs (the benchmark times the same one)."""
-    from ai_context.rules.gitlog import LOG_FORMAT  # noqa: PLC0415
+    from ai_context.rules.gitlog.log import LOG_FORMAT  # noqa: PLC0415
 
     args = [
         "git",
@@ -148,7 +148,7 @@ def log(
     `grep` keeps only commits whose message contains that text (git does the filtering, which
     is what makes `derive` on a long history fast). Merge commits list no files.
     """
-    from ai_context.rules.gitlog import parse_log_stream  # noqa: PLC0415
+    from ai_context.rules.gitlog.log import parse_log_stream  # noqa: PLC0415
 
     _require_repo(repo)
     if head_sha(repo) is None:

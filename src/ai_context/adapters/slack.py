@@ -4,14 +4,17 @@ A webhook answers 200 with the body `ok`; anything else is a failure carrying Sl
 text (404 `no_service`, 410 `channel_is_archived`, 400 `invalid_blocks`, 403
 `action_prohibited`, ...). Messages go out at most one per second, Slack's posting rate.
 
-Retries. Posting is not idempotent: a retried POST that had in fact been delivered shows the
+Retries (`SlackRetry`, urllib3's `Retry` on adapters/retry.py's policy, as the ClickUp
+adapter's). Posting is not idempotent: a retried POST that had in fact been delivered shows the
 digest twice in the channel. So only answers that prove nothing was posted are retried:
 - 429, after the `Retry-After` Slack sends (bounded by `max_wait`);
 - 503, "unable to handle the request", after a backoff;
-- a connection that failed before the request went out (connect timeout, refused, DNS).
-A read timeout, a dropped connection after sending, or a 500/502/504 may each have posted, so
-they fail at once with a message saying the digest may have been posted; a caller that prefers
-a duplicate to a gap passes `retry_unsure=True` and those are retried too.
+- a connection that failed before the request went out (connect timeout, refused, DNS):
+  urllib3's `connect` errors.
+A read timeout, a dropped connection after sending (urllib3's `read` errors, `read=False`), or
+a 500/502/504 may each have posted, so they fail at once with a message saying the digest may
+have been posted. (slack_sdk's WebhookClient is not used: its retry handlers are a second
+retry style beside urllib3's, and its urllib transport would escape the HTTP-level tests.)
 
 The webhook URL is a secret (it is the only credential). It never appears in a result, an
 error or a repr: requests' own exception texts quote the URL, so they are never passed on.
@@ -21,12 +24,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import requests
 from pydantic import BaseModel, ConfigDict
+from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NameResolutionError, NewConnectionError
+
+from ai_context.adapters.retry import PolicyRetry, retry_after
+
+if TYPE_CHECKING:
+    from urllib3.response import BaseHTTPResponse
 
 MESSAGE_INTERVAL = 1.0  # seconds between two messages
 DEFAULT_TIMEOUT = (5.0, 15.0)  # connect, read
@@ -49,16 +58,6 @@ class SlackResult(BaseModel):
         return self.error is None and self.sent == self.total
 
 
-class _Attempt(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    ok: bool
-    retry: bool = False
-    wait: float = 0.0
-    error: str = ""
-    status: int | None = None
-
-
 def _sent_nothing(exc: requests.exceptions.ConnectionError) -> bool:
     """True when the connection failed before any byte of the request was sent."""
     if isinstance(exc, requests.exceptions.ConnectTimeout):
@@ -68,12 +67,16 @@ def _sent_nothing(exc: requests.exceptions.ConnectionError) -> bool:
     return isinstance(inner, NewConnectionError | NameResolutionError)
 
 
-def _retry_after(response: requests.Response, default: float) -> float:
-    raw = response.headers.get("Retry-After", "").strip()
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        return default  # an HTTP date or garbage: fall back to the backoff
+def _retry_after(response: requests.Response | BaseHTTPResponse) -> float | None:
+    """The wait Slack names (seconds or an HTTP date); None (the backoff) for garbage."""
+    return retry_after(response.headers.get("Retry-After") or "")
+
+
+class SlackRetry(PolicyRetry):
+    """Slack's rule: a 429 or 503 waits the Retry-After Slack sends (else the backoff)."""
+
+    def asked_wait(self, response: BaseHTTPResponse) -> float | None:
+        return _retry_after(response) if response.status in (429, 503) else None
 
 
 def _clip(text: str) -> str:
@@ -160,7 +163,6 @@ class SlackWebhook:
         max_attempts: int = 3,
         max_wait: float = 60.0,
         backoff: float = 2.0,
-        retry_unsure: bool = False,
     ) -> None:
         problem = webhook_problem(url)
         if problem is not None:
@@ -174,16 +176,32 @@ class SlackWebhook:
         self._sleep = sleep
         self._clock = clock
         self._timeout = timeout
-        self._max_attempts = max_attempts
         self._max_wait = max_wait
-        self._backoff = backoff
-        self._retry_unsure = retry_unsure
+        self._retries = 0
+        policy = SlackRetry(
+            on_retry=self._retried,
+            max_wait=max_wait,
+            sleep=sleep,
+            total=max_attempts - 1,
+            read=False,  # an answer that never came may have posted: raised, never retried
+            other=0,
+            backoff_factor=backoff,
+            status_forcelist=(429, 503),
+            allowed_methods=("POST",),
+            raise_on_status=False,  # the last answer comes back, to be reported
+        )
+        for scheme in ("http://", "https://"):
+            self._session.mount(scheme, HTTPAdapter(max_retries=policy))
         self._last_sent: float | None = None
 
     def __repr__(self) -> str:
         return f"SlackWebhook(host={self._host!r}, url=<hidden>)"
 
     __str__ = __repr__
+
+    def _retried(self, method: str, waited: float) -> None:
+        del method, waited
+        self._retries += 1
 
     def _pace(self) -> None:
         if self._last_sent is None:
@@ -192,99 +210,50 @@ class SlackWebhook:
         if wait > 0:
             self._sleep(wait)
 
-    def _post_once(self, message: dict[str, Any], attempt: int) -> _Attempt:
-        backoff = self._backoff * 2 ** (attempt - 1)
+    def _post_once(self, message: dict[str, Any]) -> tuple[str, int | None]:
+        """MESSAGE posted (SlackRetry retrying what may), or why not ("" when it was), and
+        Slack's HTTP status when it answered."""
         unsure = "it may have been posted; not retried, to avoid posting it twice"
         try:
             response = self._session.post(self._url, json=message, timeout=self._timeout)
         except requests.exceptions.ConnectionError as exc:
             if _sent_nothing(exc):
                 kind = "timed out" if isinstance(exc, requests.exceptions.Timeout) else "failed"
-                return _Attempt(
-                    ok=False, retry=True, wait=backoff, error=f"connecting to {self._host} {kind}"
-                )
-            return _Attempt(
-                ok=False,
-                retry=self._retry_unsure,
-                wait=backoff,
-                error=f"the connection to {self._host} broke after sending; {unsure}",
-            )
+                return f"connecting to {self._host} {kind}", None
+            return f"the connection to {self._host} broke after sending; {unsure}", None
         except requests.exceptions.Timeout:
-            return _Attempt(
-                ok=False,
-                retry=self._retry_unsure,
-                wait=backoff,
-                error=f"{self._host} did not answer within {self._timeout[1]:g}s; {unsure}",
-            )
+            return f"{self._host} did not answer within {self._timeout[1]:g}s; {unsure}", None
         except requests.exceptions.RequestException as exc:
-            return _Attempt(ok=False, error=f"request failed ({type(exc).__name__})")
+            return f"request failed ({type(exc).__name__})", None
         body = _clip(response.text)
         status = response.status_code
         if status == 200 and body == "ok":
-            return _Attempt(ok=True)
+            return "", status
         error = f"HTTP {status} {body or '(empty body)'}"
         fix = remedy(status, body)
         error += f": {fix}" if fix else ""
-        if status == 429:
-            wait = _retry_after(response, backoff)
-            if wait > self._max_wait:
-                return _Attempt(
-                    ok=False,
-                    status=status,
-                    error=f"{error}: Slack asked to wait {wait:g}s, over {self._max_wait:g}s",
-                )
-            return _Attempt(ok=False, retry=True, wait=wait, error=error, status=status)
-        if status == 503:
-            wait = _retry_after(response, backoff)
-            return _Attempt(ok=False, retry=True, wait=wait, error=error, status=status)
-        if status >= 500:
-            return _Attempt(
-                ok=False,
-                retry=self._retry_unsure,
-                wait=backoff,
-                error=f"{error}; {unsure}",
-                status=status,
-            )
-        return _Attempt(ok=False, error=error, status=status)
+        wait = _retry_after(response) if status == 429 else None
+        if wait is not None and wait > self._max_wait:
+            return f"{error}: Slack asked to wait {wait:g}s, over {self._max_wait:g}s", status
+        if status >= 500 and status != 503:
+            return f"{error}; {unsure}", status
+        return error, status
 
     def post(self, messages: Sequence[dict[str, Any]]) -> SlackResult:
         """Post every message in order; stop at the first that cannot be delivered."""
         sent = calls = 0
         for index, message in enumerate(messages, start=1):
-            attempt = 1
-            while True:
-                self._pace()
-                calls += 1
-                self._last_sent = self._clock()  # the rate counts from each request's start
-                result = self._post_once(message, attempt)
-                if result.ok:
-                    sent += 1
-                    break
-                if not result.retry or attempt >= self._max_attempts:
-                    tries = f" after {attempt} attempts" if attempt > 1 else ""
-                    error = f"Slack message {index} of {len(messages)}{tries}: {result.error}"
-                    return SlackResult(
-                        sent=sent,
-                        total=len(messages),
-                        calls=calls,
-                        error=error,
-                        status=result.status,
-                    )
-                if result.wait > 0:
-                    self._sleep(result.wait)
-                attempt += 1
+            self._pace()
+            self._last_sent = self._clock()  # the rate counts from each message's start
+            retried = self._retries
+            error, status = self._post_once(message)
+            attempts = self._retries - retried + 1
+            calls += attempts
+            if error:
+                tries = f" after {attempts} attempts" if attempts > 1 else ""
+                error = f"Slack message {index} of {len(messages)}{tries}: {error}"
+                return SlackResult(
+                    sent=sent, total=len(messages), calls=calls, error=error, status=status
+                )
+            sent += 1
         return SlackResult(sent=sent, total=len(messages), calls=calls)
-
-
-def post_messages(
-    webhook_url: str,
-    messages: Sequence[dict[str, Any]],
-    *,
-    session: requests.Session | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-    **options: Any,
-) -> SlackResult:
-    """Post `messages` (Block Kit payloads) to an incoming webhook; see `SlackWebhook`."""
-    hook = SlackWebhook(webhook_url, session=session, sleep=sleep, clock=clock, **options)
-    return hook.post(messages)

@@ -6,21 +6,46 @@ labels, updated_at, closed_at, ...) followed by the body, so examples read like 
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ai_context.core.errors import UsageError
-from ai_context.core.models import Issue, IssueDataError, issue_from_data
+from ai_context.core.models import Issue
 
 
-class IssueSource(Protocol):
-    """What the read side of every job needs, from GitHub or from a directory."""
+class FrontMatter(BaseModel):
+    """An issue file's header as people write it: `number: "7"` and a day without a time
+    (`2026-05-26`, midnight) read; times without an offset are UTC (Issue's rule); keys that
+    are no Issue field are ignored."""
 
-    def list_issues(self, state: str = "open") -> list[Issue]: ...
+    model_config = ConfigDict(extra="ignore")
 
-    def get_issue(self, number: int) -> Issue: ...
+    number: int
+    title: str
+    body: str = ""
+    state: Literal["open", "closed"] = "open"
+    state_reason: str | None = None
+    labels: list[str] = []
+    assignees: list[str] = []
+    author: str | None = None
+    author_association: str | None = None
+    comments: int | None = None
+    updated_at: datetime | None = None
+    closed_at: datetime | None = None
+    html_url: str = ""
+    repository: str = ""
+    is_pull_request: bool = False
+
+    @field_validator("number", "comments", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # YAML's `true`: a typo, not issue number 1
+            raise ValueError(f"{value} is not a number")
+        return value
 
 
 class StoreError(UsageError):
@@ -61,9 +86,14 @@ def issue_from_file(path: Path, repository: str = "") -> Issue:
     if "number" not in header:
         raise StoreError(f"{path}: the front matter needs 'number: N'")
     try:
-        return issue_from_data({**header, "body": body})
-    except IssueDataError as exc:
-        raise StoreError(f"{path}: bad front matter: {exc}") from exc
+        matter = FrontMatter.model_validate({**header, "body": body})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
+        raise StoreError(f"{path}: bad front matter: {problems}") from exc
+    return Issue(**dict(matter))
 
 
 class DirectoryStore:

@@ -17,36 +17,31 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ai_context.cli.agent_output import EXIT_BY_STATUS, outcome_json, outcome_text
+from ai_context.adapters.clients import TOKEN_ENVS
+from ai_context.adapters.config_file import DEFAULT_CONFIG, check_config, config_path
 from ai_context.cli.common import (
-    TOKEN_ENVS,
     add_actor,
     add_format,
     add_issue,
     add_repo,
-    open_github,
     read_file,
     read_stream,
     resolve_actor,
     resolve_repository,
     timestamp_arg,
 )
-from ai_context.cli.mirror import agent_mirror_hook
 from ai_context.core.block import parse
-from ai_context.core.errors import ConfigError, UsageError
-from ai_context.rules.checks import REQUIRED_DEFAULT, CheckConfig, required_fields
+from ai_context.core.errors import UsageError
+from ai_context.jobs.agent.mirror import agent_mirror_hook
+from ai_context.jobs.agent.output import EXIT_BY_STATUS, outcome_json, outcome_text
 
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
     from ai_context.adapters.github import GitHub
     from ai_context.core.block import Block
     from ai_context.jobs.agent import Outcome
-
-DEFAULT_CONFIG = ".github/ai-context.yml"
-
 
 # --- arguments ----------------------------------------------------------------------------
 
@@ -150,7 +145,9 @@ def _github(args: argparse.Namespace, env: Mapping[str, str]) -> GitHub:
     names = [args.token_env] if args.token_env else list(TOKEN_ENVS)
     repository = resolve_repository(args, env)
     assert repository is not None  # required
-    return open_github(repository, env, token_names=names)
+    from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
+
+    return github_from_env(repository, env, token_names=names)
 
 
 def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
@@ -165,41 +162,10 @@ def _step_number(text: str) -> int:
     return int(text)
 
 
-def config_path(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
-    """The config file: --config, else $AI_CONTEXT_CONFIG, else .github/ai-context.yml."""
-    return Path(getattr(args, "config", None) or env.get("AI_CONTEXT_CONFIG") or DEFAULT_CONFIG)
-
-
-def login_for(actor: str | None, config: Path) -> str | None:
-    """The actor's human owner (`actors.<actor>.owner` in the config file), when both exist."""
-    if actor is None:
-        return None
-    from ai_context.adapters.yamlfile import load_yaml  # noqa: PLC0415
-    from ai_context.rules.actors import parse_actors  # noqa: PLC0415 - resume step 1 only
-
-    data, _ = load_yaml(config)
-    return parse_actors(data.get("actors"), str(config)).owner(actor)
-
-
-def required_for(config: Path, env: Mapping[str, str]) -> tuple[str, ...]:
-    """The fields a complete block needs, as the Action reads them: $AI_CONTEXT_REQUIRED, else
-    the config file's `required:`, else the default; an unknown field is bad configuration
-    (exit 2). No file, no YAML: the common case costs a stat."""
-    raw: object = env.get("AI_CONTEXT_REQUIRED", "").strip() or None
-    where = "$AI_CONTEXT_REQUIRED"
-    if raw is None:
-        if not config.is_file():
-            return REQUIRED_DEFAULT
-        from ai_context.adapters.yamlfile import load_yaml  # noqa: PLC0415 - only with a file
-
-        data, lines = load_yaml(config)
-        if data.get("required") is None:
-            return REQUIRED_DEFAULT
-        raw, where = data["required"], f"{config} line {lines.get('required')}"
-    try:
-        return CheckConfig(required=required_fields(raw)).required
-    except ValueError as exc:
-        raise ConfigError(f"bad configuration: setting required ({where}): {exc}") from None
+def _required(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The fields a complete block needs, as the Action reads them (config_file.check_config:
+    --config, else $AI_CONTEXT_CONFIG, else .github/ai-context.yml; no file, no YAML)."""
+    return check_config(config_path(env, getattr(args, "config", None)), env).required
 
 
 def _now(args: argparse.Namespace) -> datetime:
@@ -261,7 +227,7 @@ def _run(
 def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     block = _read_block(args, stdin)
     actor = resolve_actor(args, os.environ)
-    required = required_for(config_path(args, os.environ), os.environ)
+    required = _required(args, os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -285,9 +251,14 @@ def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
-    config = config_path(args, os.environ)
-    required = required_for(config, os.environ)
+    config = config_path(os.environ, args.config)
+    required = check_config(config, os.environ).required
     from ai_context.jobs import agent  # noqa: PLC0415
+
+    def login() -> str | None:
+        from ai_context.adapters.config import owner_of  # noqa: PLC0415 - resume step 1 only
+
+        return args.assignee or owner_of(actor, config)
 
     return _run(
         args,
@@ -297,7 +268,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             cache,
             args.issue.number if args.issue else None,
             actor=actor,
-            login=lambda: args.assignee or login_for(actor, config),
+            login=login,
             now=_now(args),
             take=args.take,
             required=required,
@@ -309,7 +280,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
-    required = required_for(config_path(args, os.environ), os.environ)
+    required = _required(args, os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(
@@ -336,7 +307,7 @@ def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
-    required = required_for(config_path(args, os.environ), os.environ)
+    required = _required(args, os.environ)
     from ai_context.jobs import agent  # noqa: PLC0415
 
     return _run(

@@ -4,50 +4,34 @@ resolvers that turn those flags (and their environment fallbacks) into values.
 Every command registers `--repo`, ISSUE, `--actor` and `--format` through these functions, so
 they read and fail the same way everywhere (twine's `Settings` style). Errors are the kinds of
 core/errors.py; cli/main.py maps them to a message and an exit code, in one place.
-Kept light: building the parser must not import requests, pydantic or jinja2.
+Kept light: building the parser must not import requests, pydantic or jinja2. The GitHub client
+and the default repository come from adapters/clients.py, as for the MCP server.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TextIO
 
-from ai_context.core.block import Block, format_timestamp, step_data
 from ai_context.core.durations import parse_duration
 from ai_context.core.errors import UsageError
+from ai_context.core.fields import utc
+from ai_context.core.models import IssueRef, issue_ref, repository_name
 
 if TYPE_CHECKING:
     from pathlib import Path  # at run time only where used: `validate` needs no pathlib
 
-    from ai_context.adapters.github import GitHub, Secret
-
-DEFAULT_API_URL = "https://api.github.com"
 ACTOR_ENV = "AI_CONTEXT_ACTOR"
-REPOSITORY_ENV = "GITHUB_REPOSITORY"
-TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
-# `gh`: with no token in TOKEN_ENVS, ask the GitHub CLI (`gh auth token`), as `setup claude
-# --token-from gh` arranges for Claude Code, so no token is ever written to a settings file.
-TOKEN_FROM_ENV = "AI_CONTEXT_TOKEN_FROM"  # noqa: S105 - a variable's name, not a secret
 ACTOR_MAX = 100  # characters: an actor id is a short name, not a document
 ENVIRONMENT_HELP = (
     "environment: GITHUB_TOKEN (or GH_TOKEN), GITHUB_REPOSITORY (default for --repo), "
     "AI_CONTEXT_ACTOR (default for --actor), GITHUB_API_URL (default https://api.github.com), "
     "CLICKUP_TOKEN and CLICKUP_API_URL (default https://api.clickup.com/api/v2)"
 )
-_ISSUE_URL_RE = re.compile(r"https?://[^/]+/(?:[^/]+/)*?([^/]+/[^/]+)/(?:issues|pull)/(\d+)/?")
-_REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-
-
-class IssueRef(NamedTuple):
-    """An issue as the user named it: `12`, `#12` or a URL (which also names its repository)."""
-
-    repository: str | None
-    number: int
 
 
 # --- argument types ---------------------------------------------------------------------------
@@ -55,23 +39,17 @@ class IssueRef(NamedTuple):
 
 def issue_arg(value: str) -> IssueRef:
     """`12`, `#12` or `https://github.com/OWNER/NAME/issues/12` -> IssueRef."""
-    text = value.strip()
-    match = _ISSUE_URL_RE.fullmatch(text)
-    if match:
-        return IssueRef(match.group(1), int(match.group(2)))
-    digits = text.removeprefix("#")
-    if digits.isdigit() and int(digits) > 0:
-        return IssueRef(None, int(digits))
-    raise argparse.ArgumentTypeError(
-        f"{value!r} is not an issue number: write it as 12, #12 or the issue's URL"
-    )
+    try:
+        return issue_ref(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def repo_arg(value: str) -> str:
-    text = value.strip()
-    if not _REPO_RE.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{value!r} is not OWNER/NAME, e.g. octo-org/shop")
-    return text
+    try:
+        return repository_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def timestamp_arg(value: str) -> datetime:
@@ -82,7 +60,7 @@ def timestamp_arg(value: str) -> datetime:
         raise argparse.ArgumentTypeError(
             f"{value!r} is not an ISO 8601 time; write it like 2026-05-27T09:00:00Z"
         ) from None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    return utc(stamp)
 
 
 def duration_arg(value: str) -> timedelta:
@@ -151,23 +129,6 @@ def _issue_repositories(args: argparse.Namespace) -> set[str]:
     return {r.repository for r in refs if isinstance(r, IssueRef) and r.repository}
 
 
-def origin_repository(checkout: Path | None) -> str | None:
-    """OWNER/NAME of the checkout's `origin` remote (the current directory by default)."""
-    from pathlib import Path  # noqa: PLC0415
-
-    from ai_context.adapters.gitrepo import GitError, remote_repository  # noqa: PLC0415
-
-    try:
-        return remote_repository(checkout or Path.cwd())
-    except GitError:
-        return None
-
-
-def default_repository(env: Mapping[str, str], checkout: Path | None = None) -> str | None:
-    """The repository when none is named: $GITHUB_REPOSITORY, else the origin remote."""
-    return env.get(REPOSITORY_ENV, "").strip() or origin_repository(checkout)
-
-
 def resolve_repository(
     args: argparse.Namespace,
     env: Mapping[str, str],
@@ -184,7 +145,11 @@ def resolve_repository(
             raise UsageError(f"the issue URL is in {other} but --repo says {given}")
     if len({n.lower() for n in named}) > 1:
         raise UsageError(f"the issue URLs name several repositories ({', '.join(sorted(named))})")
-    repository = given or next(iter(named), None) or default_repository(env, checkout)
+    repository = given or next(iter(named), None)
+    if repository is None:
+        from ai_context.adapters.clients import default_repository  # noqa: PLC0415
+
+        repository = default_repository(env, checkout)
     if not repository and required:
         raise UsageError(
             "no repository: pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or run inside a "
@@ -215,61 +180,6 @@ def resolve_actor(
             raise UsageError(f"which actor? pass --actor ID or set {ACTOR_ENV}")
         return None
     return check_actor(actor)
-
-
-def github_api_url(env: Mapping[str, str]) -> str:
-    return env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
-
-
-def github_token(env: Mapping[str, str], names: Sequence[str] = TOKEN_ENVS) -> str:
-    token = next((env[n].strip() for n in names if env.get(n, "").strip()), None)
-    if token is None and env.get(TOKEN_FROM_ENV, "").strip() == "gh":
-        from ai_context.adapters.ghcli import gh_token  # noqa: PLC0415
-
-        return gh_token()
-    if token is None:
-        raise UsageError(
-            f"no GitHub token in ${' or $'.join(names)}: set {names[0]} to a token with issues "
-            f"read/write (contents write for leases), e.g. `export {names[0]}=$(gh auth token)`"
-        )
-    return token
-
-
-class _Token:
-    """A token as the GitHub adapter reads it (`get_secret_value`, never shown by repr): what
-    pydantic's SecretStr gives it, without pydantic's import at every agent command."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def get_secret_value(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('**********')"
-
-
-def secret(token: str) -> Secret:
-    return _Token(token)
-
-
-def open_github(
-    repository: str,
-    env: Mapping[str, str],
-    *,
-    token_names: Sequence[str] = TOKEN_ENVS,
-    **options: Any,
-) -> GitHub:
-    """The GitHub client for a command (requests is imported only here, when a command runs):
-    the token and API URL from ENV; OPTIONS (timeout, retries, a shared counter...) go to the
-    client, which does not pause between writes unless told to."""
-    token = github_token(env, token_names)
-    from ai_context.adapters.github import GitHub  # noqa: PLC0415
-
-    options.setdefault("write_interval", 0)
-    return GitHub(secret(token), repository, api_url=github_api_url(env), **options)
 
 
 # --- help ------------------------------------------------------------------------------------
@@ -346,26 +256,3 @@ def _read_bytes(name: str | Path) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-# --- output -----------------------------------------------------------------------------------
-
-
-def block_json(block: Block | None) -> dict[str, Any] | None:
-    """The stable JSON shape of a block: keys may be added, never renamed."""
-    if block is None:
-        return None
-    return {
-        "actor": block.actor,
-        "actor_description": block.actor_description,
-        "phase": block.phase,
-        "chunk": list(block.chunk) if block.chunk else None,
-        "last_updated": format_timestamp(block.last_updated) or None,
-        "plan": [step_data(step) for step in block.plan],
-        "files_touched": block.files_touched,
-        "paths": list(block.paths),
-        "decisions": list(block.decisions),
-        "blockers": list(block.blockers),
-        "next_step": block.next_step,
-        "extra": dict(block.extra),
-    }

@@ -1,6 +1,6 @@
 """`digest`, `summary` and `status`: the seeds' /daily-summary and /status, live or offline.
 
-They read GitHub (see `cli.reports` for which repositories) or, with `--issues-dir`, a folder
+They read GitHub (see `cli.report_source` for which repositories) or, with `--issues-dir`, a folder
 of issue files, and print for a terminal (plain text, colour on a TTY), for GitHub (`--format
 md`) or for programs (`--format json`, one key vocabulary, see `rules.digest_json`). Delivery
 to the digest issue and Slack belongs to the digest job, which calls the same `build_digest`,
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ai_context.cli.common import add_issue
-from ai_context.cli.reports import (
+from ai_context.cli.report_source import (
     Source,
     add_source_options,
     colour_for,
@@ -185,7 +185,7 @@ def _history(comments: dict[str, list[Any]], source: Source) -> list[Any]:
     states = []
     for listed in comments.values():
         for comment in listed:
-            read = find_state(comment.body) if day_of(comment, source.settings.bot_login) else None
+            read = find_state(comment.body) if day_of(comment, source.config.bot_login) else None
             if read is not None and read.status == "restored":
                 states.append(read.state)
     return states
@@ -196,7 +196,7 @@ def _period_start(comments: dict[str, list[Any]], start: Any, source: Source) ->
     from ai_context.jobs.digest_delivery import day_of  # noqa: PLC0415
     from ai_context.rules.digest_state import find_state, merge_previous  # noqa: PLC0415
 
-    bot = source.settings.bot_login
+    bot = source.config.bot_login
     reads = []
     for repo in source.repos:
         dated = [
@@ -246,8 +246,10 @@ def cmd_slack_test(args: argparse.Namespace, out: TextIO) -> int:
     import os  # noqa: PLC0415
     import socket  # noqa: PLC0415
 
-    from ai_context.adapters.slack import post_messages, webhook_problem  # noqa: PLC0415
+    from ai_context.adapters import clients  # noqa: PLC0415
+    from ai_context.adapters.slack import webhook_problem  # noqa: PLC0415
     from ai_context.core.errors import ServiceError, UsageError  # noqa: PLC0415
+    from ai_context.core.secret import Secret  # noqa: PLC0415
 
     url = (args.webhook_url or os.environ.get("SLACK_WEBHOOK_URL", "")).strip()
     if not url:
@@ -259,7 +261,7 @@ def cmd_slack_test(args: argparse.Namespace, out: TextIO) -> int:
     if problem is not None:
         raise UsageError(f"the Slack webhook URL {problem}")
     text = f"ai-context: a test message from `ai-context slack test` on {socket.gethostname()}."
-    result = post_messages(url, [{"text": text}], max_attempts=2)
+    result = clients.slack(Secret(url), attempts=2).post([{"text": text}])
     if result.ok:
         finish(out, "Slack took the test message: the webhook works.")
         return 0
@@ -302,39 +304,15 @@ def _wanted_actor(args: argparse.Namespace) -> str | None:
     return args.actor or args.actor_option or os.environ.get("AI_CONTEXT_ACTOR") or None
 
 
-def _plates(wanted: str | None, digest: Any, source: Source) -> list[Any]:
-    """The plate asked for (an actor id, or a GitHub login's actors), or everyone's."""
-    from ai_context.rules.digest_plate import actors, plate  # noqa: PLC0415
-
-    if wanted is None:
-        return [plate(digest, a) for a in actors(digest)]
-    if source.extras.get("actors"):
-        from ai_context.core.errors import ConfigError  # noqa: PLC0415
-        from ai_context.rules.actors import parse_actors  # noqa: PLC0415
-
-        try:
-            known = parse_actors(source.extras["actors"], source.settings.config)
-        except ConfigError as exc:
-            from ai_context.core.errors import UsageError  # noqa: PLC0415
-
-            raise UsageError(str(exc)) from exc
-        found = known.matches(wanted)
-        if found and wanted.casefold() not in {a.id.casefold() for a in found}:
-            return [plate(digest, wanted, login=wanted, ids=[a.id for a in found])]
-        if found:
-            return [plate(digest, found[0].id)]
-    return [plate(digest, wanted)]
-
-
 def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
-    from ai_context.rules.digest_plate import actors  # noqa: PLC0415
+    from ai_context.rules.digest_plate import actors, plates_for  # noqa: PLC0415
 
     wanted = _wanted_actor(args)
     source = open_source(args)
     templates = _templates(args)
     digest, _ = _digest(args, source)
     known = actors(digest)
-    plates = _plates(wanted, digest, source)
+    plates = plates_for(digest, wanted, source.config.actors)
     if args.format == "json":
         from ai_context.rules.digest_json import plate_json  # noqa: PLC0415
 

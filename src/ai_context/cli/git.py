@@ -32,7 +32,8 @@ from ai_context.cli.common import (
 from ai_context.core.block import Block, block_data, format_timestamp
 from ai_context.core.errors import Exit, UsageError
 from ai_context.core.findings import Finding
-from ai_context.rules.gitlog import Derivation, GitRules, derive
+from ai_context.rules.gitlog.compare import GitRules
+from ai_context.rules.gitlog.derive import Derivation, derive
 
 
 def add_derive_command(sub: Any) -> None:

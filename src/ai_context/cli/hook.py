@@ -38,7 +38,6 @@ from ai_context.cli.common import (
     add_actor,
     add_repo,
     duration_arg,
-    open_github,
     resolve_actor,
     resolve_repository,
     timestamp_arg,
@@ -54,12 +53,6 @@ if TYPE_CHECKING:
     from ai_context.rules.cadence import Progress
 
 EVENTS = HOOK_EVENTS
-EVENT_NAMES = {
-    "session-start": "SessionStart",
-    "stop": "Stop",
-    "post-tool-use": "PostToolUse",
-    "pre-compact": "PreCompact",
-}
 RECENT = timedelta(hours=24)
 SESSION_FILE = "sp.json"  # `ai-context session save`'s default, in the project's root
 Answer = dict[str, Any] | None
@@ -165,7 +158,10 @@ def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
 def _github(repository: str, env: Mapping[str, str]) -> GitHub:
     """A GitHub client that gives up fast: a session must not wait half a minute for an outage."""
     try:
-        return open_github(repository, env, timeout=5, retries=1, backoff=0.2)
+        from ai_context.adapters import clients  # noqa: PLC0415
+
+        http = clients.Http(timeout=5, retries=1, backoff=0.2)
+        return clients.github_from_env(repository, env, http=http)
     except AIContextError as exc:
         raise HookNote(f"{exc}. The AI Context block was not reconciled; run /task-resume") from exc
 
@@ -197,7 +193,7 @@ _LEADS = {
 def session_context(outcome: Outcome) -> str:
     """What the agent reads at session start: what the block is and what to do with it, then
     the block between markers (no GitHub call count: that is for a person's terminal)."""
-    from ai_context.cli.agent_output import outcome_text  # noqa: PLC0415
+    from ai_context.jobs.agent.output import outcome_text  # noqa: PLC0415
 
     lead = _LEADS[outcome.status].format(issue=outcome.issue or "ISSUE")
     return (
@@ -229,16 +225,18 @@ def session_start(
     cache = _cache(args, env)
     gh = _github(repository, env)
     actor = resolve_actor(args, env)
+    from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
     from ai_context.adapters.github import GitHubConfigError, GitHubError  # noqa: PLC0415
-    from ai_context.cli.agent import config_path, login_for, required_for  # noqa: PLC0415
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
-    config = config_path(args, env)
+    config = config_path(env, getattr(args, "config", None))
 
     def login() -> str | None:
+        from ai_context.adapters.config import owner_of  # noqa: PLC0415
+
         try:
-            return login_for(actor, config)
+            return owner_of(actor, config)
         except Exception:
             return None
 
@@ -250,7 +248,7 @@ def session_start(
             actor=actor,
             login=login,
             now=_now(args),
-            required=required_for(config, env),
+            required=check_config(config, env).required,
             mirror=agent_mirror_hook(),
         )
     except GitHubConfigError as exc:
@@ -365,10 +363,10 @@ def pre_compact(
 def _push_unsaved(args: argparse.Namespace, env: Mapping[str, str], entry: CacheEntry) -> str:
     """The resume reconciliation of ENTRY's task, which pushes its unpushed copy through the
     write guard; one line saying what happened."""
+    from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
     from ai_context.adapters.github import GitHubError  # noqa: PLC0415
-    from ai_context.cli.agent import config_path, required_for  # noqa: PLC0415
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
     repository = _repository(args, env)
     try:
@@ -378,7 +376,7 @@ def _push_unsaved(args: argparse.Namespace, env: Mapping[str, str], entry: Cache
             entry.issue,
             actor=resolve_actor(args, env),
             now=_now(args),
-            required=required_for(config_path(args, env), env),
+            required=check_config(config_path(env, getattr(args, "config", None)), env).required,
             mirror=agent_mirror_hook(),
         )
     except (GitHubError, HookNote) as exc:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -20,7 +19,6 @@ from ai_context.cli.common import (
     add_issue,
     add_repo,
     any_duration_arg,
-    open_github,
     resolve_actor,
     resolve_repository,
 )
@@ -28,8 +26,8 @@ from ai_context.core.errors import Exit
 from ai_context.rules.lease import stamp
 
 if TYPE_CHECKING:
-    from ai_context.jobs.lease import Outcome, RefStore
-    from ai_context.rules.lease import Lease, LeaseConfig, Same
+    from ai_context.jobs.lease import Outcome
+    from ai_context.rules.lease import Lease
 
 
 def add_lease_commands(sub: Any) -> None:
@@ -66,7 +64,16 @@ def add_lease_commands(sub: Any) -> None:
 
 def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     # The lease commands import the GitHub client and the git plumbing only when they run.
-    from ai_context.jobs.lease import check_ttl, issue_check, lease_settings  # noqa: PLC0415
+    from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
+    from ai_context.jobs.lease import (  # noqa: PLC0415
+        LeaseRequest,
+        check_ttl,
+        issue_check,
+        lease_settings,
+        outcome_exit,
+        outcome_json,
+        run_lease,
+    )
 
     del stdin
     env = os.environ
@@ -76,17 +83,21 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         check_ttl(args.ttl, "--ttl")
     repository = resolve_repository(args, env)
     assert repository is not None  # required=True
-    github = open_github(repository, env)
-    before_write = issue_check(github, repository) if args.lease_op == "claim" else None
-    outcome = run_lease_op(github, args, actor or "", config, same, before_write=before_write)
+    github = github_from_env(repository, env)
+    given = getattr(args, "lease", None)
+    request = LeaseRequest(
+        op=args.lease_op,
+        issue=args.issue.number,
+        actor=actor or "",
+        ttl=getattr(args, "ttl", None),
+        lease=given,
+    )
+    before_write = issue_check(github, repository) if request.op == "claim" else None
+    outcome = run_lease(github, request, config, same, before_write=before_write)
     outcome = outcome.model_copy(update={"calls": github.counter.total})
     holder = outcome.lease.record.actor if outcome.lease else None
     mine = bool(actor and holder and same(holder, actor))
-    given = getattr(args, "lease", None)
-    if outcome.result == "mismatch":
-        code = Exit.USAGE
-    else:
-        code = Exit.OK if args.lease_op == "who" or outcome.ok else Exit.CONFLICT
+    code = outcome_exit(request.op, outcome)
     if args.format == "json" and code != Exit.OK:
         # Every non-zero JSON answer carries the error shape too (README: the command line).
         text = render_outcome(outcome, "text", actor, mine=mine, given=given)
@@ -96,50 +107,6 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     else:
         out.write(render_outcome(outcome, args.format, actor, mine=mine, given=given) + "\n")
     return int(code)
-
-
-def run_lease_op(
-    store: RefStore,
-    args: argparse.Namespace,
-    actor: str,
-    config: LeaseConfig,
-    same: Same,
-    *,
-    before_write: Callable[[int], None] | None = None,
-) -> Outcome:
-    from ai_context.jobs.lease import claim, release, renew, who  # noqa: PLC0415
-
-    issue = args.issue.number
-    given: timedelta | None = getattr(args, "ttl", None)
-    ttl = config.ttl if given is None else given  # 0 is refused, never "the default"
-    if args.lease_op == "claim":
-        return claim(
-            store, issue, actor, ttl=ttl, config=config, same=same, before_write=before_write
-        )
-    if args.lease_op == "renew":
-        return renew(store, issue, actor, ttl=ttl, config=config, same=same)
-    if args.lease_op == "release":
-        return release(store, issue, actor, expected=args.lease, config=config, same=same)
-    return who(store, issue, config=config)
-
-
-def outcome_json(outcome: Outcome) -> dict[str, Any]:
-    """The stable JSON shape of a lease outcome: keys may be added, never renamed."""
-    data: dict[str, Any] = {
-        "result": outcome.result,
-        "issue": outcome.issue,
-        "calls": outcome.calls,
-        "notes": list(outcome.notes),
-    }
-    lease = outcome.lease
-    if lease is not None:
-        data.update(
-            actor=lease.record.actor,
-            acquired=stamp(lease.record.acquired),
-            expires=stamp(lease.record.expires),
-            lease=lease.sha,
-        )
-    return data
 
 
 def _held_text(outcome: Outcome, lease: Lease, when: datetime, mine: bool, given: str) -> str:
@@ -173,6 +140,8 @@ def render_outcome(
 ) -> str:
     """What a lease command prints; MINE: the lease belongs to ACTOR (or an alias of it)."""
     if fmt == "json":
+        from ai_context.jobs.lease import outcome_json  # noqa: PLC0415
+
         return json.dumps({**outcome_json(outcome), "mine": mine})
     lease, issue = outcome.lease, outcome.issue
     if outcome.result == "won" and lease is not None:

@@ -2,9 +2,10 @@
 `report` cli/report.py), and the one place that maps errors to exit codes and messages (`main`).
 
 Exit codes are core/errors.py's `Exit`: 0 done; 1 findings at or above the fail threshold (for
-`validate`: errors); 2 bad configuration or usage; 3 an outside service failed; 4 conflict or
-lease held by another; 5 incomplete state. A bare `ai-context` prints the help and exits 2; the
-Action runs only as `ai-context action`.
+`validate`: errors); 2 bad configuration or usage; 3 an outside service failed, or a bug of ours
+(one line saying where to report it; the traceback with `--debug` or AI_CONTEXT_DEBUG=1);
+4 conflict or lease held by another; 5 incomplete state. A bare `ai-context` prints the help and
+exits 2; the Action runs only as `ai-context action`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TextIO
 
 from ai_context.cli import validate as validate_command
@@ -20,6 +21,9 @@ from ai_context.cli.common import ENVIRONMENT_HELP, HelpFormatter, duration_arg,
 from ai_context.core.errors import AIContextError, Exit, UsageError
 
 __all__ = ["UsageError", "build_parser", "main"]
+
+ISSUES_URL = "https://github.com/ai-context/ai-context/issues"
+DEBUG_FLAG, DEBUG_ENV = "--debug", "AI_CONTEXT_DEBUG"
 
 
 class Parser(argparse.ArgumentParser):
@@ -37,14 +41,25 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{command}: {message}" if command else message)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with COMMAND, only that command's module is imported and registered."""
+Register = Callable[[Any], None]  # adds a group's commands to the subparsers
+
+
+def build_parser(
+    command: str | None = None, more: Mapping[str, Register] | None = None
+) -> argparse.ArgumentParser:
+    """The parser; with COMMAND, only that command's module is imported and registered. MORE:
+    commands of another face, by name (`ai-context mcp`: the MCP server, see __main__.py)."""
     parser = Parser(
         prog="ai-context",
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
         epilog=ENVIRONMENT_HELP + ". Run `ai-context COMMAND --help` for a command's flags.",
     )
     parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument(
+        DEBUG_FLAG,
+        action="store_true",
+        help=f"show the traceback of an internal error (or set {DEBUG_ENV}=1)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     action = sub.add_parser(
@@ -56,8 +71,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     validate_command.register(sub)
 
-    wanted = _groups_for(command)
-    for group, register in GROUPS.items():  # a fixed order: --help lists them the same way
+    groups = {**GROUPS, **(more or {})}
+    wanted = _groups_for(command, groups)
+    for group, register in groups.items():  # a fixed order: --help lists them the same way
         if group in wanted:
             register(sub)
     return parser
@@ -87,7 +103,7 @@ class _VersionAction(argparse.Action):
 def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     """The Action: event, settings and inputs come from the runner's environment."""
     del args, out, stdin
-    from ai_context.action import run_action  # noqa: PLC0415 - only in an Action run
+    from ai_context.action.run import run_action  # noqa: PLC0415 - only in an Action run
 
     return run_action()
 
@@ -148,13 +164,7 @@ def _setup(sub: Any) -> None:
     add_setup_command(sub)
 
 
-def _mcp(sub: Any) -> None:
-    from ai_context.mcp import add_mcp_command  # noqa: PLC0415
-
-    add_mcp_command(sub)
-
-
-GROUPS: dict[str, Callable[[Any], None]] = {
+GROUPS: dict[str, Register] = {
     "git": _git,
     "session": _session,
     "digest": _digest,
@@ -164,7 +174,6 @@ GROUPS: dict[str, Callable[[Any], None]] = {
     "mirror": _mirror,
     "setup": _setup,
     "hook": _hook,
-    "mcp": _mcp,
 }
 COMMAND_GROUPS = {
     "derive": "git",
@@ -186,7 +195,6 @@ COMMAND_GROUPS = {
     "mirror": "mirror",
     "hook": "hook",
     "setup": "setup",
-    "mcp": "mcp",
 }
 
 
@@ -197,14 +205,16 @@ OWN_COMMANDS = frozenset({"action", "validate"})
 VERSION_ONLY = "--version"
 
 
-def _groups_for(command: str | None) -> set[str]:
+def _groups_for(command: str | None, groups: Mapping[str, Register]) -> set[str]:
     """The groups to register: the command's own, none for ours or for `--version` alone, all
     for help or a typo (so the parser can list every command and suggest one)."""
     if command in OWN_COMMANDS or command == VERSION_ONLY:
         return set()
     if command in COMMAND_GROUPS:
         return {COMMAND_GROUPS[command]}
-    return set(GROUPS)
+    if command is not None and command in groups:  # another face's command: its own group
+        return {command}
+    return set(groups)
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -234,14 +244,15 @@ def _freeze_imports() -> None:
     gc.freeze()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, more: Mapping[str, Register] | None = None) -> int:
+    """The command line: ARGV (default the process's), with MORE commands (build_parser)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(args_list)
     try:
         first = next((a for a in args_list if not a.startswith("-")), None)
         if first is None and VERSION_ONLY in args_list and not {"-h", "--help"} & set(args_list):
             first = VERSION_ONLY
-        parser = build_parser(first)
+        parser = build_parser(first, more)
         if argv is None:  # a process of its own (not a test calling main)
             _freeze_imports()
         args = parser.parse_args(args_list)
@@ -254,7 +265,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_error(exc, as_json, sys.stdout, sys.stderr)
     except BrokenPipeError:
         return _reader_left()
+    except Exception as exc:  # a bug of ours: never a findings exit (1), never a bare traceback
+        debug = DEBUG_FLAG in args_list or os.environ.get(DEBUG_ENV, "") == "1"
+        return internal_error(exc, as_json, debug, sys.stdout, sys.stderr)
     return int(code)
+
+
+def internal_error(exc: Exception, as_json: bool, debug: bool, out: TextIO, err: TextIO) -> int:
+    """An unexpected exception: one line naming it and where to report it (exit 3); the
+    traceback only when DEBUG asks for it."""
+    if debug:
+        import traceback  # noqa: PLC0415 - only for a bug, and only when asked
+
+        traceback.print_exception(exc, file=err)
+    hint = "" if debug else f" (run with {DEBUG_FLAG} or {DEBUG_ENV}=1 for the traceback)"
+    what = " ".join(str(exc).split())[:300]  # one line, whatever the exception holds
+    line = (
+        f"internal error: {type(exc).__name__}: {what}. This is a bug in ai-context; please "
+        f"report it at {ISSUES_URL} with the command you ran{hint}"
+    )
+    return report_error(_Internal(line), as_json, out, err)
+
+
+class _Internal(AIContextError):
+    """An unexpected exception, as the one error line `report_error` writes (exit 3)."""
 
 
 def _reader_left() -> int:

@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -20,14 +19,11 @@ from ai_context.cli.common import (
     add_format,
     add_issue,
     add_repo,
-    github_api_url,
     resolve_repository,
 )
 from ai_context.core.errors import Exit, UsageError
 
 if TYPE_CHECKING:
-    from ai_context.core.block import Block
-    from ai_context.core.models import Issue
     from ai_context.jobs.mirror import MirrorReport
 
 
@@ -51,20 +47,18 @@ def add_mirror_command(sub: Any) -> None:
 def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     # Imported here: `ai-context --help` and the agent commands must not load requests,
     # pydantic or Jinja just to build the parser.
-    from ai_context.adapters.clickup import ClickUp  # noqa: PLC0415
-    from ai_context.adapters.config import load_settings  # noqa: PLC0415
-    from ai_context.adapters.github import GitHub, GitHubNotFound  # noqa: PLC0415
+    from ai_context.adapters import clients  # noqa: PLC0415
+    from ai_context.adapters.config import load_config  # noqa: PLC0415
+    from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415
     from ai_context.jobs.comments import is_task  # noqa: PLC0415
     from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
-    from ai_context.rules.actors import parse_actors  # noqa: PLC0415
-    from ai_context.rules.mirror import load_mirror_config  # noqa: PLC0415
 
     del stdin
     if bool(args.issue) == bool(args.all):
         raise UsageError("mirror: name issue numbers or pass --all (not both)")
     workspace = Path.cwd()
-    settings, extras = load_settings(os.environ, workspace)
-    config = load_mirror_config(extras, settings.config)
+    settings = load_config(os.environ, workspace)
+    config = settings.mirror
     templates = mirror_templates(workspace / settings.templates if settings.templates else None)
     repository = resolve_repository(args, os.environ, checkout=workspace)
     assert repository is not None  # required
@@ -72,8 +66,11 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         raise UsageError("mirror: set GITHUB_TOKEN (or GH_TOKEN) to a token that reads issues")
     if settings.clickup_token is None:
         raise UsageError("mirror: set CLICKUP_TOKEN to a ClickUp personal API token (pk_...)")
-    github = GitHub(
-        settings.github_token, repository, api_url=github_api_url(os.environ), write_interval=0
+    github = clients.github(
+        settings.github_token,
+        repository,
+        api_url=clients.github_api_url(os.environ),
+        http=settings.http,
     )
     try:
         if args.all:
@@ -82,11 +79,8 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             issues = [github.get_issue(ref.number) for ref in args.issue]
     except GitHubNotFound as exc:
         raise UsageError(f"mirror: {exc}; check the issue numbers and --repo") from exc
-    store = ClickUp(
-        settings.clickup_token,
-        api_url=settings.clickup_api_url,
-        retries=settings.http_retries,
-        backoff=settings.http_backoff,
+    store = clients.clickup(
+        settings.clickup_token, api_url=settings.clickup_api_url, http=settings.http
     )
     as_json = args.format == "json"
 
@@ -102,7 +96,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         full=args.all,
         dry_run=args.dry_run or settings.dry_run,
         log=log,
-        actors=parse_actors(extras.get("actors"), settings.config),
+        actors=settings.actors,
     )
     calls = {"clickup_reads": store.counter.reads, "clickup_writes": store.counter.writes}
     calls["github"] = github.counter.total
@@ -164,70 +158,3 @@ def _print(report: MirrorReport, out: TextIO) -> None:
         out.write(f"note: {note}\n")
     for error in report.errors:
         out.write(f"error: {error}\n")
-
-
-CLICKUP_TOKEN_VARS = ("INPUT_CLICKUP-TOKEN", "AI_CONTEXT_CLICKUP_TOKEN", "CLICKUP_TOKEN")
-
-
-def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], None] | None:
-    """The ClickUp mirror an agent's save, handoff or done triggers (the seeds' state-sync).
-
-    None when no ClickUp token is set, so agents without ClickUp pay nothing. The issue body is
-    the authority and was written already: a mirror that fails is reported (on stderr, so a
-    `--format json` answer stays parseable), never fatal.
-    """
-    out = out or sys.stderr
-    if not any(os.environ.get(name, "").strip() for name in CLICKUP_TOKEN_VARS):
-        return None
-
-    def hook(issue: Issue, block: Block) -> None:
-        del block  # the mirror renders from the issue body, the authority
-        from ai_context.adapters.clickup import ClickUp, ClickUpError  # noqa: PLC0415
-        from ai_context.adapters.config import load_settings  # noqa: PLC0415
-        from ai_context.core.errors import ConfigError  # noqa: PLC0415
-        from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
-        from ai_context.rules.actors import parse_actors  # noqa: PLC0415
-        from ai_context.rules.mirror import load_mirror_config  # noqa: PLC0415
-
-        workspace = Path.cwd()
-        try:
-            settings, extras = load_settings(os.environ, workspace)
-            config = load_mirror_config(extras, settings.config)
-            actors = parse_actors(extras.get("actors"), settings.config)
-            user_dir = workspace / settings.templates if settings.templates else None
-            templates = mirror_templates(user_dir)
-        except ConfigError as exc:
-            out.write(f"mirror: skipped ({exc})\n")
-            return
-        if settings.clickup_token is None:
-            return
-        store = ClickUp(
-            settings.clickup_token,
-            api_url=settings.clickup_api_url,
-            retries=settings.http_retries,
-            backoff=settings.http_backoff,
-        )
-
-        def log(line: str) -> None:
-            out.write(f"mirror: {line}\n")
-
-        try:
-            report = run_mirror(
-                [issue],
-                store,
-                config=config,
-                templates=templates,
-                team_id=settings.clickup_team_id,
-                log=log,
-                actors=actors,
-            )
-        except ClickUpError as exc:
-            out.write(f"mirror: ClickUp failed ({exc}); the issue holds the block\n")
-            return
-        for findings in report.findings.values():
-            for f in findings:
-                out.write(f"mirror: {f.code} {f.severity} {f.message}\n")
-        for line in (*report.notes, *report.errors):
-            out.write(f"mirror: {line}\n")
-
-    return hook

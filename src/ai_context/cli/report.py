@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from ai_context.cli.reports import (
+from ai_context.cli.report_source import (
     Source,
     add_source_options,
     colour_for,
@@ -49,7 +49,7 @@ def _open_issues(source: Source) -> list[Any]:
 
 def result_json(issue: Any, result: Any, owners: tuple[str, ...] = ()) -> dict[str, Any]:
     """One checked task: the shared task keys, then validate's (`path` kept from 0.1)."""
-    from ai_context.cli.validate import result_json as checked_json  # noqa: PLC0415
+    from ai_context.rules.checks import result_json as checked_json  # noqa: PLC0415
 
     return {
         "repository": issue.repository,

@@ -35,26 +35,16 @@ from ai_context.adapters.gitrepo import (
 from ai_context.cli.common import add_checkout, add_format, read_file, read_stream, timestamp_arg
 from ai_context.core.errors import Exit, UsageError
 from ai_context.rules.scrub import find, scrub
-from ai_context.rules.session import (
-    GitState,
-    SessionError,
-    SessionFile,
-    counts,
-    dumps,
-    loads,
-    parse_input,
-    render_load,
-    render_save,
-    save,
-    summarize,
-    to_json,
-)
+from ai_context.rules.session.merge import parse_input
+from ai_context.rules.session.model import SessionError, SessionFile, dumps, loads, to_json
+from ai_context.rules.session.saving import save
+from ai_context.rules.session.summary import GitState, counts, render_load, render_save, summarize
 
 T = TypeVar("T")
 
 
 def add_session_commands(sub: Any) -> None:
-    """Register `session save`, `session load` and `scrub` on cli.py's subparsers."""
+    """Register `session save`, `session load` and `scrub` on cli/main.py's subparsers."""
     session = sub.add_parser("session", help="save or load a session file (sp.json)")
     actions = session.add_subparsers(dest="session_command", metavar="ACTION")
 

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from ai_context.cli.common import ACTOR_ENV, TOKEN_FROM_ENV, check_actor, duration_arg
+from ai_context.adapters.clients import TOKEN_FROM_ENV
+from ai_context.cli.common import ACTOR_ENV, check_actor, duration_arg
 from ai_context.core.errors import UsageError
 from ai_context.rules.agentsetup import (
     COMMANDS,

@@ -1,8 +1,8 @@
 """`ai-context validate`: the AI Context block of Markdown files or stdin, checked offline.
 
-The fast path of the command line (docs/design.md §6): it imports no pydantic, YAML, Jinja or
-HTTP client unless a config file is present, so 2,000 files cost about what markdown-it-py
-takes for 200 (benchmarks/bench_parse.py).
+The fast path of the command line (docs/design.md §6): it imports no pydantic, Jinja or HTTP
+client, and YAML only when a config file is present, so 2,000 files cost about what
+markdown-it-py takes for 200 (benchmarks/bench_parse.py).
 """
 
 from __future__ import annotations
@@ -14,21 +14,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ai_context.cli.common import (
-    add_format,
-    block_json,
-    duration_arg,
-    read_file,
-    read_stream,
-    timestamp_arg,
-)
-from ai_context.core.errors import ConfigError, Exit, UsageError
-from ai_context.rules.checks import CheckConfig, CheckResult, check_body
+from ai_context.adapters.config_file import DEFAULT_CONFIG, check_config
+from ai_context.cli.common import add_format, duration_arg, read_file, read_stream, timestamp_arg
+from ai_context.core.errors import Exit, UsageError
+from ai_context.rules.checks import CheckConfig, check_body, result_json
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-DEFAULT_CONFIG = ".github/ai-context.yml"
 _timestamp, _duration = timestamp_arg, duration_arg
 
 
@@ -62,24 +55,6 @@ def _config(args: argparse.Namespace) -> CheckConfig:
     return CheckConfig(stale_after=args.stale_after)
 
 
-def result_json(path: str, result: CheckResult) -> dict[str, Any]:
-    return {
-        "path": path,
-        "complete": result.complete,
-        "block": block_json(result.block),
-        "findings": [
-            {
-                "code": f.code,
-                "severity": f.severity,
-                "line": f.line,
-                "message": f.message,
-                "hint": f.hint,
-            }
-            for f in result.findings
-        ],
-    }
-
-
 def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
     """Every input's text, or one UsageError naming each input that cannot be read."""
     problems: list[str] = []
@@ -105,7 +80,8 @@ def _path(text: str) -> Path:
 
 def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
     """The check settings of the config file (--config, else .github/ai-context.yml when
-    present), with --stale-after over the file's; a bad file is a ConfigError (exit 2)."""
+    present), with --stale-after over the file's; a bad file is a ConfigError (exit 2). Only
+    the two keys the checks use are read (config_file.check_config): YAML, never pydantic."""
     path: Path | None = args.config
     if path is not None and not path.is_file():
         raise UsageError(f"--config {path}: no such file")
@@ -113,13 +89,7 @@ def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
         path = _path(DEFAULT_CONFIG)
     if path is None:
         return _config(args), None
-    from ai_context.adapters.config import load_settings  # noqa: PLC0415 - yaml, only here
-
-    settings, _ = load_settings({"AI_CONTEXT_CONFIG": str(path.resolve())})
-    try:
-        config = settings.check_config
-    except ValueError as exc:  # CheckConfig's: `required:` names an unknown field
-        raise ConfigError(f"{path}: {exc}") from None
+    config = check_config(path, os.environ)
     if args.stale_after is not None:
         config = replace(config, stale_after=args.stale_after)
     return config, path

@@ -88,10 +88,3 @@ class ConflictError(AIContextError):
 
     exit_code = Exit.CONFLICT
     title = "conflict"
-
-
-class IncompleteError(AIContextError):
-    """Required state is missing (a block without its required fields): exit 5."""
-
-    exit_code = Exit.INCOMPLETE
-    title = "incomplete state"

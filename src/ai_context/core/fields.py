@@ -1,8 +1,13 @@
-"""The one error shape for a value that cannot fill a model's field, whoever checks it: the
-block's model, an issue's front matter, the agent's cache file. `loc` names the field as a path
-(`actor`, `plan.0.text`, `block.last_updated`), `msg` the problem; the message is `loc: msg`."""
+"""The field checks of the plain models built from outside input without pydantic (a block, an
+agent's cache entry: the agent commands import no pydantic), and the one rule for times: UTC.
+
+A problem is a FieldError: `loc` names the field as a path (`plan.0.text`, `block.actor`),
+`msg` the problem; the message is `loc: msg`.
+"""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 
 class FieldError(ValueError):
@@ -11,8 +16,43 @@ class FieldError(ValueError):
         self.loc, self.msg = loc, msg
 
 
-def want_text(loc: str, value: object, error: type[FieldError] = FieldError) -> str:
+def as_text(loc: str, value: object, error: type[FieldError] = FieldError) -> str:
     """VALUE when it is a string; ERROR at LOC otherwise."""
     if not isinstance(value, str):
-        raise error(loc, "Input should be a valid string")
+        raise error(loc, f"must be text, not {_kind(value)}")
     return value
+
+
+def as_whole(loc: str, value: object, error: type[FieldError] = FieldError) -> int:
+    """VALUE as an int: an int, a whole float (`12.0`) or digits (`"12"`), as a file edited by
+    hand may hold them; never a bool."""
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
+        return int(value)
+    raise error(loc, f"must be a whole number, not {_kind(value)}")
+
+
+def utc(value: datetime) -> datetime:
+    """VALUE in UTC; a time without an offset (typed by a person, read from a file) is UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value if value.tzinfo is UTC else value.astimezone(UTC)
+
+
+def as_time(loc: str, value: object, error: type[FieldError] = FieldError) -> datetime:
+    """A datetime, or ISO 8601 text (`2026-05-26T15:00:00Z`), in UTC (see `utc`)."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise error(loc, f"{value!r} is not an ISO 8601 time") from None
+    if not isinstance(value, datetime):
+        raise error(loc, f"must be a time, not {_kind(value)}")
+    return utc(value)
+
+
+def _kind(value: object) -> str:
+    return "nothing" if value is None else type(value).__name__

@@ -1,7 +1,7 @@
 """Findings: the one currency every rule, parser and job reports problems in.
 
 A plain frozen dataclass, not a pydantic model: every command imports it, and pydantic's import
-alone cost `validate` most of its start-up (issue 14). Pydantic models elsewhere may still hold
+alone cost `validate` most of its start-up. Pydantic models elsewhere may still hold
 a Finding as a field (pydantic validates and serialises stdlib dataclasses).
 """
 

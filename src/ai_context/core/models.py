@@ -1,23 +1,18 @@
 """Plain models the adapters hand back, so the pure core never sees an HTTP answer.
 
 Frozen, slotted dataclasses built by keyword (the adapters check what they read before building
-one; adapters/store.py checks a file's front matter with `issue_from_data`): importing them
-costs nothing, and an agent's `resume` or a hook never loads pydantic for them (issue 14).
+one; adapters/store.py checks a file's front matter with pydantic): importing them costs
+nothing, and an agent's `resume` or a hook never loads pydantic for them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from datetime import UTC, date, datetime
-from typing import Any, Literal
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
 
-from ai_context.core.fields import FieldError, want_text
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    # Front matter written by hand may carry no offset: times here are UTC.
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+from ai_context.core.fields import utc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,82 +42,10 @@ class Issue:
             put(self, "labels", tuple(self.labels))
         if type(self.assignees) is not tuple:
             put(self, "assignees", tuple(self.assignees))
-        put(self, "updated_at", _utc(self.updated_at))
-        put(self, "closed_at", _utc(self.closed_at))
-
-
-ISSUE_FIELDS = {f.name: f for f in fields(Issue)}
-
-
-class IssueDataError(FieldError):
-    """A mapping that cannot be an Issue."""
-
-
-def _int(loc: str, value: object) -> int:
-    # YAML reads `number: 7` as an int; `number: "7"` is accepted too, as it always was.
-    if type(value) is int:
-        return value
-    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
-        return int(value)
-    raise IssueDataError(loc, "Input should be a valid integer")
-
-
-def _check_text(loc: str, value: object, *, optional: bool = False) -> None:
-    if value is not None or not optional:
-        want_text(loc, value, IssueDataError)
-
-
-def _names(loc: str, value: object) -> tuple[str, ...]:
-    if not isinstance(value, list | tuple):
-        raise IssueDataError(loc, "Input should be a valid list")
-    for i, item in enumerate(value):
-        _check_text(f"{loc}.{i}", item)
-    return tuple(value)
-
-
-def _when(loc: str, value: object) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return value
-    if isinstance(value, date):  # YAML reads `2026-05-26` as a date: its midnight, UTC
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-    raise IssueDataError(loc, "Input should be a valid datetime")
-
-
-def issue_from_data(data: Mapping[str, Any]) -> Issue:
-    """An Issue from a mapping written by a person (a file's front matter): unknown keys are
-    ignored; a value of the wrong kind is an IssueDataError naming its field."""
-    values = {name: data[name] for name in ISSUE_FIELDS if name in data}
-    for name in ("number", "title"):
-        if name not in values:
-            raise IssueDataError(name, "Field required")
-    values["number"] = _int("number", values["number"])
-    if values.get("comments") is not None:
-        values["comments"] = _int("comments", values["comments"])
-    _check_texts(values)
-    for name in ("labels", "assignees"):
-        if name in values:
-            values[name] = _names(name, values[name])
-    for name in ("updated_at", "closed_at"):
-        if name in values:
-            values[name] = _when(name, values[name])
-    return Issue(**values)
-
-
-def _check_texts(values: Mapping[str, Any]) -> None:
-    for name in ("title", "body", "html_url", "repository"):
-        if name in values:
-            _check_text(name, values[name])
-    for name in ("state_reason", "author", "author_association"):
-        _check_text(name, values.get(name), optional=True)
-    if values.get("state", "open") not in ("open", "closed"):
-        raise IssueDataError("state", "Input should be 'open' or 'closed'")
-    if type(values.get("is_pull_request", False)) is not bool:
-        raise IssueDataError("is_pull_request", "Input should be a valid boolean")
+        if self.updated_at is not None:
+            put(self, "updated_at", utc(self.updated_at))
+        if self.closed_at is not None:
+            put(self, "closed_at", utc(self.closed_at))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,16 +71,38 @@ class Comment:
     issue_number: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class IssueRef:
-    """Which issue, in which repository: enough to address it without fetching it."""
+    """An issue as a person names it: `12`, `#12` or its URL, which names its repository too
+    (`repository` None otherwise)."""
 
-    repository: str
+    repository: str | None
     number: int
 
-    def __post_init__(self) -> None:
-        if type(self.number) is not int or self.number <= 0:
-            raise ValueError("number: an issue number is a positive integer")
+
+_REPOSITORY_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_ISSUE_URL_RE = re.compile(r"https?://[^/]+/(?:[^/]+/)*?([^/]+/[^/]+)/(?:issues|pull)/(\d+)/?")
+
+
+def repository_name(value: str) -> str:
+    """OWNER/NAME as a person writes it (spaces around cut); ValueError saying how otherwise."""
+    text = value.strip()
+    if not _REPOSITORY_RE.fullmatch(text):
+        raise ValueError(f"{value!r} is not OWNER/NAME, e.g. octo-org/shop")
+    return text
+
+
+def issue_ref(value: str) -> IssueRef:
+    """`12`, `#12` or `https://github.com/OWNER/NAME/issues/12`; ValueError saying how to
+    write it otherwise."""
+    text = value.strip()
+    match = _ISSUE_URL_RE.fullmatch(text)
+    if match:
+        return IssueRef(match.group(1), int(match.group(2)))
+    digits = text.removeprefix("#")
+    if digits.isdigit() and digits.isascii() and int(digits) > 0:
+        return IssueRef(None, int(digits))
+    raise ValueError(f"{value!r} is not an issue number: write it as 12, #12 or the issue's URL")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,7 +30,6 @@ from typing import Literal
 from ai_context.core.block import Block, PlanStep
 
 Meaning = Literal["shipped", "cancelled", "blocked", "in_review", "in_progress"]
-MEANINGS: tuple[Meaning, ...] = ("shipped", "cancelled", "blocked", "in_review", "in_progress")
 SHIPPED_WORDS = frozenset(
     {"done", "shipped", "complete", "completed", "merged", "released", "closed"}
 )

@@ -5,24 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ai_context.adapters.config import Settings
+from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHubNotFound
 from ai_context.adapters.workflow import Workflow
 from ai_context.core.block import parse
 from ai_context.core.findings import Finding
-from ai_context.core.markdown import escape_cell
+from ai_context.core.markdown import escape_cell, escape_text
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import CheckReport, IssueCheck, run_check
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.context import threshold_hit as _threshold_hit
 from ai_context.jobs.stale import _stale_summary, stale_rules
 from ai_context.rules.checks import CheckResult
-from ai_context.rules.gitlog import (
-    compare_block,
-    session_files_changed,
-)
+from ai_context.rules.gitlog.compare import compare_block, session_files_changed
 from ai_context.rules.runstate import CONFLICT, STALE, Mark, after_writes
-from ai_context.rules.session import check_session_file
+from ai_context.rules.session.model import check_session_file
 from ai_context.rules.sticky import WriteBudget
 
 
@@ -31,8 +28,8 @@ def check_job(ctx: RunContext) -> None:
     repository = ctx.github.repository
 
     def git_findings(issue: Issue, result: CheckResult) -> list[Finding]:
-        # What the pushed commits say about the task, beside what its block says (issue 8),
-        # and what jobs that ran before check found (the mirror's, issue 4).
+        # What the pushed commits say about the task, beside what its block says,
+        # and what jobs that ran before check found (the mirror's).
         earlier = ctx.findings.get(issue.number, [])
         if not commits or result.block is None:
             return earlier
@@ -54,7 +51,7 @@ def check_job(ctx: RunContext) -> None:
         _current(ctx),
         ctx.github,
         now=ctx.now,
-        config=ctx.settings.check_config,
+        config=ctx.settings.check,
         bot_login=ctx.settings.bot_login,
         dry_run=ctx.settings.dry_run,
         log=ctx.workflow.log,
@@ -72,8 +69,9 @@ def check_job(ctx: RunContext) -> None:
         for check in report.checks:
             created = None if check.created is None else len(check.created)
             after = after_writes(check.issue, check.ops, created)
-            # A task whose writes were left (max-writes) is due at once: the next run goes on.
-            due = ctx.now if check.deferred else check.due
+            # A task whose writes were left (max-writes) or failed is due at once: the next run
+            # reads it and goes on.
+            due = ctx.now if check.deferred or check.failed else check.due
             scanned.judge(after, due, wrote=bool(check.ops), mark=_mark(check))
         kept = scanned.remembered()
     ctx.outputs["writes-left"] = str(budget.left)
@@ -95,6 +93,7 @@ def check_job(ctx: RunContext) -> None:
         conflicts = sum(1 for m in kept.values() if m[3] & CONFLICT)
         ctx.summary.append(_stale_summary(report, stale, conflicts))
     ctx.exit_codes.append(_exit_code(report, ctx.settings, kept))
+    _report_failures(report, ctx)
     if session:
         ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
 
@@ -110,6 +109,21 @@ def _mark(check: IssueCheck) -> Mark | None:
     errors = check.result.errors
     warnings = sum(1 for f in check.findings if f.severity == "warning")
     return (len(check.findings), errors, warnings, bits)
+
+
+def _report_failures(report: CheckReport, ctx: RunContext) -> None:
+    """The writes that failed, one annotation each and a summary list; the run went on with
+    the other issues and the jobs after this one, and ends in exit 3."""
+    if not report.failed:
+        return
+    for line in report.failed:
+        ctx.workflow.annotate("error", line, title="ai-context: GitHub failed")
+    listed = "\n".join(f"- {escape_text(line)}" for line in report.failed)
+    ctx.summary.append(
+        f"**Writes failed on {len(report.failed)} issue(s)** (the next run finishes them):\n\n"
+        + listed
+    )
+    ctx.exit_codes.append(3)
 
 
 def _current(ctx: RunContext) -> list[Issue]:
@@ -133,7 +147,7 @@ def _current(ctx: RunContext) -> list[Issue]:
 
 
 def _session_files(ctx: RunContext) -> list[Finding]:
-    """Committed sp.json files of a push: valid, and free of secrets (issue 8, item 5)."""
+    """Committed sp.json files of a push: valid, and free of secrets."""
     findings: list[Finding] = []
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     rows = []
@@ -181,7 +195,7 @@ def _annotate(report: CheckReport, wf: Workflow) -> None:
 
 def _check_summary(
     report: CheckReport,
-    settings: Settings,
+    settings: Config,
     others: int | None,
     budget: WriteBudget,
     kept: dict[int, Mark],
@@ -219,7 +233,7 @@ def _check_summary(
     return "\n".join(lines)
 
 
-def _exit_code(report: CheckReport, settings: Settings, kept: dict[int, Mark]) -> int:
+def _exit_code(report: CheckReport, settings: Config, kept: dict[int, Mark]) -> int:
     """The fail-on threshold over this run's findings and those of the unchanged tasks."""
     if settings.fail_on == "error" and any(m[1] for m in kept.values()):
         return 1

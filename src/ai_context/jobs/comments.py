@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ai_context.adapters import github_graphql
-from ai_context.adapters.github import GitHubNotFound, GitHubUnavailable
+from ai_context.adapters.github import GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import find
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
@@ -45,6 +45,8 @@ class IssueWriter(Protocol):
 
     def list_repo_comments(self, since: datetime) -> list[Comment]: ...
 
+    def get_comment(self, comment_id: int) -> Comment: ...
+
     def create_comment(self, number: int, body: str) -> Comment: ...
 
     def edit_comment(self, comment_id: int, body: str) -> Comment: ...
@@ -68,6 +70,7 @@ class IssueCheck:
     due: datetime | None = None
     created: list[int] | None = field(default_factory=list)  # None: a race or retry decided
     deferred: bool = False  # its writes were left for the next run (max-writes)
+    failed: bool = False  # a write failed: the next run reads it and makes what is missing
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -78,6 +81,7 @@ class IssueCheck:
 class CheckReport:
     checks: list[IssueCheck]
     stats: Counter[str] = field(default_factory=Counter)
+    failed: list[str] = field(default_factory=list)  # one line per issue whose write failed
 
     @property
     def findings(self) -> int:
@@ -294,6 +298,10 @@ def run_check(
             except GitHubNotFound:
                 log(f"ai-context: #{issue.number} is gone (deleted or moved); skipped")
                 continue
+            except GitHubUnavailable as exc:
+                _failed(report, planned, exc, log)
+        except GitHubUnavailable as exc:
+            _failed(report, planned, exc, log)
         report.checks.append(planned)
         report.stats.update(op.kind for op in planned.ops)
         if budget is not None:
@@ -301,6 +309,18 @@ def run_check(
     if deferred:
         _settle_deferred(report, writer, deferred, started, bot_login)
     return report
+
+
+def _failed(
+    report: CheckReport, planned: IssueCheck, exc: GitHubUnavailable, log: Callable[[str], None]
+) -> None:
+    """One issue's write failed (GitHub's 5xx, a timeout, a rate limit outlasting the run's
+    patience): say so and go on with the next issue; the run ends in exit 3 with the list
+    (CheckReport.failed). The issue is not remembered: the next run reads and finishes it."""
+    message = f"#{planned.issue.number}: {exc}"
+    log(f"ai-context: a write failed on {message}; going on with the other issues")
+    report.failed.append(message)
+    planned.failed = True
 
 
 def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
@@ -412,7 +432,8 @@ def _create_once(
 ) -> Comment | None:
     """Create a marked comment (the sticky one, a mention), then list once: a POST that failed
     may still have landed, and a run racing this one (a push and an issue event, a re-run)
-    may have created its own. The oldest stays, newer ones go, so racing runs end with one
+    may have created its own (a POST whose answer timed out is not sent again: it may land
+    after the listing). The oldest stays, newer ones go, so racing runs end with one
     comment; the survivor gets this run's text when it was another run's (jobs/settle.py).
     Returns the comment when this run's creation is the one that stays, None when a race or a
     retry decided. With DEFERRED (a full scan), a creation that was answered is listed there
@@ -422,8 +443,10 @@ def _create_once(
     created: Comment | None = None
     try:
         created = writer.create_comment(op.issue, op.body)
-    except GitHubUnavailable:
+    except GitHubUnavailable as exc:
         found = ours(read_comments(writer, op.issue), bot_login, marker)
+        if not found and isinstance(exc, GitHubNoAnswer):
+            raise  # still on its way, maybe: the next run's read finds it, or posts it
         if not found:  # it did not land: one more try
             writer.create_comment(op.issue, op.body)
             return None

@@ -1,4 +1,5 @@
-"""What a job gets in an Action run: the route the event asked for and the run's shared state.
+"""What a job gets in an Action run: the route the event asked for, the run's configuration
+(one `Config`, its sections typed) and the run's shared state.
 
 Kept apart from the faces so jobs can take it without importing the Action (which imports them).
 """
@@ -11,13 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from ai_context import version
-from ai_context.adapters.config import Settings
-from ai_context.adapters.github import (
-    DEFAULT_API_URL,
-    GitHub,
-    GitHubNotFound,
-    IssuePage,
-)
+from ai_context.adapters.clients import GITHUB_API_URL
+from ai_context.adapters.config import Config
+from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.adapters.workflow import Progress, Workflow
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
@@ -33,7 +30,6 @@ from ai_context.jobs.scan import (
     scan_other,
 )
 from ai_context.rules.runstate import rules_key
-from ai_context.rules.stale_config import parse_stale_config
 from ai_context.rules.sticky import WriteBudget
 
 
@@ -53,8 +49,7 @@ class Route:
 class RunContext:
     """Everything a job needs in an Action run; jobs add to outputs, summary and stats."""
 
-    settings: Settings
-    extras: dict[str, Any] = field(repr=False)
+    settings: Config
     github: GitHub
     workflow: Workflow
     now: datetime
@@ -66,7 +61,7 @@ class RunContext:
     event: str = ""
     # The environment holds the tokens: never in a repr, a log line or a traceback's locals.
     workflow_env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    github_api_url: str = DEFAULT_API_URL
+    github_api_url: str = GITHUB_API_URL
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
     findings: dict[int, list[Finding]] = field(default_factory=dict)
     progress: Progress | None = None
@@ -91,7 +86,7 @@ class RunContext:
             settings = self.settings
             kw: dict[str, Any] = dict(
                 jobs=",".join(sorted(self.route.jobs)),
-                rules=rules_key(version(), *rules_parts(dict(settings), self.extras)),
+                rules=rules_key(version(), *rules_parts(settings)),
                 bot=settings.bot_login,
                 now=self.now,
                 asked=self._full_asked(),
@@ -114,11 +109,8 @@ class RunContext:
         """Why this run lists every open issue whatever its run state says ('' if not)."""
         if self.settings.full:
             return "asked for (full: true)"
-        if "stale" in self.route.jobs:
-            section = self.extras.get("stale")
-            stale = parse_stale_config(section, self.settings.config, self.settings.stale_after)
-            if stale.max_active_per_actor is not None:
-                return "max-active-per-actor counts every actor's tasks"
+        if "stale" in self.route.jobs and self.settings.stale.max_active_per_actor is not None:
+            return "max-active-per-actor counts every actor's tasks"
         return ""
 
     def _carrier(self, repository: str) -> Issue | None:
@@ -179,7 +171,7 @@ def _issues_for(plan: Route, github: GitHub, wf: Workflow) -> list[Issue]:
     return [issue for issue in issues if is_task(issue)]
 
 
-def threshold_hit(findings: Sequence[Finding], settings: Settings) -> int:
+def threshold_hit(findings: Sequence[Finding], settings: Config) -> int:
     """1 when a finding reaches the user's fail-on threshold, else 0."""
     levels = {"error": ("error",), "warning": ("error", "warning")}.get(settings.fail_on, ())
     return 1 if any(f.severity in levels for f in findings) else 0

@@ -22,14 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from ai_context.adapters.config import Settings
+from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.adapters.templates import Templates
-from ai_context.core.durations import duration_value
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
@@ -45,9 +41,8 @@ from ai_context.jobs.digest_delivery import (
 from ai_context.jobs.digest_facts import closed_since, quiet, store
 from ai_context.jobs.digest_facts import gather as gather_facts
 from ai_context.jobs.scan import DIGEST_LABEL, Scan
-from ai_context.rules.actors import parse_actors
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest import DigestConfig, digest_from_checked
+from ai_context.rules.digest import DigestConfig, DigestSection, Target, digest_from_checked
 from ai_context.rules.digest_model import Digest, StateRead
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
@@ -61,88 +56,29 @@ from ai_context.rules.digest_state import (
 )
 from ai_context.rules.sticky import WriteBudget
 
-Target = Literal["issue-comment", "slack", "step-summary"]
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub takes 1 MiB of step summary: the full list fits
 COMMENT_LIMIT = 60_000  # of the 65,536 a comment holds: room for the marker line
 
 
-class DigestSection(BaseModel):
-    """The `digest:` section of the config file."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-    targets: tuple[Target, ...] | None = None
-    window: timedelta = timedelta(hours=24)
-    repositories: tuple[str, ...] = ()
-    mention_owners: bool = Field(default=False, alias="mention-owners")
-
-    @field_validator("window", mode="before")
-    @classmethod
-    def _window(cls, value: Any) -> Any:
-        return duration_value(value)
-
-    @field_validator("repositories")
-    @classmethod
-    def _repos(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for repo in value:
-            if repo.count("/") != 1 or not all(repo.split("/")):
-                raise ValueError(f"{repo!r} is not owner/name")
-        return value
-
-
-def digest_section(
-    extras: dict[str, Any], settings: Settings, *, needs_webhook: bool = True
-) -> DigestSection:
-    """The `digest:` section (and the top-level `repositories:`), checked. NEEDS_WEBHOOK: a
-    run that delivers the digest needs the Slack webhook when slack is a target; other runs
-    check the section's values only (an issue-event workflow need not pass the webhook)."""
-    given = extras.get("digest")
-    if given is not None and not isinstance(given, bool | dict):
-        raise ConfigError(
-            f"{settings.config}: digest: must be false (no digest) or a mapping of targets, "
-            "window, mention-owners"
-        )
-    raw = dict(given) if isinstance(given, dict) else {}
-    top_level = "repositories" in extras and "repositories" not in raw
-    if top_level:
-        raw["repositories"] = extras["repositories"]  # the issue's top-level spelling
-    try:
-        section = DigestSection.model_validate(raw)
-    except ValidationError as exc:
-
-        def where(loc: tuple[Any, ...]) -> str:
-            name = ".".join(str(p) for p in loc)
-            return name if top_level and name.startswith("repositories") else f"digest.{name}"
-
-        problems = "; ".join(
-            f"{where(e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
-            for e in exc.errors()
-        )
-        raise ConfigError(f"{settings.config}: {problems}") from exc
-    if not needs_webhook:
-        return section
-    if section.targets and "slack" in section.targets and settings.slack_webhook_url is None:
+def check_delivery(settings: Config) -> None:
+    """A run that delivers the digest to Slack needs the webhook: refused before any write
+    (an issue-event run checks the section's values only; it need not pass the webhook)."""
+    targets = settings.digest.targets
+    if targets and "slack" in targets and settings.slack_webhook_url is None:
         raise ConfigError(
             f"{settings.config}: digest.targets names slack but slack-webhook-url is empty; "
             "pass the webhook from a secret or drop slack from the targets"
         )
-    return section
-
-
-def digest_on(extras: dict[str, Any]) -> bool:
-    """`digest: false` in the config file turns the digest off (so does `jobs` without it)."""
-    return extras.get("digest") is not False
 
 
 def posts_comment(ctx: RunContext) -> bool:
     """Whether this run posts the digest comment (and so may create the digest issue)."""
     if "digest" not in ctx.route.jobs or not ctx.route.scan_all:
         return False
-    section = digest_section(ctx.extras, ctx.settings, needs_webhook=False)
-    return "issue-comment" in targets_of(section, ctx.settings)
+    return "issue-comment" in targets_of(ctx.settings.digest, ctx.settings)
 
 
-def targets_of(section: DigestSection, settings: Settings) -> tuple[Target, ...]:
+def targets_of(section: DigestSection, settings: Config) -> tuple[Target, ...]:
     if section.targets is not None:
         return tuple(dict.fromkeys((*section.targets, "step-summary")))
     wanted: list[Target] = ["issue-comment"]
@@ -195,26 +131,24 @@ def _since(now: datetime, window: timedelta, previous: StateRead) -> datetime:
 
 
 def digest_config(
-    settings: Settings,
-    extras: dict[str, Any],
-    section: DigestSection,
+    settings: Config,
     *,
     window: timedelta | None = None,
     stale_after: timedelta | None = None,
 ) -> DigestConfig:
-    """The one DigestConfig the Action and the command line build from the same settings, so
-    both put a task in the same category: the window, stale-after, `required:` and owners."""
-    actors = parse_actors(extras.get("actors"), settings.config)
+    """The one DigestConfig the Action, the command line and the MCP server build from the
+    same settings, so all put a task in the same category: the window, stale-after,
+    `required:` and owners."""
     owners = {
         key.lower(): actor.owner
-        for actor in actors.actors
+        for actor in settings.actors.actors
         if actor.owner
         for key in (actor.id, *actor.aliases)
     }
     return DigestConfig(
-        window=window or section.window,
+        window=window or settings.digest.window,
         stale_after=stale_after or settings.stale_after,
-        check=settings.check_config,
+        check=settings.check,
         owners=owners,
     )
 
@@ -241,7 +175,7 @@ class Gathered:
 def gather(
     repos: Sequence[GitHub],
     *,
-    settings: Settings,
+    settings: Config,
     window: timedelta,
     now: datetime,
     open_issues: Sequence[Issue] | None = None,
@@ -282,23 +216,18 @@ def gather(
     return out
 
 
-def mentions_of(
-    extras: dict[str, Any], settings: Settings, section: DigestSection
-) -> dict[str, str]:
+def mentions_of(settings: Config) -> dict[str, str]:
     """Actor id (lower case) -> its owner's Slack id, when the digest mentions owners."""
-    if not section.mention_owners:
+    if not settings.digest.mention_owners:
         return {}
-    actors = parse_actors(extras.get("actors"), settings.config)
-    return {a.id.lower(): a.slack for a in actors.actors if a.slack}
+    return {a.id.lower(): a.slack for a in settings.actors.actors if a.slack}
 
 
 def deliver_digest(
     digest: Digest,
     *,
     github: GitHub,
-    settings: Settings,
-    extras: dict[str, Any],
-    section: DigestSection,
+    settings: Config,
     comments: Sequence[Comment],
     digest_issue: int | None,
     workspace: Path,
@@ -306,10 +235,10 @@ def deliver_digest(
     budget: WriteBudget,
     full_url: str = "",
 ) -> Delivery:
-    """Render DIGEST and deliver it to the section's targets: the day's comment on the
+    """Render DIGEST and deliver it to the digest section's targets: the day's comment on the
     digest issue (COMMENTS are that issue's), Slack, and the step summary's text."""
-    targets = targets_of(section, settings)
-    mentions = mentions_of(extras, settings, section)
+    targets = targets_of(settings.digest, settings)
+    mentions = mentions_of(settings)
     try:
         templates = Templates(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
@@ -367,7 +296,7 @@ def digest_job(ctx: RunContext) -> None:
         ctx.workflow.log("ai-context: the digest runs on schedule and workflow_dispatch only")
         return
     settings, log = ctx.settings, ctx.workflow.log
-    section = digest_section(ctx.extras, settings)
+    section = settings.digest
     today = ctx.now.date().isoformat()
     home = ctx.scanned()
     digest_issue = _digest_issue(home, ctx.github, settings.digest_issue)
@@ -396,7 +325,7 @@ def digest_job(ctx: RunContext) -> None:
             theirs = _read_comments(other.github, number)
             reads.append((other.repository, previous_state(theirs, today, settings.bot_login)))
     previous = merge_previous(reads)
-    config = digest_config(settings, ctx.extras, section)
+    config = digest_config(settings)
     since = _since(ctx.now, section.window, previous)
     sources = [
         gather_facts(
@@ -416,8 +345,6 @@ def digest_job(ctx: RunContext) -> None:
         digest,
         github=ctx.github,
         settings=settings,
-        extras=ctx.extras,
-        section=section,
         comments=comments,
         digest_issue=digest_issue,
         workspace=Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or "."),

@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ai_context.adapters.config import Settings
+from ai_context.adapters import clients
+from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubError
-from ai_context.adapters.slack import SlackResult, post_messages
+from ai_context.adapters.slack import SlackResult
 from ai_context.core.markdown import escape_text
 from ai_context.core.models import Comment
 from ai_context.jobs.scan import DIGEST_LABEL
@@ -87,7 +88,7 @@ def deliver_comment(
     out: Delivery,
     *,
     github: GitHub,
-    settings: Settings,
+    settings: Config,
     digest_issue: int | None,
     existing: Comment | None,
     today: str,
@@ -185,7 +186,7 @@ def slack_wanted(existing: Comment | None, digest: Digest) -> bool:
 def deliver_slack(
     out: Delivery,
     *,
-    settings: Settings,
+    settings: Config,
     messages: Sequence[dict[str, Any]],
     log: Callable[[str], None],
 ) -> None:
@@ -197,7 +198,7 @@ def deliver_slack(
         out.report.append(f"Slack: would post {len(messages)} message(s) (dry run)")
         return
     try:
-        result = post_messages(settings.slack_webhook_url.get_secret_value(), list(messages))
+        result = clients.slack(settings.slack_webhook_url).post(list(messages))
     except ValueError as exc:  # an unusable webhook URL
         out.errors.append(f"Slack delivery failed: {one_line(exc)}")
         out.report.append(f"Slack: **failed**: {escape_text(one_line(exc))}")

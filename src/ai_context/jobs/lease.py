@@ -1,7 +1,8 @@
 """The lease operations: claim, renew, release, who, driven by rules/lease.py's decisions.
 
-The command line (cli/lease.py) and any other face (an MCP server) call these; they print
-nothing. Calls per operation (GitHub REST, no retries needed):
+The command line (cli/lease.py) and the MCP server call `run_lease` with a `LeaseRequest` and
+read its outcome as `outcome_json` and `outcome_exit`; nothing here prints. Calls per
+operation (GitHub REST, no retries needed):
   claim a free lease      3  (read ref -> 404, create commit, create ref)
   claim a held lease      2  (read ref, read commit: held, refused)
   claim an expired lease  4  (read ref, read commit, commit on top, fast-forward the ref)
@@ -23,7 +24,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.adapters.config import load_settings
+from ai_context.adapters.config import load_config
 from ai_context.adapters.github import (
     GitHubConflict,
     GitHubError,
@@ -31,9 +32,8 @@ from ai_context.adapters.github import (
     GitHubUnavailable,
 )
 from ai_context.core.durations import format_duration
-from ai_context.core.errors import ConfigError, UsageError
+from ai_context.core.errors import ConfigError, Exit, UsageError
 from ai_context.core.models import GitCommit, Issue
-from ai_context.rules.actors import parse_actors
 from ai_context.rules.lease import (
     EMPTY_TREE,
     Lease,
@@ -45,9 +45,9 @@ from ai_context.rules.lease import (
     decide_release,
     decide_renew,
     next_record,
-    parse_lease_config,
     parse_record,
     same_actor,
+    stamp,
 )
 
 ATTEMPTS = 5
@@ -302,14 +302,76 @@ def who(store: RefStore, issue: int, *, config: LeaseConfig | None = None) -> Ou
 
 def lease_settings(env: Mapping[str, str], workspace: Path) -> tuple[LeaseConfig, Same]:
     """The lease section and the actor aliases of the config file (ConfigError when bad)."""
-    settings, extras = load_settings(env, workspace)
-    config = parse_lease_config(extras.get("lease"), settings.config)
-    actors = parse_actors(extras.get("actors"), settings.config)
+    settings = load_config(env, workspace)
+    actors = settings.actors
 
     def same(a: str, b: str) -> bool:
         return bool(actors.same(a, b))
 
-    return config, same
+    return settings.lease, same
+
+
+LeaseOp = Literal["claim", "renew", "release", "who"]
+
+
+class LeaseRequest(BaseModel):
+    """One lease operation as a face asks for it: TTL (claim, renew) None for the config's;
+    LEASE (release) the lease commit the claim printed, to release only that one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: LeaseOp
+    issue: int
+    actor: str = ""
+    ttl: timedelta | None = None
+    lease: str | None = None
+
+
+def run_lease(
+    store: RefStore,
+    request: LeaseRequest,
+    config: LeaseConfig,
+    same: Same,
+    *,
+    before_write: Callable[[int], None] | None = None,
+) -> Outcome:
+    issue, actor = request.issue, request.actor
+    ttl = config.ttl if request.ttl is None else request.ttl  # 0 is refused, never the default
+    if request.op == "claim":
+        return claim(
+            store, issue, actor, ttl=ttl, config=config, same=same, before_write=before_write
+        )
+    if request.op == "renew":
+        return renew(store, issue, actor, ttl=ttl, config=config, same=same)
+    if request.op == "release":
+        return release(store, issue, actor, expected=request.lease, config=config, same=same)
+    return who(store, issue, config=config)
+
+
+def outcome_exit(op: LeaseOp, outcome: Outcome) -> Exit:
+    """0 won, released or answered (`who`); 4 held by another; 2 a lease id not yours."""
+    if outcome.result == "mismatch":
+        return Exit.USAGE
+    return Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    """The stable JSON shape of a lease outcome: keys may be added, never renamed."""
+    data: dict[str, Any] = {
+        "result": outcome.result,
+        "issue": outcome.issue,
+        "calls": outcome.calls,
+        "notes": list(outcome.notes),
+    }
+    lease = outcome.lease
+    if lease is not None:
+        data.update(
+            actor=lease.record.actor,
+            acquired=stamp(lease.record.acquired),
+            expires=stamp(lease.record.expires),
+            lease=lease.sha,
+        )
+    return data
 
 
 def _stderr(line: str) -> None:

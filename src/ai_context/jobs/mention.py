@@ -1,4 +1,4 @@
-"""The one mention of a stale task's owner (issue 9): the note in the sticky comment, and the
+"""The one mention of a stale task's owner: the note in the sticky comment, and the
 short comment that tells the owner when the sticky comment already existed. Planned with the
 sticky comment (jobs/comments.py); kept apart so each module reads as one concern."""
 

@@ -18,10 +18,11 @@ full listing's anyway: a missing state costs no extra call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
+from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.core.models import Issue
 from ai_context.jobs.bodywrite import commit_body
@@ -509,11 +510,25 @@ def _same(old: RunState, new: RunState) -> bool:
     )
 
 
-def rules_parts(settings: Mapping[str, object], extras: Mapping[str, object]) -> list[object]:
-    """What the findings depend on besides the issues, for runstate.rules_key."""
-    skip = {"github_token", "clickup_token", "slack_webhook_url", "now", "dry_run", "full"}
-    return [sorted((k, str(v)) for k, v in settings.items() if k not in skip), extras]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
+def rules_parts(config: Config) -> list[object]:
+    """What the findings depend on besides the issues, for runstate.rules_key: the settings
+    (not the secrets, the clock, or how the run writes) and the config file's sections."""
+    skip = {
+        "config",  # where the file is (its sections are below)
+        "github_token",
+        "clickup_token",
+        "slack_webhook_url",
+        "now",
+        "dry_run",
+        "full",
+        "max_writes",
+        "write_interval",
+        "http_retries",
+        "http_backoff",
+    }
+    settings = [(name, str(getattr(config, name))) for name in sorted(type(config).model_fields)]
+    settings = [(name, value) for name, value in settings if name not in skip]
+    sections = [config.check, config.stale, config.lease, config.mirror]
+    digest = [config.digest] if config.digest_on else []
+    actors = [repr(actor) for actor in config.actors.actors]  # the map's repr is its address
+    return [settings, actors, *(repr(section) for section in [*sections, *digest])]

@@ -1,7 +1,7 @@
-"""Racing runs end with one marked comment (issue 15): the oldest stays, newer ones go, and the
+"""Racing runs end with one marked comment: the oldest stays, newer ones go, and the
 survivor gets the text of the run that settles. The rule is here once; jobs/comments.py applies
 it after each creation of a single-issue run (one listing of that issue), and a full scan
-applies it to all its creations at the end, from one repository-wide listing (issue 14): a
+applies it to all its creations at the end, from one repository-wide listing: a
 scheduled run creating 50 comments then pays one page of comments instead of 50 listings.
 """
 

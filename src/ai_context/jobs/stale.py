@@ -14,30 +14,15 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Protocol
 
-from ai_context.adapters.config import Settings
+from ai_context.adapters.config import Config
 from ai_context.core.block import parse
 from ai_context.core.markdown import escape_cell
 from ai_context.core.models import GitCommit
 from ai_context.jobs.comments import CheckReport
 from ai_context.jobs.context import RunContext
-from ai_context.rules.actors import parse_actors
-from ai_context.rules.gitlog import (
-    issues_named,
-)
-from ai_context.rules.lease import (
-    LeaseConfig,
-    LeaseError,
-    LeaseRecord,
-    parse_lease_config,
-    parse_record,
-)
-from ai_context.rules.stale import (
-    Evidence,
-    StaleRules,
-    active_tasks,
-    parse_stale_config,
-    push_commits,
-)
+from ai_context.rules.gitlog.refs import issues_named
+from ai_context.rules.lease import LeaseConfig, LeaseError, LeaseRecord, parse_record
+from ai_context.rules.stale import Evidence, StaleRules, active_tasks, push_commits
 
 # --- evidence for the stale rules ------------------------------------------------------------
 
@@ -79,7 +64,7 @@ def read_leases(
     return found
 
 
-def stale_enabled(settings: Settings) -> bool:
+def stale_enabled(settings: Config) -> bool:
     return settings.jobs == ("auto",) or "stale" in settings.jobs
 
 
@@ -88,10 +73,7 @@ def stale_rules(ctx: RunContext, seen: datetime | None = None) -> StaleRules | N
     when the scheduled runs first saw the repository's tasks (None: this run cannot tell)."""
     if not stale_enabled(ctx.settings):
         return None
-    source, extras = ctx.settings.config, ctx.extras
-    actors = parse_actors(extras.get("actors"), source)
-    config = parse_stale_config(extras.get("stale"), source, ctx.settings.stale_after)
-    leases = parse_lease_config(extras.get("lease"), source)
+    actors, config, leases = ctx.settings.actors, ctx.settings.stale, ctx.settings.lease
     issues = ctx.issues()
     fresh: dict[int, Evidence] = {}
     if "stale" in ctx.route.jobs:

@@ -1,15 +1,13 @@
 """The MCP tools that read or lease rather than write the block: claim, renew, release and who
-(the lease calls of the command line), status and summary (the command line's own commands,
-with its settings and its JSON), validate."""
+(jobs/lease.py's request and JSON, as the command line's), status and summary (the command
+line's settings, plates and JSON), validate."""
 
 from __future__ import annotations
 
-import argparse
-import io
-import json
 from pathlib import Path
 from typing import Any
 
+from ai_context.adapters.config import load_config
 from ai_context.core.errors import Exit
 from ai_context.mcp.tools import Session, ToolFailure, issue_number, now
 
@@ -24,10 +22,16 @@ def lease(
     repo: str | None = None,
 ) -> dict[str, Any]:
     """claim, renew, release or who: the lease JSON of the command line, with `exit_code`."""
-    from ai_context.cli.common import IssueRef  # noqa: PLC0415
-    from ai_context.cli.lease import outcome_json, run_lease_op  # noqa: PLC0415
     from ai_context.core.durations import parse_duration  # noqa: PLC0415
-    from ai_context.jobs.lease import check_ttl, issue_check, lease_settings  # noqa: PLC0415
+    from ai_context.jobs.lease import (  # noqa: PLC0415
+        LeaseRequest,
+        check_ttl,
+        issue_check,
+        lease_settings,
+        outcome_exit,
+        outcome_json,
+        run_lease,
+    )
 
     repository = s.repo(repo)
     number = issue_number(issue, repository)
@@ -41,58 +45,50 @@ def lease(
             raise ToolFailure(Exit.USAGE, f"ttl: {exc}") from exc
         duration = s.run(lambda: check_ttl(wanted, "ttl"))
     config, same = s.run(lambda: lease_settings(s.env, Path.cwd()))
-    args = argparse.Namespace(lease_op=op, issue=IssueRef(None, number), ttl=duration, lease=sha)
+    request = LeaseRequest(op=op, issue=number, actor=s.actor or "", ttl=duration, lease=sha)
     gh = s.github(repository)
     before = gh.counter.total
     check = issue_check(gh, repository) if op == "claim" else None
-    outcome = s.run(lambda: run_lease_op(gh, args, s.actor or "", config, same, before_write=check))
+    outcome = s.run(lambda: run_lease(gh, request, config, same, before_write=check))
     outcome = outcome.model_copy(update={"calls": gh.counter.total - before})
-    data = outcome_json(outcome)
-    if outcome.result == "mismatch":
-        data["exit_code"] = int(Exit.USAGE)
-    else:
-        data["exit_code"] = int(Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT)
-    return data
-
-
-def cli_json(argv: list[str]) -> Any:
-    """The JSON `ai-context ARGV --format json` prints, run in this process: the command line's
-    settings (environment, config file) and output, one code for both faces. Its errors are
-    the tool's failures, with the same exit codes."""
-    from ai_context.cli.main import build_parser  # noqa: PLC0415
-    from ai_context.core.errors import AIContextError  # noqa: PLC0415
-
-    out = io.StringIO()
-    try:
-        args = build_parser(argv[0]).parse_args([*argv, "--format", "json"])
-        args.handler(args, out, io.StringIO())
-    except AIContextError as exc:
-        raise ToolFailure(exc.exit_code, str(exc)) from exc
-    return json.loads(out.getvalue())
+    return {**outcome_json(outcome), "exit_code": int(outcome_exit(request.op, outcome))}
 
 
 def status(s: Session, actor: str | None, repo: str | None = None) -> dict[str, Any]:
-    """What is on each actor's plate (or ACTOR's), by urgency: `ai-context status --format
-    json` (the open issues and those closed within the digest window)."""
+    """What is on each actor's plate (or ACTOR's), by urgency: the open issues and those closed
+    within the digest window, read with the command line's settings (jobs/digest.py's
+    digest_config) into `ai-context status --format json`'s plates."""
+    from ai_context.jobs.digest import digest_config, read_issues  # noqa: PLC0415
+    from ai_context.rules.digest import build_digest  # noqa: PLC0415
+    from ai_context.rules.digest_json import plate_json  # noqa: PLC0415
+    from ai_context.rules.digest_plate import plates_for  # noqa: PLC0415
+
     repository = s.repo(repo)
-    who = ["--actor", actor] if actor else ["--all"]
-    plates = cli_json(["status", *who, "--repo", repository])
-    return {"repository": repository, "plates": plates}
+    settings = s.run(lambda: load_config(s.env, Path.cwd()))
+    config, when = digest_config(settings), settings.now or now()
+    issues = s.run(lambda: read_issues(s.github(repository), when - config.window))
+    digest = build_digest(issues, when, config)
+    plates = plates_for(digest, actor, settings.actors)
+    return {"repository": repository, "plates": [plate_json(p) for p in plates]}
 
 
 def summary(s: Session, issue: int | str, repo: str | None = None) -> dict[str, Any]:
     """One task's progress summary: the JSON of `ai-context summary ISSUE --format json`."""
+    from ai_context.jobs.digest import digest_config  # noqa: PLC0415
+    from ai_context.rules.digest import summarize_task  # noqa: PLC0415
+    from ai_context.rules.digest_json import summary_json  # noqa: PLC0415
+
     repository = s.repo(repo)
     number = issue_number(issue, repository)
-    data: dict[str, Any] = cli_json(["summary", str(number), "--repo", repository])
-    return data
+    settings = s.run(lambda: load_config(s.env, Path.cwd()))
+    found = s.run(lambda: s.github(repository).get_issue(number))
+    return summary_json(summarize_task(found, settings.now or now(), digest_config(settings)))
 
 
 def validate(s: Session, body: str) -> dict[str, Any]:
     """Check a block (or an issue body holding one) as `ai-context validate` does, with the
     fields the config's `required:` asks for."""
-    from ai_context.cli.validate import result_json  # noqa: PLC0415
-    from ai_context.rules.checks import CheckConfig, check_body  # noqa: PLC0415
+    from ai_context.rules.checks import CheckConfig, check_body, result_json  # noqa: PLC0415
 
     result = check_body(body, now=now(), config=CheckConfig(required=s.required))
     data = result_json("<input>", result)

@@ -16,7 +16,6 @@ content, with `exit_code`.
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -95,15 +94,17 @@ def block_of(fields: BlockFields, default_actor: str | None) -> Block:
 
 def issue_number(value: int | str, repository: str) -> int:
     """12, "#12" or an issue URL of REPOSITORY."""
-    from ai_context.cli.common import issue_arg  # noqa: PLC0415
+    from ai_context.core.models import issue_ref  # noqa: PLC0415
 
     try:
-        named, number = issue_arg(str(value))
-    except argparse.ArgumentTypeError as exc:
+        ref = issue_ref(str(value))
+    except ValueError as exc:
         raise ToolFailure(Exit.USAGE, str(exc)) from exc
-    if named and named.lower() != repository.lower():
-        raise ToolFailure(Exit.USAGE, f"the issue URL is in {named}; this call is on {repository}")
-    return number
+    if ref.repository and ref.repository.lower() != repository.lower():
+        raise ToolFailure(
+            Exit.USAGE, f"the issue URL is in {ref.repository}; this call is on {repository}"
+        )
+    return ref.number
 
 
 class Session:
@@ -126,7 +127,7 @@ class Session:
 
     @property
     def repository(self) -> str:
-        from ai_context.cli.common import default_repository  # noqa: PLC0415
+        from ai_context.adapters.clients import default_repository  # noqa: PLC0415
 
         repo = self._repo or default_repository(self.env)
         if not repo:
@@ -142,20 +143,20 @@ class Session:
         """The repository of one call: its REPO argument, else the server's."""
         if repo is None or not repo.strip():
             return self.repository
-        from ai_context.cli.common import repo_arg  # noqa: PLC0415
+        from ai_context.core.models import repository_name  # noqa: PLC0415
 
         try:
-            return repo_arg(repo)
-        except argparse.ArgumentTypeError as exc:
+            return repository_name(repo)
+        except ValueError as exc:
             raise ToolFailure(Exit.USAGE, f"repo: {exc}") from exc
 
     def github(self, repo: str | None = None) -> GitHub:
         repository = self.repo(repo)
         key = repository.lower()
         if key not in self._github:
-            from ai_context.cli.common import open_github  # noqa: PLC0415
+            from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
 
-            self._github[key] = self.run(lambda: open_github(repository, self.env))
+            self._github[key] = self.run(lambda: github_from_env(repository, self.env))
         return self._github[key]
 
     def cache(self) -> Cache:
@@ -169,10 +170,10 @@ class Session:
     def required(self) -> tuple[str, ...]:
         """The fields a complete block needs, read as the command line reads them."""
         if self._required is None:
-            from ai_context.cli.agent import config_path, required_for  # noqa: PLC0415
+            from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
 
-            path = config_path(argparse.Namespace(), self.env)
-            self._required = self.run(lambda: required_for(path, self.env))
+            path = config_path(self.env)
+            self._required = self.run(lambda: check_config(path, self.env).required)
         return self._required
 
     def run(self, work: Callable[[], T]) -> T:
@@ -190,7 +191,7 @@ class Session:
 
     def outcome(self, repo: str | None, work: Callable[[GitHub, Cache], Outcome]) -> dict[str, Any]:
         """The command's JSON; a conflict is the command line's exit-4 text, as a failure."""
-        from ai_context.cli.agent_output import outcome_json, outcome_text  # noqa: PLC0415
+        from ai_context.jobs.agent.output import outcome_json, outcome_text  # noqa: PLC0415
 
         gh, cache = self.github(repo), self.cache()
         before = gh.counter.total
@@ -214,13 +215,19 @@ def resume(
     assignee: str | None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.cli.agent import config_path, login_for  # noqa: PLC0415
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.adapters.config_file import config_path  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+
+    config = config_path(s.env)
+
+    def login() -> str | None:
+        from ai_context.adapters.config import owner_of  # noqa: PLC0415
+
+        return assignee or owner_of(s.actor, config)
 
     repository = s.repo(repo)
     number = None if issue in (None, "") else issue_number(issue, repository)
-    config = config_path(argparse.Namespace(), s.env)
     return s.outcome(
         repository,
         lambda gh, cache: agent.resume(
@@ -228,7 +235,7 @@ def resume(
             cache,
             number,
             actor=s.actor,
-            login=lambda: assignee or login_for(s.actor, config),
+            login=login,
             now=now(),
             take=take,
             required=s.required,
@@ -246,8 +253,8 @@ def save(
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
     repository = s.repo(repo)
     number = issue_number(issue, repository)
@@ -400,8 +407,8 @@ def _finishing(
 ) -> dict[str, Any]:
     """handoff and done, as the CLI's: written by the session's actor, the lease released once
     the block has landed (a done task holds no one), the ClickUp mirror told."""
-    from ai_context.cli.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
     repository = s.repo(repo)
     number = issue_number(issue, repository)

@@ -16,7 +16,8 @@ import re
 from typing import Any
 
 # The slash commands setup writes, and the seeds' command each one is (README's table). None
-# is a built-in command or alias of Claude Code (claude_builtins.py, a test holds it).
+# is a built-in command or alias of Claude Code (tests/test_setup.py holds them to the list in
+# tests/samples/claude/builtin-commands.txt).
 COMMANDS: dict[str, str] = {
     "task-resume": "/continue",
     "task-checkpoint": "state-sync (a checkpoint)",

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from ai_context.core.block import LABELS, Block, Parsed, format_timestamp, parse
+from ai_context.core.block import LABELS, Block, Parsed, block_data, format_timestamp, parse
 from ai_context.core.durations import format_duration
 from ai_context.core.findings import Finding
 from ai_context.core.phases import FINISHED_STEPS, is_terminal, mentions_review
 
 _OPEN_STEPS = frozenset({"pending", "in progress", None})  # a step left open (None: unmarked)
 REQUIRED_DEFAULT = ("actor", "phase", "last_updated", "plan", "files_touched", "next_step")
+# How long a block may go without an update before its task is stale: the one default of the
+# stale-after setting, the checks', the stale rules' and the digest's.
+STALE_AFTER = timedelta(hours=24)
 
 
 def required_fields(value: object) -> tuple[str, ...]:
@@ -34,7 +38,7 @@ class CheckConfig:
     An unknown `required` field is a ValueError naming the known ones."""
 
     required: tuple[str, ...] = REQUIRED_DEFAULT
-    stale_after: timedelta = timedelta(hours=24)
+    stale_after: timedelta = STALE_AFTER
     clock_skew: timedelta = timedelta(minutes=5)
 
     def __post_init__(self) -> None:
@@ -227,3 +231,23 @@ def check_body(
 ) -> CheckResult:
     """Every finding about one issue body."""
     return check_parsed(parse(body), now=now, config=config)
+
+
+def result_json(path: str, result: CheckResult) -> dict[str, Any]:
+    """The stable JSON shape of one checked body (`validate --format json`, the MCP tool):
+    keys may be added, never renamed."""
+    return {
+        "path": path,
+        "complete": result.complete,
+        "block": None if result.block is None else block_data(result.block, json=True),
+        "findings": [
+            {
+                "code": f.code,
+                "severity": f.severity,
+                "line": f.line,
+                "message": f.message,
+                "hint": f.hint,
+            }
+            for f in result.findings
+        ],
+    }

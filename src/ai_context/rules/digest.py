@@ -31,12 +31,14 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ai_context.core.block import Block, parse
+from ai_context.core.duration_field import Duration
 from ai_context.core.durations import format_duration
+from ai_context.core.errors import ConfigError
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import (
@@ -47,7 +49,7 @@ from ai_context.core.phases import (
     is_terminal,
 )
 from ai_context.core.phases import current_step as phase_step
-from ai_context.rules.checks import CheckConfig, CheckResult, check_body
+from ai_context.rules.checks import STALE_AFTER, CheckConfig, CheckResult, check_body
 from ai_context.rules.digest_model import (
     CATEGORIES,
     Category,
@@ -64,13 +66,19 @@ REVIEW_LABEL = "in-review"
 Verdict = tuple[Category | None, tuple[str, ...]]
 
 
+# How far back a closed issue counts as shipped: the one default of `digest.window` and the
+# reports' `--window`.
+WINDOW = timedelta(hours=24)
+Target = Literal["issue-comment", "slack", "step-summary"]
+
+
 class DigestConfig(BaseModel):
     """What decides a category. `window` bounds "shipped recently"; `stale_after` is stuck."""
 
     model_config = ConfigDict(frozen=True)
 
-    window: timedelta = timedelta(hours=24)
-    stale_after: timedelta = timedelta(hours=24)
+    window: timedelta = WINDOW
+    stale_after: timedelta = STALE_AFTER
     review_label: str = REVIEW_LABEL
     check: CheckConfig = CheckConfig()
     # Actor id (lower case) -> the GitHub login of its owner (`actors.<id>.owner`): who a task
@@ -80,6 +88,53 @@ class DigestConfig(BaseModel):
     def checks(self) -> CheckConfig:
         """The check configuration, with this digest's `stale_after`."""
         return replace(self.check, stale_after=self.stale_after)
+
+
+class DigestSection(BaseModel):
+    """The `digest:` section of the config file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    targets: tuple[Target, ...] | None = None
+    window: Duration = WINDOW
+    repositories: tuple[str, ...] = ()
+    mention_owners: bool = Field(default=False, alias="mention-owners")
+
+    @field_validator("repositories")
+    @classmethod
+    def _repos(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for repo in value:
+            if repo.count("/") != 1 or not all(repo.split("/")):
+                raise ValueError(f"{repo!r} is not owner/name")
+        return value
+
+
+def parse_digest_section(section: Any, repositories: Any, source: str) -> DigestSection:
+    """The `digest:` section (`false`: no digest; `true`: every default), with the file's
+    top-level `repositories:` when the section has none; ConfigError naming SOURCE (the file)
+    and the key when bad."""
+    if section is not None and not isinstance(section, bool | Mapping):
+        raise ConfigError(
+            f"{source}: digest: must be false (no digest) or a mapping of targets, window, "
+            "mention-owners"
+        )
+    raw = dict(section) if isinstance(section, Mapping) else {}
+    top_level = repositories is not None and "repositories" not in raw
+    if top_level:
+        raw["repositories"] = repositories
+    try:
+        return DigestSection.model_validate(raw)
+    except ValidationError as exc:
+
+        def where(loc: tuple[Any, ...]) -> str:
+            name = ".".join(str(p) for p in loc)
+            return name if top_level and name.startswith("repositories") else f"digest.{name}"
+
+        problems = "; ".join(
+            f"{where(e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
+        raise ConfigError(f"{source}: {problems}") from exc
 
 
 def utc(stamp: datetime) -> datetime:

@@ -1,17 +1,13 @@
 """One key vocabulary for every report's `--format json` (digest, summary, status, report).
 
 A task is always `repository`, `number`, `title`, `url`, `state`, ... and its age is
-`age_seconds`. Keys may be added, never renamed; the keys older versions wrote stay as aliases
-(README, "JSON"): `repo` in the digest (= `repository`), `age` in status and summary (ISO 8601
-duration, = `age_seconds`).
+`age_seconds`. Keys may be added, never renamed; each has one name (README, "JSON").
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
-
-from pydantic import TypeAdapter
 
 from ai_context.core.block import format_timestamp
 from ai_context.rules.digest_model import (
@@ -23,8 +19,6 @@ from ai_context.rules.digest_model import (
     TaskSummary,
 )
 from ai_context.rules.digest_trends import Trends
-
-_DURATION = TypeAdapter(timedelta)
 
 
 def _seconds(age: timedelta | None) -> int | None:
@@ -62,7 +56,6 @@ def task_json(e: Entry) -> dict[str, Any]:
 def change_json(c: Change) -> dict[str, Any]:
     return {
         "repository": c.repository,
-        "repo": c.repository,  # alias kept from 0.1
         "number": c.number,
         "title": c.title,
         "url": c.url,
@@ -84,10 +77,7 @@ def digest_json(digest: Digest) -> dict[str, Any]:
         "repositories": list(digest.repositories),
         "counts": dict(digest.counts),
         "deltas": dict(digest.deltas),
-        "categories": {
-            c: [{**task_json(e), "repo": e.repository} for e in digest.entries.get(c, ())]
-            for c in CATEGORIES
-        },
+        "categories": {c: [task_json(e) for e in digest.entries.get(c, ())] for c in CATEGORIES},
         "changes": [change_json(c) for c in digest.changes],
         "previous": {
             "status": digest.previous.status,
@@ -105,17 +95,14 @@ def plate_json(p: Plate) -> dict[str, Any]:
         "login": p.login,
         "generated_at": format_timestamp(p.generated_at),
         "counts": dict(p.counts),
-        "entries": [
-            {**task_json(e), "age": _DURATION.dump_python(e.age, mode="json") if e.age else None}
-            for e in p.entries
-        ],
+        "entries": [task_json(e) for e in p.entries],
     }
 
 
 def summary_json(s: TaskSummary) -> dict[str, Any]:
     """One task's progress (`summary --format json`): the model's fields, plus the shared
     `age_seconds` and times written as everywhere else."""
-    data: dict[str, Any] = s.model_dump(mode="json")
+    data: dict[str, Any] = s.model_dump(mode="json", exclude={"age"})
     data["age_seconds"] = _seconds(s.age)
     data["last_updated"] = format_timestamp(s.last_updated) or None
     data["generated_at"] = format_timestamp(s.generated_at)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ai_context.rules.digest_model import Digest, Entry, Plate
+
+if TYPE_CHECKING:
+    from ai_context.rules.actors import ActorMap
 
 # Urgency tiers of `/status`, most urgent first. Within a tier the task untouched longest
 # comes first (its age is the time since its block was last updated), then by number.
@@ -53,3 +57,14 @@ def plate(
         entries=tuple(sorted(mine, key=urgency)),
         login=login,
     )
+
+
+def plates_for(digest: Digest, wanted: str | None, known: ActorMap) -> list[Plate]:
+    """The plate asked for (an actor id, or a GitHub login: its actors in KNOWN), or
+    everyone's when WANTED is None: what `status` answers, on the command line and in MCP."""
+    if wanted is None:
+        return [plate(digest, a) for a in actors(digest)]
+    found = known.matches(wanted)
+    if found and wanted.casefold() not in {a.id.casefold() for a in found}:
+        return [plate(digest, wanted, login=wanted, ids=[a.id for a in found])]
+    return [plate(digest, found[0].id if found else wanted)]

@@ -14,7 +14,7 @@ only if it still points at the commit it read. In the small window between that 
 DELETE, the ref can only move if the lease had already expired (a live lease is moved only by
 its holder): a release that late may delete the taker's fresh lease, which then shows as free.
 
-The calls themselves are in lease_cli.py (via github.py); this module decides.
+The calls themselves are in jobs/lease.py (via adapters/github.py); this module decides.
 """
 
 from __future__ import annotations
@@ -22,13 +22,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ai_context.core.durations import duration_value, format_duration
+from ai_context.core.duration_field import Duration
+from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError, ConflictError
+from ai_context.core.fields import utc
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 DEFAULT_PREFIX = "refs/ai-context/leases/"
@@ -41,12 +43,8 @@ class LeaseError(ConflictError, ValueError):
     """A lease commit that does not hold a lease record."""
 
 
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
 def stamp(value: datetime) -> str:
-    return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class LeaseRecord(BaseModel):
@@ -62,10 +60,10 @@ class LeaseRecord(BaseModel):
     @field_validator("acquired", "expires")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
-        return _utc(value).replace(microsecond=0)
+        return utc(value).replace(microsecond=0)
 
     def expired(self, now: datetime) -> bool:
-        return _utc(now) >= self.expires
+        return utc(now) >= self.expires
 
     def message(self) -> str:
         """The commit message: the record as JSON, keys in a fixed order."""
@@ -105,7 +103,7 @@ class Lease(BaseModel):
     parent: str | None = None  # the lease commit this one replaced (renewal or take-over)
 
     def describe(self, now: datetime) -> str:
-        left = self.record.expires - _utc(now)
+        left = self.record.expires - utc(now)
         when = (
             f"expired {format_duration(-left)} ago"
             if left.total_seconds() <= 0
@@ -123,7 +121,7 @@ class LeaseConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     prefix: str = DEFAULT_PREFIX
-    ttl: timedelta = DEFAULT_TTL
+    ttl: Duration = DEFAULT_TTL
 
     @field_validator("prefix")
     @classmethod
@@ -138,11 +136,6 @@ class LeaseConfig(BaseModel):
         if value.startswith(_RESERVED):
             raise ValueError(f"{value!r} would make branches, tags or pull refs; use refs/<own>/")
         return value
-
-    @field_validator("ttl", mode="before")
-    @classmethod
-    def _ttl(cls, value: Any) -> Any:
-        return duration_value(value)
 
     def ref(self, issue: int) -> str:
         return f"{self.prefix}{issue}"
@@ -210,4 +203,4 @@ def next_record(
 ) -> LeaseRecord:
     """The record a create, extend or take-over writes: an extension keeps `acquired`."""
     acquired = current.record.acquired if step == "extend" and current is not None else now
-    return LeaseRecord(issue=issue, actor=actor, acquired=acquired, expires=_utc(now) + ttl)
+    return LeaseRecord(issue=issue, actor=actor, acquired=acquired, expires=utc(now) + ttl)

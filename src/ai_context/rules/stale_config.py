@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
+from ai_context.rules.checks import STALE_AFTER
 
 
 class StaleConfig(BaseModel):
@@ -17,7 +18,7 @@ class StaleConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    stale_after: timedelta = Field(default=timedelta(hours=24), alias="stale-after")
+    stale_after: timedelta = Field(default=STALE_AFTER, alias="stale-after")
     max_active_per_actor: int | None = Field(default=None, ge=1, alias="max-active-per-actor")
     clock_skew: Duration = Field(default=timedelta(minutes=5), alias="clock-skew")
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.findings import Finding
-from ai_context.core.hidden import COMMENT_PREFIX, find_hidden, hide
+from ai_context.core.hidden import find_hidden, hide
 from ai_context.core.markdown import escape_code_cell
 from ai_context.core.models import Comment, Issue
 from ai_context.rules.scrub import strip_controls
@@ -23,7 +23,6 @@ from ai_context.rules.stale import CONFLICT_CODES, STALE_CODES
 
 MARKER = "<!-- ai-context:findings -->"
 MAX_COMMENT = 65_536
-STATE_MARKER = COMMENT_PREFIX
 LABEL_INVALID = "ai-context:invalid"
 LABEL_INCOMPLETE = "ai-context:incomplete"
 LABEL_STALE = "ai-context:stale"

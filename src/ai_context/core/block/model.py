@@ -18,7 +18,7 @@ from ai_context.core.block.syntax import (
     one_line,
     split_status,
 )
-from ai_context.core.fields import FieldError, want_text
+from ai_context.core.fields import FieldError, as_text, as_time, as_whole
 
 _LIMIT = 10**9
 
@@ -29,13 +29,11 @@ class BlockError(FieldError):
 
 
 def _text(loc: str, value: object) -> str:
-    return want_text(loc, value, BlockError)
+    return as_text(loc, value, BlockError)
 
 
 def _number(loc: str, value: object) -> int:
-    if type(value) is not int:
-        raise BlockError(loc, "Input should be a valid integer")
-    return value
+    return value if type(value) is int else as_whole(loc, value, BlockError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +48,8 @@ class PlanStep:
         # Built for every plan step of every body: the checks are written out, not called.
         number, text, status = self.number, self.text, self.status
         if type(number) is not int:
-            raise BlockError("number", "Input should be a valid integer")
+            number = as_whole("number", number, BlockError)
+            object.__setattr__(self, "number", number)
         if not 0 <= number < _LIMIT:
             raise BlockError("number", "a plan step number is between 0 and 999999999")
         if type(text) is not str:
@@ -66,7 +65,7 @@ class PlanStep:
             if status is not None:
                 text = head
         elif status not in STEP_STATUSES:
-            raise BlockError("status", "Input should be " + ", ".join(map(repr, STEP_STATUSES)))
+            raise BlockError("status", "must be one of " + ", ".join(map(repr, STEP_STATUSES)))
         if text is not self.text:
             object.__setattr__(self, "text", text)
         if status is not self.status:
@@ -186,7 +185,7 @@ def _chunk(value: object) -> tuple[int, int] | None:
     if value is None:
         return None
     if not isinstance(value, tuple | list) or len(value) != 2:
-        raise BlockError("chunk", "Input should be a valid tuple of two numbers")
+        raise BlockError("chunk", "must be two numbers, e.g. [3, 5]")
     first, second = value
     if type(first) is not int or type(second) is not int:  # the check written out: hot
         first, second = _number("chunk.0", first), _number("chunk.1", second)
@@ -198,18 +197,19 @@ def _chunk(value: object) -> tuple[int, int] | None:
 def _utc(value: object) -> datetime | None:
     if value is None:
         return None
-    if not isinstance(value, datetime):
-        raise BlockError("last_updated", "Input should be a valid datetime")
-    if value.tzinfo is UTC and not value.microsecond:
-        return value  # what the parser reads: already normal
-    if value.tzinfo is None:
-        raise BlockError("last_updated", "Last updated must carry a timezone (UTC, written with Z)")
-    return value.astimezone(UTC).replace(microsecond=0)
+    if isinstance(value, datetime):
+        if value.tzinfo is UTC and not value.microsecond:
+            return value  # what the parser reads: already normal
+        if value.tzinfo is None:
+            raise BlockError(
+                "last_updated", "Last updated must carry a timezone (UTC, written with Z)"
+            )
+    return as_time("last_updated", value, BlockError).replace(microsecond=0)
 
 
 def _steps(value: object) -> tuple[PlanStep, ...]:
     if not isinstance(value, tuple | list):
-        raise BlockError("plan", "Input should be a valid tuple")
+        raise BlockError("plan", "must be a list of plan steps")
     for step in value:
         if type(step) is not PlanStep:
             return tuple(_step(i, step) for i, step in enumerate(value))
@@ -220,7 +220,7 @@ def _step(i: int, step: object) -> PlanStep:
     if isinstance(step, PlanStep):
         return step
     if not isinstance(step, Mapping):
-        raise BlockError(f"plan.{i}", "Input should be a plan step")
+        raise BlockError(f"plan.{i}", "must be a plan step (number, text, status)")
     try:
         return PlanStep(**{k: step[k] for k in ("number", "text", "status") if k in step})
     except BlockError as exc:
@@ -231,7 +231,7 @@ def _step(i: int, step: object) -> PlanStep:
 
 def _items(name: str, value: object) -> tuple[str, ...]:
     if not isinstance(value, tuple | list):
-        raise BlockError(name, "Input should be a valid tuple")
+        raise BlockError(name, "must be a list of text")
     if not value:
         return ()
     # "none" (or a dash placeholder, which Markdown would read as a rule) is no item. The
@@ -246,7 +246,7 @@ def _items(name: str, value: object) -> tuple[str, ...]:
 
 def _extra(value: object) -> dict[str, str]:
     if type(value) is not dict and not isinstance(value, Mapping):  # a dict: no ABC check
-        raise BlockError("extra", "Input should be a valid dictionary")
+        raise BlockError("extra", "must be a mapping of field label to text")
     if not value:
         return {}
     clean: dict[str, str] = {}

@@ -46,7 +46,7 @@ class Tracker(Protocol):
 
 
 MirrorHook = Callable[[Issue, Block], None]
-"""Called once a block has reached the issue: the ClickUp mirror (issue 4) plugs in here."""
+"""Called once a block has reached the issue: the ClickUp mirror plugs in here."""
 
 LeaseHook = Callable[[Issue, str], None]
 """Called once a handoff has reached the issue, with the actor handing off: releases its lease."""

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ai_context.adapters.clickup import (
-    ClickUp,
-    ClickUpCounter,
-)
+from ai_context.adapters import clients
+from ai_context.adapters.clickup import ClickUpCounter
 from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
-from ai_context.rules.actors import parse_actors
-from ai_context.rules.mirror import (
-    find_link,
-    load_mirror_config,
-)
+from ai_context.rules.mirror import find_link
 
 if TYPE_CHECKING:
     from ai_context.jobs.context import RunContext
@@ -34,7 +27,6 @@ def mirror_job(ctx: RunContext) -> None:
     exception, so the check job still runs.
     """
     settings = ctx.settings
-    config = load_mirror_config(ctx.extras, settings.config)
     issues = ctx.issues()
     if settings.clickup_token is None:
         linked = sum(1 for i in issues if find_link(i.body, settings.clickup_team_id))
@@ -48,25 +40,17 @@ def mirror_job(ctx: RunContext) -> None:
         return
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     templates = mirror_templates(_templates_dir(settings.templates, workspace))
-    progress = ctx.progress
-
-    def sleep(seconds: float) -> None:  # a long wait is said before it starts
-        if progress is not None:
-            progress.waiting(seconds, "ClickUp's rate limit")
-        time.sleep(seconds)
-
-    store = ClickUp(
+    store = clients.clickup(
         settings.clickup_token,
         api_url=settings.clickup_api_url,
-        retries=settings.http_retries,
-        backoff=settings.http_backoff,
-        sleep=sleep,
+        http=settings.http,
+        on_wait=ctx.progress.waiting if ctx.progress else None,
     )
     ctx.api_calls["ClickUp"] = lambda: store.counter.total
     report = run_mirror(
         issues,
         store,
-        config=config,
+        config=settings.mirror,
         templates=templates,
         team_id=settings.clickup_team_id,
         # Pages of current values when the run listed every open issue (no usable run state,
@@ -75,7 +59,7 @@ def mirror_job(ctx: RunContext) -> None:
         full=ctx.route.scan_all and bool(ctx.scanned().full),
         dry_run=settings.dry_run,
         log=ctx.workflow.log,
-        actors=parse_actors(ctx.extras.get("actors"), settings.config),
+        actors=settings.actors,
     )
     for number, findings in report.findings.items():
         ctx.findings.setdefault(number, []).extend(findings)

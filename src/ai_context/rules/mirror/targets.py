@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from jinja2 import Environment
@@ -53,9 +53,8 @@ class MirrorConfig(BaseModel):
         return value
 
 
-def load_mirror_config(extras: Mapping[str, Any], where: str = "the config file") -> MirrorConfig:
+def load_mirror_config(section: Any, where: str = "the config file") -> MirrorConfig:
     """The `mirror:` section, validated; a bad value is a ConfigError naming the key."""
-    section = extras.get("mirror")
     if section is None:
         return MirrorConfig()
     if not isinstance(section, dict):

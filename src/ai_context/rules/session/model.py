@@ -28,7 +28,6 @@ SESSION_VERSION = "2.0"
 TaskStatus = Literal["pending", "in_progress", "completed"]
 Priority = Literal["P1", "P2", "P3"]
 Category = Literal["BUGFIX", "FEATURE", "CONFIG", "DOCS", "TEST", "REFACTOR"]
-STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
 _TASK_ID_RE = re.compile(r"TASK_?(\d{1,6})")
 TASK_MENTION_RE = re.compile(r"(?<![A-Za-z0-9])TASK_?(\d{1,6})(?![0-9])")
 

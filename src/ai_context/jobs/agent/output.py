@@ -1,11 +1,11 @@
-"""What the agent commands print: the stable JSON shape and the text a person reads."""
+"""What the agent commands answer, on the command line and as MCP tools: the stable JSON shape
+and the text a person reads."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ai_context.cli.common import block_json
-from ai_context.core.block import Block, render
+from ai_context.core.block import Block, block_data, render
 from ai_context.core.errors import Exit
 from ai_context.core.phases import plan_progress
 
@@ -70,7 +70,7 @@ def outcome_json(outcome: Outcome, calls: int) -> dict[str, Any]:
             "remote_revision": decision.remote_revision,
             "base_revision": decision.base_revision,
         },
-        "state": block_json(outcome.state),
+        "state": None if outcome.state is None else block_data(outcome.state, json=True),
         "plan_progress": plan_progress(outcome.state.plan) if outcome.state else "",
         "next_step": outcome.state.next_step if outcome.state else None,
         "missing": list(outcome.missing),

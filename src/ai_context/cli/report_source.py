@@ -19,24 +19,17 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ai_context.cli.common import (
-    IssueRef,
-    add_format,
-    default_repository,
-    duration_arg,
-    github_token,
-    open_github,
-    repo_arg,
-    timestamp_arg,
-)
+from ai_context.cli.common import add_format, duration_arg, repo_arg, timestamp_arg
 from ai_context.core.errors import UsageError
+from ai_context.core.models import IssueRef
 
 if TYPE_CHECKING:
+    from ai_context.adapters.config import Config
     from ai_context.adapters.github import GitHub, IssuePage
     from ai_context.core.models import Issue
     from ai_context.jobs.digest import Gathered
@@ -64,7 +57,6 @@ def add_source_options(
     )
     p.add_argument(
         "--issues-dir",
-        "--source",
         dest="issues_dir",
         type=Path,
         metavar="DIR",
@@ -139,8 +131,7 @@ class Source:
     """The issues a report reads, and what it needs to say where they came from."""
 
     repos: list[str]
-    settings: Any = None  # adapters.config.Settings, when live
-    extras: dict[str, Any] = field(default_factory=dict)
+    config: Config
     github: Callable[[str], GitHub] | None = None
     offline: Any = None  # adapters.store.DirectoryStore
     explicit: bool = False  # the repositories came from --repo
@@ -159,10 +150,11 @@ def config_root(start: Path) -> Path:
     return start
 
 
-def _load_settings(config: Path | None) -> tuple[Any, dict[str, Any]]:
-    """The Action's settings, read from the same file: `--config FILE`, AI_CONTEXT_CONFIG,
-    else .github/ai-context.yml of the checkout (found from any folder of it)."""
-    from ai_context.adapters.config import load_settings  # noqa: PLC0415
+def _load_config(config: Path | None) -> Config:
+    """The Action's configuration, read from the same file: `--config FILE`,
+    AI_CONTEXT_CONFIG, else .github/ai-context.yml of the checkout (found from any folder of
+    it); its sections are checked when a report reads them."""
+    from ai_context.adapters.config import load_config  # noqa: PLC0415
     from ai_context.core.errors import ConfigError  # noqa: PLC0415
 
     env: dict[str, str] = dict(os.environ)
@@ -171,26 +163,16 @@ def _load_settings(config: Path | None) -> tuple[Any, dict[str, Any]]:
             raise UsageError(f"--config {config}: no such file")
         env["AI_CONTEXT_CONFIG"] = str(config.resolve())
     try:
-        return load_settings(env, config_root(Path.cwd()))
+        return load_config(env, config_root(Path.cwd()))
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
 
 
-def _config_repos(extras: dict[str, Any]) -> list[str]:
-    digest = extras.get("digest") or {}
-    found = extras.get("repositories") or (
-        digest.get("repositories") if isinstance(digest, dict) else None
-    )
-    if found is None:
-        return []
-    if not isinstance(found, list) or not all(isinstance(r, str) for r in found):
-        raise UsageError("repositories: must be a list of owner/name")
-    return found
-
-
 def open_source(args: argparse.Namespace) -> Source:
     """Where to read, from the options, the environment and the config file."""
-    settings, extras = _load_settings(args.config)
+    from ai_context.adapters import clients  # noqa: PLC0415
+
+    config = _load_config(args.config)
     if args.issues_dir is not None:
         from ai_context.adapters.store import DirectoryStore, StoreError  # noqa: PLC0415
 
@@ -200,14 +182,14 @@ def open_source(args: argparse.Namespace) -> Source:
             store = DirectoryStore(args.issues_dir, args.repository)
         except StoreError as exc:
             raise UsageError(str(exc)) from exc
-        return Source(repos=[args.repository], settings=settings, extras=extras, offline=store)
+        return Source(repos=[args.repository], config=config, offline=store)
     repos = list(args.repos or [])
     named = getattr(args, "issue", None)
     if not repos and isinstance(named, IssueRef) and named.repository:
         repos = [named.repository]  # `summary https://github.com/OWNER/NAME/issues/4`
     if not repos:
-        default = default_repository(os.environ)
-        repos = [*([default] if default else []), *_config_repos(extras)]
+        default = clients.default_repository(os.environ)
+        repos = [*([default] if default else []), *config.digest.repositories]
     repos = list(dict.fromkeys(r.strip() for r in repos))
     bad = [r for r in repos if not _REPO.match(r)]
     if bad:
@@ -217,30 +199,19 @@ def open_source(args: argparse.Namespace) -> Source:
             "no repository to read: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY, or list "
             "repositories: in the config file), or --issues-dir DIR to read files offline"
         )
-    github_token(os.environ)  # now, before any read: a UsageError naming GITHUB_TOKEN / GH_TOKEN
-    return Source(
-        repos=repos,
-        settings=settings,
-        extras=extras,
-        github=_connector(settings),
-        explicit=bool(args.repos),
-    )
+    clients.github_token(os.environ)  # now, before any read: a UsageError naming the variables
+    return Source(repos=repos, config=config, github=_connector(config), explicit=bool(args.repos))
 
 
-def _connector(settings: Any) -> Callable[[str], GitHub]:
+def _connector(config: Config) -> Callable[[str], GitHub]:
     """One client a repository, all counted together (the report's `github calls`)."""
+    from ai_context.adapters import clients  # noqa: PLC0415
     from ai_context.adapters.github import CallCounter  # noqa: PLC0415
 
     counter = CallCounter()
 
     def connect(repo: str) -> GitHub:
-        return open_github(
-            repo,
-            os.environ,
-            retries=settings.http_retries,
-            backoff=settings.http_backoff,
-            counter=counter,
-        )
+        return clients.github_from_env(repo, os.environ, http=config.http, counter=counter)
 
     return connect
 
@@ -248,8 +219,7 @@ def _connector(settings: Any) -> Callable[[str], GitHub]:
 def now_of(args: argparse.Namespace, source: Source) -> datetime:
     if args.now is not None:
         return args.now  # type: ignore[no-any-return]
-    fixed = getattr(source.settings, "now", None)
-    return fixed if isinstance(fixed, datetime) else datetime.now(UTC)
+    return source.config.now or datetime.now(UTC)
 
 
 def digest_config(args: argparse.Namespace, source: Source) -> DigestConfig:
@@ -257,17 +227,9 @@ def digest_config(args: argparse.Namespace, source: Source) -> DigestConfig:
     command line's `--window` and `--stale-after` on top."""
     from ai_context.core.errors import ConfigError  # noqa: PLC0415
     from ai_context.jobs.digest import digest_config as config_of  # noqa: PLC0415
-    from ai_context.jobs.digest import digest_section  # noqa: PLC0415
 
     try:
-        section = digest_section(source.extras, source.settings, needs_webhook=False)
-        return config_of(
-            source.settings,
-            source.extras,
-            section,
-            window=args.window,
-            stale_after=args.stale_after,
-        )
+        return config_of(source.config, window=args.window, stale_after=args.stale_after)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -285,9 +247,7 @@ def read_all(source: Source, now: datetime, window: timedelta) -> Gathered:
     progress = terminal_progress(sys.stderr)
     try:
         with service_errors(", ".join(source.repos)):
-            return gather(
-                repos, settings=source.settings, window=window, now=now, progress=progress
-            )
+            return gather(repos, settings=source.config, window=window, now=now, progress=progress)
     finally:
         if progress is not None:
             sys.stderr.write("\r\x1b[K")  # the progress line goes once the reading is done

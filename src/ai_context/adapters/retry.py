@@ -1,0 +1,92 @@
+"""The retry policy of the ClickUp and Slack adapters: urllib3's `Retry`, mounted on their requests
+session, as PyGithub's `GithubRetry` is on GitHub's; and the reading of `retry-after` that the
+three share. Each service says which answers it retries (`status_forcelist`, `allowed_methods`,
+`connect`/`read`) and how long an answer asks it to wait (`asked_wait`); PolicyRetry counts
+every retry, honours that wait up to `max_wait` (beyond it the answer is handed back as it
+came, to be reported) and doubles the backoff from `backoff_factor` at the first retry.
+
+The wait happens in `increment`, which every user of a Retry calls before trying again
+(urllib3's own `sleep` then has nothing left to do), with a `sleep` a caller may replace.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from urllib3.exceptions import MaxRetryError
+from urllib3.util.retry import Retry
+
+from ai_context.core.fields import utc
+
+if TYPE_CHECKING:
+    from urllib3.connectionpool import ConnectionPool
+    from urllib3.response import BaseHTTPResponse
+
+OnRetry = Callable[[str, float], None]  # (method, seconds waited), once per retry
+
+
+def retry_after(value: str) -> float | None:
+    """Seconds a `retry-after` header asks for: a number of seconds, or an HTTP date (RFC
+    9110; a date already past is no wait); None when it is absent or neither."""
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, (utc(when) - datetime.now(UTC)).total_seconds())
+
+
+def _nothing(method: str, waited: float) -> None:
+    del method, waited
+
+
+class PolicyRetry(Retry):
+    def __init__(
+        self,
+        *,
+        on_retry: OnRetry = _nothing,
+        max_wait: float = 120.0,
+        sleep: Callable[[float], None] = time.sleep,
+        **kwargs: Any,
+    ) -> None:
+        self.on_retry, self.max_wait, self._sleep = on_retry, max_wait, sleep
+        super().__init__(**kwargs)
+
+    def new(self, **kw: Any) -> Self:
+        kept = {"on_retry": self.on_retry, "max_wait": self.max_wait, "sleep": self._sleep}
+        return super().new(**{**kept, **kw})
+
+    def asked_wait(self, response: BaseHTTPResponse) -> float | None:
+        """Seconds RESPONSE asks to wait before trying again; None: the backoff."""
+        del response
+        return None
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: BaseHTTPResponse | None = None,
+        error: Exception | None = None,
+        _pool: ConnectionPool | None = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> Self:
+        asked = None if response is None else self.asked_wait(response)
+        if asked is not None and asked > self.max_wait:
+            raise MaxRetryError(_pool, url or "", None)  # type: ignore[arg-type]
+        retry = super().increment(method, url, response, error, _pool, _stacktrace)
+        backoff = self.backoff_factor * 2.0 ** (len(retry.history) - 1)
+        wait = min(self.backoff_max, backoff) if asked is None else asked
+        self.on_retry(method or "GET", 0.0 if asked is None else asked)
+        if wait > 0:
+            self._sleep(wait)
+        return retry
+
+    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
+        """Nothing: `increment` has waited already."""

@@ -1,0 +1,26 @@
+"""`Secret`: a token or webhook URL that gives its value only when asked, never in a repr, a
+log line or a traceback's locals. The one secret type: the config validates its secrets into
+it, the agent commands wrap the environment's token in it (without importing pydantic)."""
+
+from __future__ import annotations
+
+
+class Secret:
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
