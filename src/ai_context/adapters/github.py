@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
-from ai_context.adapters.retry import retry_after
+from ai_context.adapters.retry_after import retry_after
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import ServiceError, ServiceRefused
 from ai_context.core.fields import utc

@@ -13,34 +13,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
-from ai_context.core.fields import utc
-
 if TYPE_CHECKING:
     from urllib3.connectionpool import ConnectionPool
     from urllib3.response import BaseHTTPResponse
 
 OnRetry = Callable[[str, float], None]  # (method, seconds waited), once per retry
-
-
-def retry_after(value: str) -> float | None:
-    """Seconds a `retry-after` header asks for: a number of seconds, or an HTTP date (RFC
-    9110; a date already past is no wait); None when it is absent or neither."""
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, (utc(when) - datetime.now(UTC)).total_seconds())
 
 
 def _nothing(method: str, waited: float) -> None:

@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
-from ai_context.adapters.retry import PolicyRetry, retry_after
+from ai_context.adapters.retry import PolicyRetry
+from ai_context.adapters.retry_after import retry_after
 
 if TYPE_CHECKING:
     from urllib3.response import BaseHTTPResponse
