@@ -57,9 +57,14 @@ def test_a_task_gone_stale_under_an_existing_comment_gets_one_new_mention_commen
     assert told.splitlines()[1].startswith("@ariel: task #1 looks stale (no update since ")
     assert gh.count("POST", "/repos/{owner}/{repo}/issues/{number}/comments") == 1
     assert gh.count("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}") == 1
-    # Reruns of the same episode tell nobody again, and write nothing.
+    # Reruns of the same episode tell nobody again, and write nothing. The first reads the
+    # comments once more, as after any comment a run made, and notes so in its run state.
     gh.reset_requests()
     run(gh, tmp_path / "3")
+    assert gh.count("POST", "/repos/{owner}/{repo}/issues/{number}/comments") == 0
+    assert gh.count("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}") == 0
+    gh.reset_requests()
+    run(gh, tmp_path / "4")
     assert [r.method for r in gh.requests if r.method != "GET"] == []
     assert len(mentions(gh, 1)) == 1
 
@@ -84,7 +89,7 @@ def test_the_marker_alone_is_enough_to_never_tell_twice() -> None:
     sticky = Comment(id=1, body=f"{MARKER}\nold table", author=BOT)  # its memory was lost
     episode = "ariel 2026-05-26T14:32:00Z"
     told = Comment(id=2, body=f"{MENTION_MARKER}{episode} -->\n@ariel: ...", author=BOT)
-    kwargs = {"block": parsed, "verdict": verdict(), "memory": None, "bot_login": BOT}
+    kwargs = {"block": parsed, "verdict": verdict(), "remembered": None, "bot_login": BOT}
     _, state, ops = plan_mention(6, listed=[sticky, told], **kwargs)  # type: ignore[arg-type]
     assert ops == [] and state is not None and state["mentioned"] == episode
     _, _, ops = plan_mention(6, listed=[sticky], **kwargs)  # type: ignore[arg-type]
@@ -94,6 +99,6 @@ def test_the_marker_alone_is_enough_to_never_tell_twice() -> None:
     _, _, ops = plan_mention(6, listed=[remembered], **kwargs)  # type: ignore[arg-type]
     assert [op.kind for op in ops] == ["create_comment"]  # memory is passed, not read, here
     _, _, ops = plan_mention(
-        6, listed=[remembered], block=parsed, verdict=verdict(), memory=state, bot_login=BOT
+        6, listed=[remembered], block=parsed, verdict=verdict(), remembered=state, bot_login=BOT
     )
     assert ops == []

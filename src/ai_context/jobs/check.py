@@ -67,8 +67,7 @@ def check_job(ctx: RunContext) -> None:
     if scan:  # what the run state remembers of each task (jobs/scan.py)
         scanned = ctx.scanned()
         for check in report.checks:
-            created = None if check.created is None else len(check.created)
-            after = after_writes(check.issue, check.ops, created)
+            after = after_writes(check.issue, check.ops)
             # A task whose writes were left (max-writes) or failed is due at once: the next run
             # reads it and goes on.
             due = ctx.now if check.deferred or check.failed else check.due

@@ -35,7 +35,7 @@ def mention_note(login: str) -> str:
 
 
 MENTION_MARKER = "<!-- ai-context:mention "
-MENTIONED = "mentioned"  # the sticky comment's memory of the episode its owner was told of
+MENTIONED = "mentioned"  # the sticky comment's key for the episode its owner was told of
 
 
 def plan_mention(
@@ -44,10 +44,10 @@ def plan_mention(
     block: Block | None,
     verdict: Verdict | None,
     listed: Sequence[Comment],
-    memory: Mapping[str, Any] | None,
+    remembered: Mapping[str, Any] | None,
     bot_login: str,
 ) -> tuple[tuple[str, ...], dict[str, Any] | None, list[Op]]:
-    """The sticky comment's notes and memory, and the comment that tells a stale task's owner.
+    """The sticky comment's notes and hidden state, and the comment that tells a stale task's owner.
 
     GitHub may not notify a mention added by editing a comment, so the owner is told in a
     newly created comment once per staleness episode (the owner and the block's Last updated):
@@ -64,7 +64,7 @@ def plan_mention(
     stamp = format_timestamp(block.last_updated) if block.last_updated else "never"
     episode = f"{login} {stamp}"
     head = f"{MENTION_MARKER}{episode} -->"
-    told = (memory or {}).get(MENTIONED) == episode or bool(ours(listed, bot_login, head))
+    told = (remembered or {}).get(MENTIONED) == episode or bool(ours(listed, bot_login, head))
     sticky = sticky_comment(listed, bot_login)
     if not told and not seen_begin(verdict, sticky.created_at if sticky else None):
         return (), state, []

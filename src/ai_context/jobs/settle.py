@@ -56,16 +56,14 @@ def ours(
 
 def settle(
     found: Sequence[Comment], created: Comment | None, body: str, writer: CommentWriter
-) -> bool:
+) -> None:
     """Keep the oldest of FOUND (our comments of one kind on one issue), delete the newer ones;
-    when the survivor is another run's, it gets BODY. True when CREATED (this run's) is the one
-    comment, so the run may remember it; False when a race or a retry decided."""
+    when the survivor is another run's than CREATED (this run's), it gets BODY."""
     keep = found[0]
     for duplicate in found[1:]:
         writer.delete_comment(duplicate.id)
     if created is not None and keep.id != created.id and keep.body.strip() != body.strip():
         writer.edit_comment(keep.id, body)
-    return created is not None and len(found) == 1
 
 
 def since(started: datetime, created: Sequence[Created]) -> datetime:
@@ -77,24 +75,14 @@ def since(started: datetime, created: Sequence[Created]) -> datetime:
 
 def settle_all(
     writer: CommentWriter, created: Sequence[Created], started: datetime, bot_login: str
-) -> set[int]:
+) -> None:
     """Settle every comment in CREATED from one listing of the repository's comments updated
-    since the run started (a racing run's comment is newer than that). Returns the ids of the
-    created comments that stay as the only one of their kind."""
-    if not created:
-        return set()
+    since the run started (a racing run's comment is newer than that)."""
     listed: dict[int, list[Comment]] = defaultdict(list)
     for comment in writer.list_repo_comments(since(started, created)):
         if comment.issue_number is not None:
             listed[comment.issue_number].append(comment)
-    kept: set[int] = set()
     for item in created:
-        found = ours(
-            [*listed[item.issue], item.comment],
-            bot_login,
-            head(item.body),
-            also=item.comment.author,
-        )
-        if settle(found, item.comment, item.body, writer):
-            kept.add(item.comment.id)
-    return kept
+        mine = [*listed[item.issue], item.comment]
+        found = ours(mine, bot_login, head(item.body), also=item.comment.author)
+        settle(found, item.comment, item.body, writer)

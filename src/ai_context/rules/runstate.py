@@ -124,11 +124,11 @@ def fingerprint(issue: Issue) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii")[:FINGERPRINT_CHARS]
 
 
-def after_writes(issue: Issue, ops: Iterable[Op], created: int | None = 0) -> Issue:
+def after_writes(issue: Issue, ops: Iterable[Op]) -> Issue:
     """ISSUE as the run's writes OPS leave it (labels, comment count), so that the next run,
     which lists it again because those writes moved its `updated_at`, knows it unchanged.
-    CREATED: comments the run created that GitHub answered; None when a race or a retry
-    decided (the count is then unknown, and the next run reads the issue again)."""
+    After a comment is created the count is left unknown: the next run reads the issue's
+    comments again, and a duplicate a missed read made (or a race) goes then."""
     labels = {label.lower(): label for label in issue.labels}
     count = issue.comments
     for op in ops:
@@ -138,7 +138,8 @@ def after_writes(issue: Issue, ops: Iterable[Op], created: int | None = 0) -> Is
             labels.pop(op.labels[0].lower(), None)
         elif op.kind == "delete_comment" and count is not None:
             count -= 1
-    count = None if count is None or created is None else count + created
+        elif op.kind == "create_comment":
+            count = None
     return replace(issue, labels=tuple(labels.values()), comments=count)
 
 
