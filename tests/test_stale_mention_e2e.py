@@ -12,10 +12,11 @@ import pytest
 
 from ai_context.core.block import parse
 from ai_context.core.findings import Finding
+from ai_context.core.hidden import hide
 from ai_context.core.models import Comment
 from ai_context.jobs.mention import MENTION_MARKER, plan_mention
 from ai_context.rules.stale import Verdict
-from ai_context.rules.sticky import MARKER, render_state
+from ai_context.rules.sticky import MARKER
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 from tests.test_stale_e2e import BOT, block, run
@@ -95,7 +96,7 @@ def test_the_marker_alone_is_enough_to_never_tell_twice() -> None:
     _, _, ops = plan_mention(6, listed=[sticky], **kwargs)  # type: ignore[arg-type]
     assert [op.kind for op in ops] == ["create_comment"]
     assert ops[0].body is not None and ops[0].body.startswith(f"{MENTION_MARKER}{episode} -->")
-    remembered = Comment(id=1, body=f"{MARKER}\n{render_state(state)}", author=BOT)
+    remembered = Comment(id=1, body=f"{MARKER}\n{hide(state)}", author=BOT)
     _, _, ops = plan_mention(6, listed=[remembered], **kwargs)  # type: ignore[arg-type]
     assert [op.kind for op in ops] == ["create_comment"]  # memory is passed, not read, here
     _, _, ops = plan_mention(

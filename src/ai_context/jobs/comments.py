@@ -1,8 +1,5 @@
 """The sticky comment and labels of each task: pure planning over plain models, then one place
-that applies the writes (the check and stale jobs share it, so an issue gets one comment).
-
-The writer is passed in, so tests and the offline demo pass a directory store instead of GitHub.
-"""
+that applies the writes (the check and stale jobs share it, so an issue gets one comment)."""
 
 from __future__ import annotations
 
@@ -10,10 +7,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from ai_context.adapters import github_graphql
-from ai_context.adapters.github import GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
+from ai_context.adapters.github import GitHub, GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
 from ai_context.core.block import find
 from ai_context.core.findings import Finding
 from ai_context.core.hidden import find_hidden
@@ -37,24 +34,6 @@ from ai_context.rules.sticky import (
 # check and what the sticky comment remembers, the verdict to merge into the one comment.
 TaskRules = Callable[[Issue, CheckResult, Mapping[str, Any] | None], Verdict]
 ExtraFindings = Callable[[Issue, CheckResult], Sequence[Finding]]
-
-
-class IssueWriter(Protocol):
-    """The reads and writes the check job makes; github.GitHub provides them."""
-
-    def list_comments(self, number: int) -> list[Comment]: ...
-
-    def list_repo_comments(self, since: datetime) -> list[Comment]: ...
-
-    def create_comment(self, number: int, body: str) -> Comment: ...
-
-    def edit_comment(self, comment_id: int, body: str) -> Comment: ...
-
-    def delete_comment(self, comment_id: int) -> None: ...
-
-    def add_labels(self, number: int, labels: Sequence[str]) -> None: ...
-
-    def remove_label(self, number: int, label: str) -> None: ...
 
 
 @dataclass
@@ -213,7 +192,7 @@ def _merge(result: CheckResult, verdict: Verdict | None) -> tuple[Finding, ...]:
 
 def run_check(
     issues: Sequence[Issue],
-    writer: IssueWriter,
+    writer: GitHub,
     *,
     now: datetime,
     config: CheckConfig,
@@ -293,7 +272,7 @@ def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
 
 def _apply_all(
     planned: IssueCheck,
-    writer: IssueWriter,
+    writer: GitHub,
     bot_login: str,
     *,
     dry_run: bool,
@@ -314,7 +293,7 @@ def _apply_all(
 
 def apply(
     op: Op,
-    writer: IssueWriter,
+    writer: GitHub,
     bot_login: str,
     deferred: list[Created] | None = None,
     log: Callable[[str], None] | None = None,
@@ -336,13 +315,12 @@ def apply(
 
 
 def read_many(
-    writer: IssueWriter, numbers: Sequence[int], log: Callable[[str], None]
+    writer: GitHub, numbers: Sequence[int], log: Callable[[str], None]
 ) -> dict[int, list[Comment]]:
     """The comments of issues NUMBERS: one GraphQL query per 100 issues when two or more are
-    due and the writer speaks GraphQL (one REST listing costs as much as one query), else one
-    REST listing each. An issue the query could not answer whole is read by REST: one log
-    line for each failure, never a guess (adapters/github_graphql.py)."""
-    if len(numbers) < 2 or not isinstance(writer, github_graphql.GraphQLClient):
+    due (one REST listing costs as much as one query), else one REST listing each. An issue
+    the query could not answer whole is read by REST, with one log line a failure."""
+    if len(numbers) < 2:
         return {number: writer.list_comments(number) for number in numbers}
     got = github_graphql.read_comments(writer, numbers)
     for problem in got.problems:
@@ -352,7 +330,7 @@ def read_many(
 
 def _create_once(
     op: Op,
-    writer: IssueWriter,
+    writer: GitHub,
     bot_login: str,
     deferred: list[Created] | None = None,
     log: Callable[[str], None] | None = None,

@@ -1,10 +1,6 @@
-"""When an agent owes its issue a checkpoint: the seeds' cadence, and the hooks' decisions.
-
-The seeds (docs/seeds/000) set the state-sync cadence at "every 30 minutes or every 3 commits,
-whichever comes first". The agent hooks (cli/hook.py) read the facts (commits since the block's
-Last updated, its age, whether the work tree holds uncommitted work) and ask these functions
-what to say; nothing here reads a clock, a file or git.
-"""
+"""When an agent owes its issue a checkpoint: the seeds' cadence ("every 30 minutes or every
+3 commits, whichever comes first") and the hooks' decisions (pure: cli/hook.py reads the
+facts, these functions say what to tell the agent)."""
 
 from __future__ import annotations
 
@@ -76,10 +72,8 @@ def is_git_commit(command: str) -> bool:
 
 
 def commit_nudge(progress: Progress, cadence: Cadence) -> str | None:
-    """After a `git commit`: the reason to checkpoint now, or None while none is due.
-
-    Due at the COMMITS-th commit since the last save, or at the first commit once the block is
-    older than the interval."""
+    """After a `git commit`: the reason to checkpoint now (at the COMMITS-th commit since the
+    last save, or the first once the block is older than the interval), or None."""
     if progress.commits <= 0 or progress.finished:
         return None
     old = progress.age is None or progress.age >= cadence.interval
@@ -96,12 +90,9 @@ def commit_nudge(progress: Progress, cadence: Cadence) -> str | None:
 def stop_nudge(
     progress: Progress | None, cadence: Cadence, *, stop_hook_active: bool
 ) -> str | None:
-    """At the end of a turn: the reason to block the stop once, or None to let it go.
-
-    Never blocks twice in a row (Claude Code sets `stop_hook_active` once a Stop hook has
-    blocked), nor without an active task. Blocks when the block is behind git (a commit after
-    Last updated) or when it is older than the interval while uncommitted work waits: a block
-    that is merely old, with nothing done since, is left alone."""
+    """At the end of a turn: the reason to block the stop once, or None to let it go. Never
+    twice in a row (`stop_hook_active`); only when the block is behind git, or older than the
+    interval while uncommitted work waits (merely old, with nothing done since, is fine)."""
     if stop_hook_active or progress is None or progress.finished:
         return None
     if progress.commits > 0:
@@ -118,10 +109,9 @@ def stop_nudge(
 
 
 def compact_nudge(progress: Progress, *, hold: bool) -> str | None:
-    """Before a compaction (seeds/000: save "before context pressure"): what to say when the
-    block is behind the work (a commit after Last updated, or uncommitted changes), or None.
-    HOLD: the compaction waits (a manual /compact, held once) and the agent is asked to save
-    first; else it goes on, and the next session start asks again."""
+    """Before a compaction (save "before context pressure"): what to say when the block is
+    behind the work, or None. HOLD: the compaction waits (a manual /compact, held once) and
+    the agent saves first; else it goes on and the agent saves right after."""
     if progress.finished:
         return None
     if progress.commits > 0:

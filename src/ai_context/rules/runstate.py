@@ -1,25 +1,14 @@
 """What a scheduled run leaves for the next one, so the next one reads only what changed (pure).
 
-A scheduled run over a repository used to list every open issue and parse every body, though
-most had not changed. The run state lets the next run ask GitHub only for the issues updated
-since (`listed`, GitHub's own clock: the newest `updated_at` the listing saw) and judge the
-others from the state alone: a block goes stale with time, not with edits, so the state keeps,
-per open task, the minute when time alone next changes what ai-context says about it (`due`:
-the block's Last updated plus stale-after, a lease's expiry). A run re-reads those tasks when
-their minute has come. It also keeps a fingerprint of each issue the run looked at, as the run
-left it (`seen`), so its own comments and labels, which move `updated_at`, do not make the
-next run read those issues again.
+The next run lists only the issues updated since `listed` (GitHub's clock) and judges the
+others from the state: a block goes stale with time, not edits, so `due` keeps per open task
+the minute time alone next changes its findings, and `seen` a fingerprint of each issue as the
+run left it, so the run's own comments and labels do not make the next run read it again.
 
-What it never holds: a comment id, a body, a title, a token. A forged or garbled state can
-therefore cost calls (an issue read for nothing, a full listing), never a wrong write: every
-write is still planned from what GitHub says at the time (the comments of a changed task are
-read). Absent, garbled (a checksum guards it), foreign (another repository, bot or job set),
-judged by other rules (another version or configuration), older than MAX_AGE or past its
-`until`, it reads as a reason for a full listing, which rewrites it.
-
-It is bounded: the hidden line fits in MAX_ENCODED characters. The fingerprints give way
-first (they save reads, nothing more); then the dues furthest ahead, and `until` says up to
-when the dues it kept are complete (the run after it lists everything).
+It holds no comment id, body, title or token: a forged or garbled state can cost calls, never
+a wrong write. Absent, garbled (a checksum guards it), foreign, judged by other rules, older
+than MAX_AGE or past its `until`, it means a full listing. Bounded by MAX_ENCODED characters:
+the fingerprints give way first, then the dues furthest ahead (`until` says where they end).
 """
 
 from __future__ import annotations
@@ -27,9 +16,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate
 from typing import Any
 
 from ai_context.core.hidden import find_hidden, hide
@@ -39,6 +30,7 @@ from ai_context.rules.sticky import Op
 VERSION = 2
 PREFIX = "<!-- ai-context:run-state "
 SUFFIX = " -->"
+_LINE = re.compile(re.escape(PREFIX) + ".*?" + re.escape(SUFFIX), re.DOTALL)
 MAX_ENCODED = 60_000  # characters of the hidden line; an issue body holds 65,536
 MAX_AGE = timedelta(days=7)  # a full listing at least this often heals any drift
 # How long before GitHub's answer an edit may still be in flight (saved, not yet listed): the
@@ -94,9 +86,6 @@ class RunState:
     def due_now(self, now: datetime) -> list[int]:
         """The tasks whose minute has come: time alone may have changed their findings."""
         return sorted(n for n, when in self.due.items() if when <= now)
-
-    def since(self) -> datetime:
-        return self.listed
 
 
 def rules_key(*parts: object) -> str:
@@ -181,14 +170,6 @@ def _text(when: datetime) -> str:
 
 def _deltas(values: Sequence[int]) -> list[int]:
     return [b - a for a, b in zip([0, *values], values, strict=False)]
-
-
-def _sums(deltas: Sequence[int]) -> list[int]:
-    out, total = [], 0
-    for d in deltas:
-        total += d
-        out.append(total)
-    return out
 
 
 def _checksum(columns: Sequence[Any]) -> str:
@@ -281,7 +262,7 @@ def _state(columns: list[Any], repository: str, bot: str, jobs: str) -> RunState
     found_marks = _marks(marks)
     if found_marks is None:
         return None
-    due_numbers, seen_at = _sums(numbers), _sums(seen_numbers)
+    due_numbers, seen_at = list(accumulate(numbers)), list(accumulate(seen_numbers))
     if min([*due_numbers, *seen_at, 1]) < 1:
         return None
     try:
@@ -318,7 +299,7 @@ def _marks(column: Any) -> dict[int, Mark] | None:
         return None
     if min([*numbers[:1], *values, 1]) < 0:
         return None
-    at = _sums(numbers)
+    at = list(accumulate(numbers))
     return {
         n: (values[4 * k], values[4 * k + 1], values[4 * k + 2], values[4 * k + 3])
         for k, n in enumerate(at)
@@ -331,16 +312,7 @@ def _ints(values: Any) -> bool:
 
 def lines(body: str | None) -> list[str]:
     """Every run-state line in BODY, in order."""
-    out: list[str] = []
-    text = body or ""
-    start = text.find(PREFIX)
-    while start >= 0:
-        end = text.find(SUFFIX, start)
-        if end < 0:
-            break
-        out.append(text[start : end + len(SUFFIX)])
-        start = text.find(PREFIX, end)
-    return out
+    return _LINE.findall(body or "")
 
 
 def line_of(body: str, jobs: str) -> str | None:
