@@ -1,12 +1,15 @@
-"""API calls of a scheduled full mirror rebuild: 1,000 open issues linked to 1,000 ClickUp
-tasks, 50 of whose blocks changed since the last mirror, on the loopback GitHub and ClickUp.
+"""API calls of the ClickUp mirror on schedule: 1,000 open issues linked to 1,000 ClickUp
+tasks, on the loopback GitHub and ClickUp.
 
-Lower bound: GitHub reads = pages of 100 issues; ClickUp reads = pages of 100 tasks; ClickUp
-writes = the 50 changed values. Three ways to read ClickUp's current values are measured:
-pages filtered by list (`mirror.lists` set), pages filtered by the field (no lists set: one
-task is read first to learn the field's id), and one GET per task (what a run without a
-workspace id does). The time each would take at ClickUp's 100 requests a minute is printed.
-Run: `python benchmarks/bench_mirror.py`.
+The full rebuild (a run with no run state yet, a week after the last full listing, or
+`full: true` on dispatch), with 50 values changed by hand in ClickUp. Lower bound: GitHub reads
+= pages of 100 issues; ClickUp reads = pages of 100 tasks; ClickUp writes = the 50 changed
+values. Three ways to read ClickUp's current values are measured: pages filtered by list
+(`mirror.lists` set), pages filtered by the field (no lists set: one task is read first to
+learn the field's id), and one GET per task (what a run without a workspace id does). Then a
+scheduled run after 50 blocks were edited on GitHub: it reads and writes those 50 tasks only
+(lower bound: one GitHub page, 50 ClickUp reads and writes). The time each would take at
+ClickUp's 100 requests a minute is printed. Run: `python benchmarks/bench_mirror.py`.
 """
 
 from __future__ import annotations
@@ -84,10 +87,11 @@ def action(
     workspace = tmp / "workspace" / ".github"
     workspace.mkdir(parents=True)
     (workspace / "ai-context.yml").write_text(config, encoding="utf-8")
+    gh.clock.shift(hours=1)  # the runs of a schedule are an hour apart, at least
     gh.reset_requests()
     inputs = {"jobs": "mirror", "clickup-token": cu.token, "clickup-api-url": cu.url, **more}
     start = time.perf_counter()
-    run = run_action(tmp, gh.url, "schedule", {}, repository=REPO, inputs=inputs)
+    run = run_action(tmp, gh.url, "schedule", {}, repository=REPO, inputs=inputs, timeout=3600)
     assert run.code == 0, run.stdout + run.stderr
     assert run.outputs["mirrored"] == str(CHANGED), run.outputs
     return run, time.perf_counter() - start
@@ -111,9 +115,26 @@ def main() -> None:
         print(f"{'':30} (mirror.lists and clickup-team-id set)")
 
         stale(cu, texts)
-        _, seconds = action(Path(tmp) / "field", gh, cu, "mirror: {}\n")
+        field = "mirror: {}\n"
+        _, seconds = action(Path(tmp) / "field", gh, cu, field, full="true")
         line("pages filtered by the field", gh.count(), cu.count("GET"), cu.count("POST"), seconds)
         print(f"{'':30} (+1: one task read first names the field's id and the workspace)")
+
+        for n in range(TASKS // CHANGED, TASKS + 1, TASKS // CHANGED):  # 50 blocks edited
+            gh.edit_issue(REPO, n, body=gh.issue(REPO, n).body.replace("(done)", "(skipped)"))
+        cu.reset_requests()
+        run, seconds = action(Path(tmp) / "changed", gh, cu, field)
+        assert "listed only what changed" in run.stdout, run.stdout
+        gets, posts = cu.count("GET"), cu.count("POST")
+        print(
+            f"{'what changed (50 edited)':30} GitHub {gh.count():4}  ClickUp reads {gets:5} "
+            f"({gets - CHANGED:+d} of {CHANGED})  writes {posts:3} ({posts - CHANGED:+d})"
+            f"  at {PER_MINUTE}/min: {minutes(gets + posts):>8}  [{seconds:4.1f} s here]"
+        )
+        print(
+            f"{'':30} (a scheduled run with its run state: one GitHub page of what changed "
+            "and the run state's write; the changed tasks read one by one)"
+        )
 
         stale(cu, texts)
         issues = [issue_from_json(gh._issue_json(gh.issue(REPO, n)), REPO) for n in texts]

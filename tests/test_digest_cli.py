@@ -25,7 +25,7 @@ def test_digest_markdown_of_the_examples(capsys: pytest.CaptureFixture[str]) -> 
     assert out.startswith("## AI Context digest — Wednesday 27 May 2026")
     assert "**🔴 3 stuck · 🟡 1 in review · 🔵 2 in progress · 🟢 1 shipped**" in out
     assert "Export invoices as CSV \\| monthly" in out
-    assert "[//]: # (ai-context-digest:v1:" in out
+    assert "[//]: # (ai-context-digest:v2:" in out
 
 
 def test_digest_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -34,7 +34,7 @@ def test_the_first_digest_ever_is_its_own_baseline_and_reads_the_same_when_uncha
 def test_a_rerun_keeps_the_baseline_of_the_days_first_digest() -> None:
     morning = build_digest(sample_issues(), NOW, previous=sample_previous())
     today = comment(2, "2026-05-27", render_markdown(morning, BUNDLED))
-    yesterday = comment(1, "2026-05-26", "[//]: # (ai-context-digest:v1:e30)")
+    yesterday = comment(1, "2026-05-26", "[//]: # (ai-context-digest:v2:e30)")
     read = previous_state([yesterday, today], "2026-05-27", BOT)
     assert read.state == sample_previous().state  # not the morning's own state
     rerun = build_digest(sample_issues(), NOW + timedelta(hours=2), previous=read)

@@ -4,13 +4,13 @@ one task's summary."""
 from __future__ import annotations
 
 import base64
-import json
 import re
 from datetime import timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ai_context.core import hidden
 from ai_context.rules.digest import build_digest, summarize_task
 from ai_context.rules.digest_model import CATEGORIES, DigestState, StateRead, TaskState
 from ai_context.rules.digest_plate import plate, urgency_tier
@@ -44,27 +44,33 @@ def test_decoding_any_text_never_raises(text: str) -> None:
 def test_the_state_line_is_a_markdown_link_reference_definition() -> None:
     line = state_line(DigestState(tasks={(SHOP, 1): TaskState(category="stuck", done=2)}))
     # CommonMark: [label]: destination (title); such a definition renders as nothing.
-    assert re.fullmatch(r"\[//\]: # \(ai-context-digest:v1:[A-Za-z0-9_=-]+\)", line)
+    assert re.fullmatch(r"\[//\]: # \(ai-context-digest:v2:z\.[A-Za-z0-9_=-]+\)", line)
 
 
-def test_the_encoding_is_compact_base64_json() -> None:
+def test_the_encoding_is_compressed_columns_of_json() -> None:
     state = DigestState(
         generated_at=NOW,
         tasks={
             (SHOP, 1): TaskState(category="stuck", done=2),
+            (SHOP, 4): TaskState(category="shipped", done=5),
             (INFRA, 7): TaskState(category="in_review", done=0),
         },
     )
-    payload = json.loads(base64.urlsafe_b64decode(encode_state(state)))
-    assert payload == {
-        "v": 1,
+    assert hidden.decode(encode_state(state)) == {
+        "v": 2,
         "at": "2026-05-27T09:00:00Z",
-        "r": {INFRA: [[7, "r", 0]], SHOP: [[1, "k", 2]]},
+        "r": {INFRA: [[7], "r", [0]], SHOP: [[1, 3], "ks", [2, 5]]},
     }
+    assert decode_state(encode_state(state)).state == state
+    # An organisation's 50 repositories of 1,000 tasks fit in one 65,536-character comment.
     big = DigestState(
-        tasks={(SHOP, n): TaskState(category="in_progress", done=3) for n in range(1000, 2000)}
+        tasks={
+            (f"acme/repo-{r}", n): TaskState(category=CATEGORIES[n % 4], done=n % 6)
+            for r in range(50)
+            for n in range(1, 1001)
+        }
     )
-    assert len(encode_state(big)) < 20_000  # 1,000 tasks stay well inside a 65,536 comment
+    assert len(state_line(big)) < 60_000
 
 
 def test_no_previous_digest_is_a_first_digest() -> None:
@@ -77,8 +83,11 @@ def test_a_garbled_state_is_a_first_digest_and_says_so() -> None:
     for text in (
         "[//]: # (ai-context-digest:v1:!!!not-base64)",
         "[//]: # (ai-context-digest:v1:" + base64.urlsafe_b64encode(b"[1,2]").decode() + ")",
+        "[//]: # (ai-context-digest:v2:"
+        + base64.urlsafe_b64encode(b'{"v":2,"r":{"a/b":[[1],"z",[0]]}}').decode()
+        + ")",
         "[//]: # (ai-context-digest:v1:"
-        + base64.urlsafe_b64encode(b'{"v":1,"r":{"a/b":[[1,"z",0]]}}').decode()
+        + base64.urlsafe_b64encode(b'{"v":1,"r":{"a/b":[[1,"k",0]]}}').decode()
         + ")",
         "[//]: # (ai-context-digest:v9:eyJ2Ijo5fQ==)",
     ):

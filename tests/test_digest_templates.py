@@ -95,7 +95,7 @@ def test_golden_status(digest: Digest) -> None:
 def test_the_markdown_digest_carries_its_state_on_a_line_of_its_own(digest: Digest) -> None:
     text = render_markdown(digest, BUNDLED)
     lines = text.rstrip("\n").split("\n")
-    assert lines[-1].startswith("[//]: # (ai-context-digest:v1:")
+    assert lines[-1].startswith("[//]: # (ai-context-digest:v2:")
     assert lines[-2] == ""  # a definition cannot interrupt a paragraph or a table
     assert find_state(text).state == digest.state()
 

@@ -56,6 +56,6 @@ def test_the_sticky_comment_and_the_digest_use_the_one_codec() -> None:
     assert render_state(state) == hide(state) and read_state(hide(state)) == state
     digest = DigestState()
     line = state_line(digest)
-    encoded = line.split("ai-context-digest:v1:", 1)[1].rstrip(")")
-    assert decode(encoded) == {"v": 1, "at": None, "r": {}}
+    encoded = line.split("ai-context-digest:v2:", 1)[1].rstrip(")")
+    assert decode(encoded) == {"v": 2, "at": None, "r": {}}
     assert find_state(line).state == digest

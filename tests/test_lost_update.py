@@ -22,8 +22,8 @@ from ai_context.core.block import Block, parse, render
 from ai_context.core.models import BodyHistory
 from ai_context.jobs import agent
 from ai_context.jobs.agent import Outcome
-from ai_context.rules.memory import decode_state
 from ai_context.rules.overwrite import UNKNOWN, Region, judge, merge3, predecessor
+from ai_context.rules.runstate import decode
 from tests.actionrun import run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
@@ -261,10 +261,10 @@ def test_an_agent_save_landing_while_the_run_state_patch_is_held_is_kept(tmp_pat
             gh.add_issue("o/r", f"Task {n}", BROKEN if n % 2 == 0 else SEED_BLOCK, number=n)
         scheduled_run(gh, tmp_path / "1")
         (carrier,) = [
-            n for n, i in gh.repos["o/r"].issues.items() if "ai-context:digest" in i.labels
+            n for n, i in gh.repos["o/r"].issues.items() if "ai-context:state" in i.labels
         ]
         gh.edit_issue("o/r", 2, body=SEED_BLOCK)  # fixed: the next run remembers a change
-        agents = render(block("Agent's step on the digest issue"), markers=True) + "\n\n"
+        agents = render(block("Agent's step on the run state's issue"), markers=True) + "\n\n"
         held = gh.hold("PATCH", f"/repos/o/r/issues/{carrier}")
         run = threading.Thread(target=scheduled_run, args=(gh, tmp_path / "2"))
         run.start()
@@ -274,9 +274,9 @@ def test_an_agent_save_landing_while_the_run_state_patch_is_held_is_kept(tmp_pat
         run.join(120)
         text = gh.issue("o/r", carrier).body or ""
         kept = parse(text).block
-        assert kept is not None and kept.next_step == "Agent's step on the digest issue"
-        remembered = decode_state(text, "o/r", BOT)
-        assert remembered is not None and 2 in remembered.tasks
+        assert kept is not None and kept.next_step == "Agent's step on the run state's issue"
+        remembered = decode(text, "o/r", BOT, "check")
+        assert remembered is not None and 2 in remembered.due  # fixed: it goes stale by itself
 
 
 class Answers:

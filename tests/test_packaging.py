@@ -36,6 +36,7 @@ INPUTS = {
     "config": ".github/ai-context.yml",
     "jobs": "auto",
     "dry-run": "false",
+    "full": "false",
     "fail-on": "never",
     "stale-after": "24h",
     "clickup-token": "",
@@ -53,6 +54,7 @@ INPUTS = {
 OVERRIDABLE = (
     "jobs",
     "dry-run",
+    "full",
     "fail-on",
     "stale-after",
     "max-writes",

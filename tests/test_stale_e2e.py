@@ -82,7 +82,7 @@ def test_scheduled_runs_mark_a_stale_task_and_clear_it_when_refreshed(
     gh.reset_requests()
     second = run(gh, tmp_path / "2")
     assert second["outputs"]["stale"] == "1"
-    assert [r.method for r in gh.requests if r.method != "GET"] == []
+    assert [(r.method, r.path) for r in gh.requests if r.method != "GET"] == []
     assert sticky(gh, 1) == body
 
     # The agent checkpoints: the next run clears the label and the finding.

@@ -130,13 +130,22 @@ def _compile(template: str) -> re.Pattern[str]:
 
 
 class Clock:
-    """Wall clock by default; `set()` freezes it, `advance()` moves a frozen clock."""
+    """Wall clock by default; `set()` freezes it, `advance()` moves a frozen clock, `shift()`
+    moves either (a running clock keeps running, ahead by the shift: the hour between two
+    scheduled runs, without waiting it)."""
 
     def __init__(self, start: datetime | None = None) -> None:
         self._frozen = start
+        self._offset = timedelta()
 
     def now(self) -> datetime:
-        return self._frozen or datetime.now(UTC).replace(microsecond=0)
+        return self._frozen or datetime.now(UTC).replace(microsecond=0) + self._offset
+
+    def shift(self, **delta: float) -> None:
+        if self._frozen is not None:
+            self.advance(**delta)
+        else:
+            self._offset += timedelta(**delta)
 
     def set(self, when: datetime) -> None:
         self._frozen = when if when.tzinfo else when.replace(tzinfo=UTC)
@@ -425,7 +434,10 @@ class FakeServer:
             data = json.dumps(reply.body).encode()
             headers.setdefault("content-type", "application/json; charset=utf-8")
         try:
-            http.send_response(reply.status)
+            # A fake's own clock dates its answers, as GitHub's does (`Date`).
+            http.send_response_only(reply.status)
+            http.send_header("server", http.version_string())
+            http.send_header("date", str(headers.pop("date", "") or http.date_time_string()))
             for name, value in headers.items():
                 http.send_header(name, str(value))
             http.send_header("content-length", str(len(data)))

@@ -303,6 +303,7 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
                 "x-ratelimit-resource": "core",
                 "x-github-request-id": f"FAKE:{len(self._requests):08X}",
                 "x-github-api-version-selected": "2022-11-28",
+                "date": format_datetime(_aware(self.clock.now()), usegmt=True),
             }
         )
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -14,7 +15,7 @@ from ai_context.adapters import clients
 from ai_context.adapters.config import Config, load_config
 from ai_context.adapters.github import GitHub, GitHubNotFound, url_problem
 from ai_context.adapters.templates import Templates
-from ai_context.adapters.workflow import Workflow
+from ai_context.adapters.workflow import Progress, Workflow
 from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
 from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
@@ -67,7 +68,14 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
     problem = url_problem(api_url)  # a bad configuration (its title), before any client
     if problem is not None:
         raise ConfigError(f"environment variable GITHUB_API_URL: {problem}")
-    github = clients.github(settings.github_token, repository, api_url=api_url, http=settings.http)
+    progress = Progress(wf.log)
+    github = clients.github(
+        settings.github_token,
+        repository,
+        api_url=api_url,
+        http=settings.http,
+        on_wait=progress.waiting,
+    )
     ctx = RunContext(
         settings=settings,
         github=github,
@@ -78,6 +86,7 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         workflow_env=env,
         event=event,
         github_api_url=api_url,
+        progress=progress,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total
     try:
@@ -88,18 +97,27 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             check_settings(ctx)
             if settings.dry_run:
                 wf.log("ai-context: dry run: no writes will be made")
+            if ctx.route.scan_all:  # what changed since the last run, or every open issue
+                _grouped(wf, "ai-context scan", ctx.scanned)
             for name in ctx.route.jobs:
-                wf.group(f"ai-context {name}")
-                try:
-                    JOBS[name](ctx)
-                finally:
-                    wf.endgroup()
+                _grouped(wf, f"ai-context {name}", partial(JOBS[name], ctx))
+            if ctx.route.scan_all:  # after every job's writes, so the state tells of them
+                _grouped(wf, "ai-context run state", ctx.save_scans)
     except Exception as exc:
         ctx.summary.append(f"**Stopped:** {escape_cell(str(exc))}")
         _finish(ctx, github, wf, stopped=True)
         raise
     _finish(ctx, github, wf, stopped=False)
     return max(ctx.exit_codes, default=0)
+
+
+def _grouped(wf: Workflow, title: str, step: Callable[[], object]) -> None:
+    """STEP's log lines in a collapsible group of the run's log."""
+    wf.group(title)
+    try:
+        step()
+    finally:
+        wf.endgroup()
 
 
 def check_settings(ctx: RunContext) -> None:

@@ -9,7 +9,7 @@ client (and the start-up of `validate` or `--version` never pays for one).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
 # --token-from gh` arranges for Claude Code, so no token is ever written to a settings file.
 TOKEN_FROM_ENV = "AI_CONTEXT_TOKEN_FROM"  # noqa: S105 - a variable's name, not a secret
 REPOSITORY_ENV = "GITHUB_REPOSITORY"
+OnWait = Callable[[float, str], None]  # (seconds, what for), told before a long wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +51,10 @@ def github(
     api_url: str = GITHUB_API_URL,
     http: Http = Http(),
     counter: CallCounter | None = None,
+    on_wait: OnWait | None = None,
 ) -> GitHub:
-    """The GitHub client for REPOSITORY; COUNTER shares one count across several clients."""
+    """The GitHub client for REPOSITORY; COUNTER shares one count across several clients;
+    ON_WAIT is told (seconds, what for) before the client waits for GitHub."""
     from ai_context.adapters.github import GitHub  # noqa: PLC0415
 
     return GitHub(
@@ -63,14 +66,30 @@ def github(
         retries=http.retries,
         backoff=http.backoff,
         counter=counter,
+        on_wait=on_wait,
     )
 
 
-def clickup(token: Secret, *, api_url: str, http: Http = Http()) -> ClickUp:
+def clickup(
+    token: Secret, *, api_url: str, http: Http = Http(), on_wait: OnWait | None = None
+) -> ClickUp:
+    """The ClickUp client; ON_WAIT is told (seconds, what for) before it waits for ClickUp."""
+    import time  # noqa: PLC0415
+
     from ai_context.adapters.clickup import ClickUp  # noqa: PLC0415
 
+    def sleep(seconds: float) -> None:
+        if on_wait is not None:
+            on_wait(seconds, "ClickUp's rate limit")
+        time.sleep(seconds)
+
     return ClickUp(
-        token, api_url=api_url, timeout=http.timeout, retries=http.retries, backoff=http.backoff
+        token,
+        api_url=api_url,
+        timeout=http.timeout,
+        retries=http.retries,
+        backoff=http.backoff,
+        sleep=sleep,
     )
 
 

@@ -76,6 +76,7 @@ class Config(BaseModel):
     config: str = DEFAULT_CONFIG
     jobs: tuple[str, ...] = ("auto",)
     dry_run: bool = False
+    full: bool = False  # list every open issue, not only what changed (workflow_dispatch)
     fail_on: Literal["never", "error", "warning"] = "never"
     stale_after: Duration = STALE_AFTER
     required: tuple[str, ...] = REQUIRED_DEFAULT
@@ -119,7 +120,7 @@ class Config(BaseModel):
             )
         return names
 
-    @field_validator("dry_run", mode="before")
+    @field_validator("dry_run", "full", mode="before")
     @classmethod
     def _bool(cls, value: Any) -> Any:
         if isinstance(value, str):

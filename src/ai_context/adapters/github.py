@@ -14,6 +14,7 @@ that say what to do.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import threading
@@ -21,10 +22,10 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import format_datetime
+from email.utils import format_datetime, parsedate_to_datetime
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
 from ai_context.adapters.retry_after import retry_after
@@ -121,6 +122,7 @@ class GitHub:
         backoff: float = 1.0,
         max_rate_limit_wait: float = 300,
         counter: CallCounter | None = None,
+        on_wait: Callable[[float, str], None] | None = None,
     ) -> None:
         if repository.count("/") != 1 or not all(repository.split("/")):
             raise GitHubConfigError(
@@ -141,10 +143,13 @@ class GitHub:
 
         self.repository = repository
         self.counter = counter or CallCounter()
+        # Told (seconds, what for) before the client waits for GitHub: a run says so in its log.
+        self.on_wait = on_wait
         self._retries = retries
         base = api_url.rstrip("/")
         policy = _retry_class()(
             counter=self.counter,
+            notify=self._waiting,
             query_path=Requester.get_graphql_prefix(urlsplit(base).path),
             total=retries,
             backoff_factor=backoff,
@@ -171,6 +176,19 @@ class GitHub:
     def __repr__(self) -> str:
         return f"GitHub(repository={self.repository!r}, token=***)"
 
+    def for_repository(self, repository: str) -> GitHub:
+        """A client for another REPOSITORY on the same GitHub: the same token, retries, call
+        counter and connections (a run over many repositories opens one, not one each)."""
+        if repository.count("/") != 1 or not all(repository.split("/")):
+            raise GitHubConfigError(f"repository {repository!r} is not owner/name")
+        other = copy.copy(self)
+        other.repository, other._repo = repository, f"/repos/{repository}"
+        return other
+
+    def _waiting(self, seconds: float, why: str) -> None:
+        if self.on_wait is not None:
+            self.on_wait(seconds, why)
+
     # --- reads ----------------------------------------------------------------------------
 
     def list_issues(
@@ -185,6 +203,27 @@ class GitHub:
     ) -> list[Issue]:
         """Issues (not pull requests), 100 a page, filtered by GitHub, newest first by SORT
         (created, updated, comments) when given. Pages stop once LIMIT issues are in hand."""
+        found: list[Issue] = []
+        pages = self.issue_pages(state, assignee=assignee, labels=labels, sort=sort, since=since)
+        for page in pages:
+            found += page.issues
+            if limit is not None and len(found) >= limit:
+                return found[:limit]
+        return found
+
+    def issue_pages(
+        self,
+        state: str = "open",
+        *,
+        assignee: str | None = None,
+        labels: Sequence[str] = (),
+        sort: str | None = None,
+        since: datetime | None = None,
+    ) -> Iterator[IssuePage]:
+        """list_issues one page at a time, so a caller can stop early, report progress and
+        keep no more than a page of bodies in hand. A page's `last` is the number of the last
+        page when GitHub's `Link` header names it (it does on the first pages); its `date` is
+        GitHub's clock when it answered."""
         filters: dict[str, Any] = {"state": state}
         if assignee is not None:
             filters["assignee"] = assignee
@@ -194,14 +233,21 @@ class GitHub:
             filters.update(sort=sort, direction="desc")
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
             filters["since"] = utc_text(since)
-        found: list[Issue] = []
-        for raw in self._pages("list issues", "/issues", filters):
-            if "pull_request" in raw:
-                continue
-            found.append(issue_from_json(raw, self.repository))
-            if limit is not None and len(found) >= limit:
-                break
-        return found
+        for number, (headers, raw) in enumerate(self._raw_pages("list issues", "/issues", filters)):
+            links = _links(headers)
+            last = links.get("last")
+            yield IssuePage(
+                issues=[
+                    issue_from_json(item, self.repository)
+                    for item in raw
+                    if "pull_request" not in item
+                ],
+                number=number + 1,
+                last=_page_number(last) if last else (None if "next" in links else number + 1),
+                items=len(raw),
+                repository=self.repository,
+                date=_http_date(headers.get("date")),
+            )
 
     def get_issue(self, number: int, *, known: Issue | None = None) -> Issue:
         """Issue NUMBER as GitHub has it now. With KNOWN (a copy of it, from a payload or a
@@ -380,17 +426,21 @@ class GitHub:
     def _pages(
         self, what: str, path: str, params: Mapping[str, Any] | None = None
     ) -> Iterator[dict[str, Any]]:
-        """The items of a list, 100 a page, following the `Link: rel="next"` URL (which
-        carries the query) until there is none or the caller stops."""
-        from requests.utils import parse_header_links  # noqa: PLC0415
+        """The items of a list, 100 a page, until there are no more or the caller stops."""
+        for _, data in self._raw_pages(what, path, params):
+            yield from data
 
+    def _raw_pages(
+        self, what: str, path: str, params: Mapping[str, Any] | None = None
+    ) -> Iterator[tuple[dict[str, Any], list[Any]]]:
+        """A list's pages of 100 with their answers' headers, following the `Link: rel="next"`
+        URL (which carries the query) until there is none or the caller stops."""
         url: str | None = self._repo + path
         query: dict[str, Any] | None = {**(params or {}), "per_page": self._requester.per_page}
         while url:
             headers, data = self._send(what, "GET", url, params=query)
-            yield from data or ()
-            links = parse_header_links(str(headers.get("link") or ""))
-            url, query = next((ln["url"] for ln in links if ln.get("rel") == "next"), None), None
+            yield headers, list(data or ())
+            url, query = _links(headers).get("next"), None
 
     def _send(
         self,
@@ -463,13 +513,33 @@ def _retry_class() -> Callable[..., Retry]:
         - a 403 that names a secondary limit in its body only waits `secondary_rate_wait`
           (GitHub's minute), once; any other 403 is a refusal."""
 
-        def __init__(self, *, counter: CallCounter, query_path: str, **kwargs: Any) -> None:
+        def __init__(
+            self,
+            *,
+            counter: CallCounter,
+            query_path: str,
+            notify: Callable[[float, str], None] | None = None,
+            **kwargs: Any,
+        ) -> None:
             self.counter, self.query_path, self.rate_wait = counter, query_path, 0.0
+            self.notify = notify
             super().__init__(**kwargs)
 
         def new(self, **kw: Any) -> GitHubRetry:
-            kept = {"counter": self.counter, "query_path": self.query_path}
+            kept = {"counter": self.counter, "query_path": self.query_path, "notify": self.notify}
             return super().new(**{**kept, **kw})
+
+        def sleep(self, response: Any = None) -> None:
+            """urllib3's wait before a retry, told to NOTIFY first (seconds, what for)."""
+            wait = self.get_backoff_time()
+            if self.respect_retry_after_header and response is not None:
+                wait = self.get_retry_after(response) or wait
+            if self.notify is not None and wait > 0:
+                limited = response is not None and response.status in (403, 429)
+                self.notify(
+                    wait, "GitHub's rate limit" if limited else "a retry after GitHub failed"
+                )
+            super().sleep(response)
 
         def increment(  # type: ignore[override]
             self,
@@ -521,6 +591,40 @@ def _rate_wait(policy: Any, response: Any, url: str) -> float:
     if wait > policy.max_rate_limit_wait:
         raise MaxRetryError(None, url, None)  # type: ignore[arg-type]
     return wait
+
+
+@dataclass(frozen=True)
+class IssuePage:
+    """One page of an issue listing: its issues (pull requests left out), its number from 1,
+    the number of the listing's last page when known, how many items GitHub sent, whose
+    repository, and GitHub's clock when it answered."""
+
+    issues: list[Issue]
+    number: int
+    last: int | None
+    items: int
+    repository: str = ""
+    date: datetime | None = None
+
+
+def _links(headers: Mapping[str, Any]) -> dict[str, str]:
+    """The `Link` header's URLs by their rel (next, last, ...)."""
+    from requests.utils import parse_header_links  # noqa: PLC0415
+
+    links = parse_header_links(str(headers.get("link") or ""))
+    return {str(ln["rel"]): str(ln["url"]) for ln in links if ln.get("rel") and ln.get("url")}
+
+
+def _page_number(url: str) -> int | None:
+    value = parse_qs(urlsplit(url).query).get("page", [""])[0]
+    return int(value) if value.isdigit() else None
+
+
+def _http_date(text: str | None) -> datetime | None:
+    try:
+        return parsedate_to_datetime(text) if text else None
+    except (TypeError, ValueError):
+        return None
 
 
 def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:

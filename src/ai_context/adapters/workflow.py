@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 import secrets
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
@@ -137,3 +139,78 @@ class Workflow:
             return
         text = markdown if markdown.endswith("\n") else markdown + "\n"
         self._append("GITHUB_STEP_SUMMARY", self.summary_path, text)
+
+
+WAIT_NOTICE = 5.0  # seconds: a longer wait is said before it starts
+
+
+class Progress:
+    """A long run's progress, told through EMIT: every EVERY_PAGES pages or EVERY_SECONDS
+    seconds, whichever comes first, a line with the issues read, the writes made and, when
+    the listing's last page is known, about how long the reading has to go. `waiting` tells
+    of a wait longer than WAIT_NOTICE seconds before it starts (what for, until when)."""
+
+    def __init__(
+        self,
+        emit: Callable[[str], None],
+        *,
+        every_pages: int = 10,
+        every_seconds: float = 10.0,
+        writing: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.emit = emit
+        self.writing = writing  # a run that writes says how many writes it made
+        self.every_pages = every_pages
+        self.every_seconds = every_seconds
+        self.clock = clock
+        self.pages = self.issues = self.writes = 0
+        self.total: int | None = None
+        self.what = ""
+        self._started = clock()
+        self._last_pages = 0
+        self._last_time = self._started
+
+    def page(self, issues: int, last: int | None = None, what: str = "") -> None:
+        """A page of ISSUES was read; LAST is the listing's last page, when known."""
+        if what != self.what:  # another listing: its own count of pages
+            self.what, self.pages, self._last_pages, self._started = what, 0, 0, self.clock()
+        self.pages += 1
+        self.issues += issues
+        self.total = last if last is not None else self.total
+        self._maybe()
+
+    def wrote(self) -> None:
+        self.writes += 1
+        self._maybe()
+
+    def _maybe(self) -> None:
+        now = self.clock()
+        if self.pages - self._last_pages >= self.every_pages or (
+            now - self._last_time >= self.every_seconds
+        ):
+            self._last_pages, self._last_time = self.pages, now
+            self.emit(self.line(now))
+
+    def line(self, now: float | None = None) -> str:
+        now = self.clock() if now is None else now
+        where = f"{self.what}: " if self.what else ""
+        pages = f"{self.pages} of {self.total} pages" if self.total else f"{self.pages} pages"
+        text = f"ai-context: {where}{self.issues:,} issues read ({pages})"
+        if self.writing:
+            text += f", {self.writes} writes made"
+        if self.total and self.pages < self.total:
+            left = (now - self._started) / self.pages * (self.total - self.pages)
+            text += f", reading done in about {_seconds(left)}"
+        return text
+
+    def waiting(self, seconds: float, why: str) -> None:
+        if seconds > WAIT_NOTICE:
+            until = datetime.now(UTC) + timedelta(seconds=seconds)
+            self.emit(
+                f"ai-context: waiting {_seconds(seconds)} for {why}, until {until:%H:%M:%S} UTC"
+            )
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value < 120 else f"{value / 60:.0f} min"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,7 +30,7 @@ from ai_context.core.models import IssueRef
 
 if TYPE_CHECKING:
     from ai_context.adapters.config import Config
-    from ai_context.adapters.github import GitHub
+    from ai_context.adapters.github import GitHub, IssuePage
     from ai_context.core.models import Issue
     from ai_context.jobs.digest import Gathered
     from ai_context.rules.digest import DigestConfig
@@ -243,8 +244,13 @@ def read_all(source: Source, now: datetime, window: timedelta) -> Gathered:
         return Gathered(issues=source.offline.list_issues("all"), previous=find_state(None))
     assert source.github is not None
     repos = [source.github(repo) for repo in source.repos]
-    with service_errors(", ".join(source.repos)):
-        return gather(repos, settings=source.config, window=window, now=now)
+    progress = terminal_progress(sys.stderr)
+    try:
+        with service_errors(", ".join(source.repos)):
+            return gather(repos, settings=source.config, window=window, now=now, progress=progress)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\x1b[K")  # the progress line goes once the reading is done
 
 
 def select(issues: list[Issue], args: argparse.Namespace, config: DigestConfig) -> list[Issue]:
@@ -258,6 +264,25 @@ def select(issues: list[Issue], args: argparse.Namespace, config: DigestConfig) 
         labels=getattr(args, "labels", None) or (),
         config=config,
     )
+
+
+def terminal_progress(stream: TextIO) -> Callable[[IssuePage], None] | None:
+    """On a terminal, a progress line on STREAM rewritten with each page read (issues read,
+    pages, about how long to go); nothing when STREAM is a pipe or a file."""
+    if not stream.isatty():
+        return None
+    from ai_context.adapters.workflow import Progress  # noqa: PLC0415
+
+    def show(line: str) -> None:
+        stream.write(f"\r\x1b[K{line}")
+
+    shown = Progress(show, every_pages=1, writing=False)
+
+    def page(read: IssuePage) -> None:
+        shown.page(read.items, read.last, read.repository)
+        stream.flush()
+
+    return page
 
 
 def read_one(source: Source, ref: IssueRef) -> Issue:

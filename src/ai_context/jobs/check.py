@@ -12,15 +12,13 @@ from ai_context.core.block import parse
 from ai_context.core.findings import Finding
 from ai_context.core.markdown import escape_cell, escape_text
 from ai_context.core.models import Issue
-from ai_context.jobs import memory
-from ai_context.jobs.comments import CheckReport, run_check
+from ai_context.jobs.comments import CheckReport, IssueCheck, run_check
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.context import threshold_hit as _threshold_hit
-from ai_context.jobs.digest import posts_comment
-from ai_context.jobs.digest_delivery import DIGEST_LABEL
 from ai_context.jobs.stale import _stale_summary, stale_rules
 from ai_context.rules.checks import CheckResult
 from ai_context.rules.gitlog.compare import compare_block, session_files_changed
+from ai_context.rules.runstate import CONFLICT, STALE, Mark, after_writes
 from ai_context.rules.session.model import check_session_file
 from ai_context.rules.sticky import WriteBudget
 
@@ -40,16 +38,15 @@ def check_job(ctx: RunContext) -> None:
             issue.number, result.block, commits, repo=repository, field_lines=parsed.field_lines
         )
 
-    # A full scan reads the run state from the listing (no call) and writes it back (issue 14).
     scan = ctx.route.scan_all
-    settings = ctx.settings
-    state = memory.load(settings, ctx.open_issues(), repository) if scan else None
-    # When the scheduled runs first saw the tasks: kept from the state, else this run.
-    seen = ((state.since if state else None) or ctx.now) if scan else None
+    # When the scheduled runs first saw the tasks: kept in the run state, else this run.
+    seen = ctx.scanned().first_seen if scan else None
     tasks = stale_rules(ctx, seen)
     budget = ctx.writes
-    # Room for what the run writes after the tasks: the run state, the digest comment.
-    budget.reserve = (1 + ("digest" in ctx.route.jobs)) if scan else 0
+    # Room for what the run writes after the tasks: the run state (with the digest, its issue
+    # may be made for the digest's facts first, then written), the digest's comment and, the
+    # first time, its issue.
+    budget.reserve = (1 + 3 * ("digest" in ctx.route.jobs)) if scan else 0
     report = run_check(
         _current(ctx),
         ctx.github,
@@ -61,41 +58,57 @@ def check_job(ctx: RunContext) -> None:
         extra_findings=git_findings,
         tasks=tasks,
         thorough=not ctx.route.scan_all,  # one issue from its event: read its comments
-        remembered=dict(state.tasks) if state else None,
+        wrote=ctx.progress.wrote if ctx.progress else None,
         budget=budget,
+        started=ctx.scanned().started if scan else None,
     )
     budget.reserve = 0
-    if scan and ctx.issues():  # no task, nothing to remember
-        tasks_now = memory.remember(report)
-        budget.spend(
-            memory.save(
-                ctx.github,
-                settings,
-                ctx.open_issues(),
-                tasks_now,
-                ctx.workflow.log,
-                since=seen or ctx.now,
-                digest=posts_comment(ctx),
-            )
-        )
+    kept: dict[int, Mark] = {}
+    if scan:  # what the run state remembers of each task (jobs/scan.py)
+        scanned = ctx.scanned()
+        for check in report.checks:
+            created = None if check.created is None else len(check.created)
+            after = after_writes(check.issue, check.ops, created)
+            # A task whose writes were left (max-writes) or failed is due at once: the next run
+            # reads it and goes on.
+            due = ctx.now if check.deferred or check.failed else check.due
+            scanned.judge(after, due, wrote=bool(check.ops), mark=_mark(check))
+        kept = scanned.remembered()
     ctx.outputs["writes-left"] = str(budget.left)
     if budget.left:
         ctx.workflow.log(f"ai-context: {budget.describe()}")
     session = _session_files(ctx)
     _annotate(report, ctx.workflow)
-    ctx.outputs["findings"] = str(report.findings + len(session))
+    ctx.outputs["findings"] = str(report.findings + len(session) + sum(m[0] for m in kept.values()))
     ctx.outputs["errors"] = str(
-        report.count("error") + sum(1 for f in session if f.severity == "error")
+        report.count("error")
+        + sum(1 for f in session if f.severity == "error")
+        + sum(m[1] for m in kept.values())
     )
-    others = _not_tasks(ctx) if scan else None
-    ctx.summary.append(_check_summary(report, ctx.settings, others, budget))
+    others = len(ctx.scanned().others) if scan and ctx.scanned().full else None
+    ctx.summary.append(_check_summary(report, ctx.settings, others, budget, kept))
     if tasks is not None:
-        ctx.outputs["stale"] = str(report.stale)
-        ctx.summary.append(_stale_summary(report))
-    ctx.exit_codes.append(_exit_code(report, ctx.settings))
+        stale = sum(1 for m in kept.values() if m[3] & STALE)
+        ctx.outputs["stale"] = str(report.stale + stale)
+        conflicts = sum(1 for m in kept.values() if m[3] & CONFLICT)
+        ctx.summary.append(_stale_summary(report, stale, conflicts))
+    ctx.exit_codes.append(_exit_code(report, ctx.settings, kept))
     _report_failures(report, ctx)
     if session:
         ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
+
+
+def _mark(check: IssueCheck) -> Mark | None:
+    """What CHECK's findings add up to, for the run state (None: no findings)."""
+    if not check.findings:
+        return None
+    verdict = check.verdict
+    bits = (STALE if verdict and verdict.stale else 0) | (
+        CONFLICT if verdict and verdict.conflict else 0
+    )
+    errors = check.result.errors
+    warnings = sum(1 for f in check.findings if f.severity == "warning")
+    return (len(check.findings), errors, warnings, bits)
 
 
 def _report_failures(report: CheckReport, ctx: RunContext) -> None:
@@ -180,19 +193,15 @@ def _annotate(report: CheckReport, wf: Workflow) -> None:
             )
 
 
-def _not_tasks(ctx: RunContext) -> int:
-    """Open issues a full scan left alone: no block (nor our labels), the digest issue aside."""
-    tasks = {issue.number for issue in ctx.issues()}
-    return sum(
-        1
-        for issue in ctx.open_issues()
-        if issue.number not in tasks and DIGEST_LABEL not in issue.labels
-    )
-
-
 def _check_summary(
-    report: CheckReport, settings: Config, others: int | None, budget: WriteBudget
+    report: CheckReport,
+    settings: Config,
+    others: int | None,
+    budget: WriteBudget,
+    kept: dict[int, Mark],
 ) -> str:
+    """The check's section of the step summary. OTHERS: open issues a full listing showed
+    that are no tasks (left alone); KEPT: the tasks unchanged since the last run."""
     without = f" ({others} other open issue(s) have no AI Context block: not tasks, left alone)"
     lines = [
         f"Checked {len(report.checks)} task(s)"
@@ -200,6 +209,12 @@ def _check_summary(
         + f": {report.findings} finding(s), {report.count('error')} error(s)."
         + (" **Dry run: no writes were made.**" if settings.dry_run else "")
     ]
+    if kept:
+        lines.append(
+            f"Unchanged since the last run, their comments as they stand: {len(kept)} task(s) "
+            f"with {sum(m[0] for m in kept.values())} finding(s), "
+            f"{sum(m[1] for m in kept.values())} error(s)."
+        )
     with_findings = [c for c in report.checks if c.findings]
     if with_findings:
         lines += ["", "| issue | findings | worst |", "|---|---|---|"]
@@ -218,5 +233,10 @@ def _check_summary(
     return "\n".join(lines)
 
 
-def _exit_code(report: CheckReport, settings: Config) -> int:
+def _exit_code(report: CheckReport, settings: Config, kept: dict[int, Mark]) -> int:
+    """The fail-on threshold over this run's findings and those of the unchanged tasks."""
+    if settings.fail_on == "error" and any(m[1] for m in kept.values()):
+        return 1
+    if settings.fail_on == "warning" and any(m[1] or m[2] for m in kept.values()):
+        return 1
     return _threshold_hit([f for c in report.checks for f in c.findings], settings)

@@ -19,15 +19,13 @@ from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.mention import plan_mention
 from ai_context.jobs.settle import Created, head, ours, settle, settle_all
-from ai_context.rules.checks import CheckConfig, CheckResult, check_body
-from ai_context.rules.memory import Known, plan_known
-from ai_context.rules.stale import Verdict
+from ai_context.rules.checks import CheckConfig, CheckResult, check_body, next_change
+from ai_context.rules.stale import StaleRules, Verdict
 from ai_context.rules.sticky import (
     CHECK_LABELS,
     Op,
     WriteBudget,
     dry_run_text,
-    is_sticky,
     needs_comments,
     plan_comment,
     plan_labels,
@@ -66,11 +64,11 @@ class IssueCheck:
     result: CheckResult
     ops: list[Op] = field(default_factory=list)
     verdict: Verdict | None = None  # the stale rules' verdict, when they ran
-    # For the run state (rules/memory.py): the sticky comment a read found, what the state
-    # said instead of a read, and the id of the comment this run created.
-    sticky: Comment | None = None
-    known: Known | None = None
-    created: int | None = None
+    sticky: Comment | None = None  # the sticky comment a read found (a dry run shows it)
+    # For the run state (rules/runstate.py): when time alone next changes the findings, and
+    # the comments this run created that GitHub answered (the issue's count after it).
+    due: datetime | None = None
+    created: list[int] | None = field(default_factory=list)  # None: a race or retry decided
     deferred: bool = False  # its writes were left for the next run (max-writes)
     failed: bool = False  # a write failed: the next run reads it and makes what is missing
 
@@ -126,13 +124,11 @@ def plan_check(
     extra_findings: ExtraFindings | None = None,
     tasks: TaskRules | None = None,
     thorough: bool = False,
-    known: Known | None = None,
 ) -> IssueCheck:
     """What the check job would write for one issue; reads comments only when it must.
 
     With TASKS (the stale rules), their findings join the block's in the one comment and
     labels; their evidence is remembered in that comment for runs that cannot gather it.
-    KNOWN (the run state's entry, when the listing agrees with it) stands in for the read.
     `extra_findings` adds what other sources know (git, the ClickUp mirror) to the comment
     only: the labels speak of the block and the task (a duplicate ClickUp field does not make
     the block invalid).
@@ -144,10 +140,9 @@ def plan_check(
         extra_findings=extra_findings,
         tasks=tasks,
         thorough=thorough,
-        known=known,
     )
     listed = comments(issue.number) if found.read else None
-    return finish(found, listed, bot_login=bot_login, tasks=tasks)
+    return finish(found, listed, bot_login=bot_login, config=config, tasks=tasks)
 
 
 @dataclass
@@ -159,8 +154,8 @@ class Assessed:
     result: CheckResult
     verdict: Verdict | None
     extra: tuple[Finding, ...]
-    known: Known | None
     read: bool
+    now: datetime
 
 
 def assess(
@@ -171,7 +166,6 @@ def assess(
     extra_findings: ExtraFindings | None = None,
     tasks: TaskRules | None = None,
     thorough: bool = False,
-    known: Known | None = None,
 ) -> Assessed:
     result = task_findings(issue, now, config)
     verdict = tasks(issue, result, None) if tasks and result.block is not None else None
@@ -179,10 +173,8 @@ def assess(
     if extra_findings is not None and result.block is not None:
         extra = tuple(extra_findings(issue, result))
     shown = _by_line([*_merge(result, verdict), *extra])
-    if known is not None and verdict is not None and (verdict.mention or verdict.state()):
-        known = None  # the comment carries memory (evidence, a mention): read it
-    read = known is None and needs_comments(issue, shown, thorough=thorough)
-    return Assessed(issue, result, verdict, extra, known, read)
+    read = needs_comments(issue, shown, thorough=thorough)
+    return Assessed(issue, result, verdict, extra, read, now)
 
 
 def finish(
@@ -190,10 +182,11 @@ def finish(
     listed: list[Comment] | None,
     *,
     bot_login: str,
+    config: CheckConfig,
     tasks: TaskRules | None = None,
 ) -> IssueCheck:
     """plan_check's second half: the writes, given the comments LISTED (None: not read)."""
-    issue, result, verdict, known = found.issue, found.result, found.verdict, found.known
+    issue, result, verdict = found.issue, found.result, found.verdict
     findings = _merge(result, verdict)
     shown = _by_line([*findings, *found.extra])
     memory: dict[str, Any] | None = None
@@ -205,9 +198,7 @@ def finish(
             findings = _merge(result, verdict)
             shown = _by_line([*findings, *found.extra])
     ops = plan_labels(issue, findings)
-    if known is not None:
-        ops = plan_known(issue.number, shown, known) + ops
-    elif listed is not None or shown:
+    if listed is not None or shown:
         notes, state, mention = plan_mention(
             issue.number,
             block=result.block,
@@ -222,10 +213,23 @@ def finish(
         # The mention before the sticky comment's edit: the edit's memory says the owner was
         # told, so a run stopped between the two (max-writes) must not have made the edit alone.
         ops = mention + planned + ops
-    checked = IssueCheck(issue, replace(result, findings=shown), ops, verdict)
-    checked.sticky = sticky
-    checked.known = known
+    checked = IssueCheck(issue, replace(result, findings=shown), ops, verdict, sticky=sticky)
+    checked.due = _due(found, memory, config, tasks)
     return checked
+
+
+def _due(
+    found: Assessed,
+    memory: Mapping[str, Any] | None,
+    config: CheckConfig,
+    tasks: TaskRules | None,
+) -> datetime | None:
+    """When time alone next changes this issue's findings (the run state remembers it)."""
+    times = [next_change(found.result.block, found.now, config)]
+    if isinstance(tasks, StaleRules):
+        times.append(tasks.next_change(found.issue, found.result, memory))
+    later = [t for t in times if t is not None]
+    return min(later) if later else None
 
 
 def _by_line(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -251,43 +255,37 @@ def run_check(
     extra_findings: ExtraFindings | None = None,
     tasks: TaskRules | None = None,
     thorough: bool = False,
-    remembered: Mapping[int, Known] | None = None,
+    wrote: Callable[[], None] | None = None,
     budget: WriteBudget | None = None,
+    started: datetime | None = None,
 ) -> CheckReport:
-    """Plan and apply each issue's writes. REMEMBERED is the run state (a full scan's): an
-    entry the listing agrees with saves the comment read; the comments still due a read are
-    read together before any write (read_many: one GraphQL query per 100 issues). A full
-    scan (not THOROUGH) settles the races of its new comments at the end, from one listing
-    (jobs/settle.py); a run about one issue lists that issue's comments after creating one,
-    at once. BUDGET (max-writes) stops the writes once spent: the tasks after that point
-    keep their findings but make no write (IssueCheck.deferred), in a dry run too."""
+    """Plan and apply each issue's writes. The comments due a read are read together before
+    any write (read_many: one GraphQL query per 100 issues). A scan (not THOROUGH) settles
+    the races of its new comments at the end, from one listing (jobs/settle.py); a run about
+    one issue lists that issue's comments after creating one, at once. WROTE is told of each
+    write made (a long run's progress). BUDGET (max-writes) stops the writes once spent: the
+    tasks after that point keep their findings but make no write (IssueCheck.deferred), in a
+    dry run too. STARTED: when the run began by GitHub's clock, when known (the settling
+    listing starts before it), else this machine's."""
     report = CheckReport([])
-    started = datetime.now(UTC)
+    started = started or datetime.now(UTC)
     deferred: list[Created] | None = None if thorough or dry_run else []
     kwargs: dict[str, Any] = dict(
         now=now, config=config, extra_findings=extra_findings, tasks=tasks, thorough=thorough
     )
-    assessed = [
-        assess(
-            issue, known=_usable((remembered or {}).get(issue.number), issue, thorough), **kwargs
-        )
-        for issue in issues
-    ]
+    assessed = [assess(issue, **kwargs) for issue in issues]
     listings = read_many(writer, [found.issue.number for found in assessed if found.read], log)
+    apply_kw: dict[str, Any] = dict(dry_run=dry_run, log=log, deferred=deferred, wrote=wrote)
     for found in assessed:
         issue = found.issue
         listed = listings[issue.number] if found.read else None
-        planned = finish(found, listed, bot_login=bot_login, tasks=tasks)
-        if not _target_checked(planned, writer, bot_login, log):
-            planned = plan_check(
-                issue, bot_login=bot_login, comments=lambda n: read_comments(writer, n), **kwargs
-            )
+        planned = finish(found, listed, bot_login=bot_login, config=config, tasks=tasks)
         _within(planned, budget)
         try:
-            _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
+            _apply_all(planned, writer, bot_login, **apply_kw)
         except GitHubNotFound:
-            # What the plan wrote against is gone: the remembered comment, or one the run read
-            # minutes ago (a scan reads first), or the issue itself. Read again, once.
+            # What the plan wrote against is gone: a comment the run read minutes ago (a scan
+            # reads first), or the issue itself. Read again, once.
             log(f"ai-context: what #{issue.number} had when read is gone; reading it again")
             try:
                 planned = plan_check(
@@ -296,7 +294,7 @@ def run_check(
                     comments=lambda n: read_comments(writer, n),
                     **kwargs,
                 )
-                _apply_all(planned, writer, bot_login, dry_run=dry_run, log=log, deferred=deferred)
+                _apply_all(planned, writer, bot_login, **apply_kw)
             except GitHubNotFound:
                 log(f"ai-context: #{issue.number} is gone (deleted or moved); skipped")
                 continue
@@ -311,36 +309,6 @@ def run_check(
     if deferred:
         _settle_deferred(report, writer, deferred, started, bot_login)
     return report
-
-
-def _target_checked(
-    planned: IssueCheck, writer: IssueWriter, bot_login: str, log: Callable[[str], None]
-) -> bool:
-    """Whether the comment the run state names for PLANNED's edit is the bot's sticky comment
-    on that issue. The state's checksum is unkeyed (anyone who can read the digest issue can
-    compute it, and a run has no secret to key it with), so the state is a hint: before a
-    write by its id, the comment is read (one call, only when the state saved the listing and
-    a write is due). False (read the issue's comments and plan again) when it is not ours."""
-    if planned.known is None:
-        return True
-    ids = {op.comment_id for op in planned.ops if op.comment_id is not None}
-    for comment_id in ids:
-        try:
-            comment = writer.get_comment(comment_id)
-        except GitHubNotFound:
-            comment = None
-        if comment is None or comment.issue_number != planned.issue.number:
-            mine = False
-        else:
-            mine = is_sticky(comment, bot_login)
-        if not mine:
-            log(
-                f"ai-context: the run state names comment {comment_id} for "
-                f"#{planned.issue.number}, which is not the bot's comment there; reading "
-                "the issue's comments instead"
-            )
-            return False
-    return True
 
 
 def _failed(
@@ -376,12 +344,13 @@ def _settle_deferred(
     started: datetime,
     bot_login: str,
 ) -> None:
-    """The full scan's closing race check; a created comment that did not stay alone is not
-    remembered (the run state then reads that task next time), as after `_create_once`."""
+    """The scan's closing race check; where a created comment did not stay alone, the
+    issue's comment count is unknown (the run state then reads that task next time), as
+    after `_create_once`."""
     kept = settle_all(writer, deferred, started, bot_login)
     settled = {item.comment.id for item in deferred}
     for check in report.checks:
-        if check.created in settled and check.created not in kept:
+        if check.created is not None and (set(check.created) & settled) - kept:
             check.created = None
 
 
@@ -393,6 +362,7 @@ def _apply_all(
     dry_run: bool,
     log: Callable[[str], None],
     deferred: list[Created] | None = None,
+    wrote: Callable[[], None] | None = None,
 ) -> None:
     for op in planned.ops:
         if dry_run:
@@ -400,9 +370,11 @@ def _apply_all(
             log(dry_run_text(op, now if op.kind == "edit_comment" else None))
             continue
         made = apply(op, writer, bot_login, deferred, log)
-        if op.kind == "create_comment" and made is not None and is_sticky(made, bot_login):
-            planned.created = made.id
+        if op.kind == "create_comment" and planned.created is not None:
+            planned.created = None if made is None else [*planned.created, made.id]
         log(f"{op.describe()}")
+        if wrote is not None:
+            wrote()
 
 
 def apply(
@@ -427,11 +399,6 @@ def apply(
     else:
         writer.remove_label(op.issue, op.labels[0])
     return None
-
-
-def _usable(known: Known | None, issue: Issue, thorough: bool) -> Known | None:
-    """The run state's entry when the listing agrees with it (a thorough run reads anyway)."""
-    return known if known is not None and known.usable(issue) and not thorough else None
 
 
 def read_many(

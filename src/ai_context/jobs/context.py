@@ -9,15 +9,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
+from ai_context import version
 from ai_context.adapters.clients import GITHUB_API_URL
 from ai_context.adapters.config import Config
-from ai_context.adapters.github import GitHub, GitHubNotFound
-from ai_context.adapters.workflow import Workflow
+from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
+from ai_context.adapters.workflow import Progress, Workflow
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import is_task
+from ai_context.jobs.scan import (
+    STATE_LABEL,
+    Scan,
+    carriers,
+    rules_parts,
+    save,
+    scan,
+    scan_other,
+)
+from ai_context.rules.runstate import rules_key
 from ai_context.rules.sticky import WriteBudget
 
 
@@ -52,25 +64,90 @@ class RunContext:
     github_api_url: str = GITHUB_API_URL
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
     findings: dict[int, list[Finding]] = field(default_factory=dict)
+    progress: Progress | None = None
     # The run's GitHub writes against max-writes (RunContext.__post_init__ sets the limit).
     writes: WriteBudget = field(default_factory=lambda: WriteBudget(0))
     _issues: list[Issue] | None = None
-    _open: list[Issue] | None = None
+    _scans: dict[str, Scan] = field(default_factory=dict)
+    _carriers_listed: bool = False
 
     def __post_init__(self) -> None:
         self.writes.limit = self.settings.max_writes
 
-    def open_issues(self) -> list[Issue]:
-        """Every open issue of the repository, listed once per run (100 a page)."""
-        if self._open is None:
-            self._open = self.github.list_issues("open")
-        return self._open
+    def scanned(self) -> Scan:
+        """The run's scan of its repository (a schedule or dispatch run), made once: what
+        changed since the run state, or every open issue (jobs/scan.py)."""
+        return self.scan_of(self.github.repository)
+
+    def scan_of(self, repository: str) -> Scan:
+        """The run's scan of REPOSITORY (its own, or one of `repositories:`), made once."""
+        key = repository.lower()
+        if key not in self._scans:
+            settings = self.settings
+            kw: dict[str, Any] = dict(
+                jobs=",".join(sorted(self.route.jobs)),
+                rules=rules_key(version(), *rules_parts(settings)),
+                bot=settings.bot_login,
+                now=self.now,
+                asked=self._full_asked(),
+                progress=self._page_read,
+            )
+            if key == self.github.repository.lower():
+                found = scan(self.github, closed="digest" in self.route.jobs, **kw)
+            else:
+                carrier = self._carrier(repository)
+                found = scan_other(self.github_for(repository), self.github, carrier, **kw)
+            why = found.full or "listed only what changed since the last run"
+            self.workflow.log(
+                f"ai-context: {found.repository}: {why}: {len(found.tasks)} task(s) to judge, "
+                f"{found.pages} page(s) read"
+            )
+            self._scans[key] = found
+        return self._scans[key]
+
+    def _full_asked(self) -> str:
+        """Why this run lists every open issue whatever its run state says ('' if not)."""
+        if self.settings.full:
+            return "asked for (full: true)"
+        if "stale" in self.route.jobs and self.settings.stale.max_active_per_actor is not None:
+            return "max-active-per-actor counts every actor's tasks"
+        return ""
+
+    def _carrier(self, repository: str) -> Issue | None:
+        """The carrier (in this repository) of REPOSITORY's run state: among those the scan
+        listed, else among all of them (one listing by the label, made once)."""
+        home = self.scanned()
+        found = carriers(home.ours, self.settings.bot_login).get(repository.lower())
+        if found is None and not home.listed_all and not self._carriers_listed:
+            self._carriers_listed = True
+            home.ours += self.github.list_issues("open", labels=[STATE_LABEL])
+            found = carriers(home.ours, self.settings.bot_login).get(repository.lower())
+        return found
+
+    def github_for(self, repository: str) -> GitHub:
+        """A client for REPOSITORY with this run's token, settings, call counter and
+        connections."""
+        if repository.lower() == self.github.repository.lower():
+            return self.github
+        return self.github.for_repository(repository)
+
+    def save_scans(self) -> None:
+        """Write each scan's run state (after every job, so it tells of their writes)."""
+        for found in self._scans.values():
+            if not self.writes.allows(1):  # max-writes: the next run lists again, and goes on
+                self.workflow.log(f"ai-context: the run state of {found.repository} is left")
+                continue
+            self.writes.spend(save(found, dry_run=self.settings.dry_run, log=self.workflow.log))
+
+    def _page_read(self, page: IssuePage) -> None:
+        if self.progress is not None:
+            self.progress.page(page.items, page.last, page.repository)
 
     def issues(self) -> list[Issue]:
         """The tasks this run is about, fetched once and shared by every job."""
         if self._issues is None:
             if self.route.scan_all:
-                self._issues = [issue for issue in self.open_issues() if is_task(issue)]
+                self._issues = self.scanned().tasks
             else:
                 self._issues = _issues_for(self.route, self.github, self.workflow)
         return self._issues

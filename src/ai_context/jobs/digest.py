@@ -10,25 +10,26 @@ Targets (the `digest:` section's `targets`, any combination):
                  stuck tasks' owners when `mention-owners: true` and `actors.<id>.slack` is set;
   step-summary   always, in an Action run: the full digest and a delivery section.
 A failed target does not stop the others; the run then exits 3 and says which failed.
-The command line's `ai-context digest` reads the same repositories through `gather`.
+The command line's `ai-context digest` reads the same repositories through `gather`; the
+Action's scheduled runs read only what changed since their run state (jobs/scan.py) and take
+the unchanged tasks from the facts the digest stored (jobs/digest_facts.py): a rerun where
+nothing changed renders and writes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ai_context.adapters import clients
 from ai_context.adapters.config import Config
-from ai_context.adapters.github import GitHub, GitHubNotFound
+from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
 from ai_context.jobs.digest_delivery import (
-    DIGEST_LABEL,
     Delivery,
     day_of,
     deliver_comment,
@@ -37,8 +38,12 @@ from ai_context.jobs.digest_delivery import (
     slack_wanted,
     todays_comment,
 )
-from ai_context.rules.digest import DigestConfig, DigestSection, Target, build_digest
-from ai_context.rules.digest_model import StateRead
+from ai_context.jobs.digest_facts import closed_since, quiet, store
+from ai_context.jobs.digest_facts import gather as gather_facts
+from ai_context.jobs.scan import DIGEST_LABEL, Scan
+from ai_context.rules.checks import check_body
+from ai_context.rules.digest import DigestConfig, DigestSection, Target, digest_from_checked
+from ai_context.rules.digest_model import Digest, StateRead
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
 from ai_context.rules.digest_state import (
@@ -47,6 +52,7 @@ from ai_context.rules.digest_state import (
     merge_previous,
     slack_line,
     slack_posted,
+    tasks_digest,
 )
 from ai_context.rules.sticky import WriteBudget
 
@@ -94,11 +100,26 @@ def previous_state(comments: Sequence[Comment], today: str, bot_login: str) -> S
     return find_state(latest.body)
 
 
-def read_issues(github: GitHub, since: datetime) -> list[Issue]:
+Progress = Callable[[IssuePage], None]
+
+
+def read_issues(github: GitHub, since: datetime, progress: Progress | None = None) -> list[Issue]:
     """Every issue of one repository a report without a baseline looks at (the MCP server's
     status): the open ones and those closed since SINCE (gather reads the same in two steps,
     its baseline between them)."""
-    return github.list_issues("open") + github.list_issues("closed", since=since)
+    return _listed(github, "open", None, progress) + _listed(github, "closed", since, progress)
+
+
+def _listed(
+    github: GitHub, state: str, since: datetime | None, progress: Progress | None
+) -> list[Issue]:
+    """One listing, a page at a time, each told to PROGRESS (a terminal's progress line)."""
+    found: list[Issue] = []
+    for page in github.issue_pages(state, since=since):
+        if progress is not None:
+            progress(page)
+        found += page.issues
+    return found
 
 
 def _since(now: datetime, window: timedelta, previous: StateRead) -> datetime:
@@ -158,6 +179,7 @@ def gather(
     window: timedelta,
     now: datetime,
     open_issues: Sequence[Issue] | None = None,
+    progress: Progress | None = None,
 ) -> Gathered:
     """Read what a digest over REPOS needs (the first is the digest's own; OPEN_ISSUES its open
     issues, when the run has them): each repository's open issues, its digest issue's comments
@@ -170,7 +192,7 @@ def gather(
     out = Gathered(issues=[], previous=find_state(None))
     for index, github in enumerate(repos):
         listed = list(open_issues) if index == 0 and open_issues is not None else None
-        opened.append(listed if listed is not None else github.list_issues("open"))
+        opened.append(listed if listed is not None else _listed(github, "open", None, progress))
         number = find_digest_issue(opened[-1], settings.digest_issue if index == 0 else None)
         if index == 0:
             out.digest_issue = number
@@ -190,7 +212,7 @@ def gather(
     since = _since(now, window, out.previous)
     # The open issues, not only the tasks: a task whose block was removed is said to have left.
     for github, listed in zip(repos, opened, strict=True):
-        out.issues += listed + github.list_issues("closed", since=since)
+        out.issues += listed + _listed(github, "closed", since, progress)
     return out
 
 
@@ -202,30 +224,26 @@ def mentions_of(settings: Config) -> dict[str, str]:
 
 
 def deliver_digest(
+    digest: Digest,
     *,
     github: GitHub,
     settings: Config,
-    open_issues: Sequence[Issue],
-    now: datetime,
+    comments: Sequence[Comment],
+    digest_issue: int | None,
     workspace: Path,
-    other_repos: Callable[[str], GitHub],
     log: Callable[[str], None],
     budget: WriteBudget,
     full_url: str = "",
 ) -> Delivery:
-    section = settings.digest
-    targets = targets_of(section, settings)
+    """Render DIGEST and deliver it to the digest section's targets: the day's comment on the
+    digest issue (COMMENTS are that issue's), Slack, and the step summary's text."""
+    targets = targets_of(settings.digest, settings)
     mentions = mentions_of(settings)
     try:
         templates = Templates(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
-    today = now.date().isoformat()
-    repos = [github] + [
-        other_repos(r) for r in section.repositories if r.lower() != github.repository.lower()
-    ]
-    got = gather(repos, settings=settings, window=section.window, now=now, open_issues=open_issues)
-    digest = build_digest(got.issues, now, digest_config(settings), got.previous)
+    today = digest.generated_at.date().isoformat()
     full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT)
     if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
         comment = templates.run(render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url)
@@ -233,7 +251,7 @@ def deliver_digest(
         comment = full
     out = Delivery(digest, full, comment)
     on_issue = "issue-comment" in targets
-    existing = todays_comment(got.comments.get(github.repository, []), today, settings.bot_login)
+    existing = todays_comment(comments, today, settings.bot_login)
     slack = "slack" in targets and settings.slack_webhook_url is not None
     post = slack and (not on_issue or slack_wanted(existing, digest))
     if on_issue:
@@ -244,7 +262,7 @@ def deliver_digest(
             out,
             github=github,
             settings=settings,
-            digest_issue=got.digest_issue,
+            digest_issue=digest_issue,
             existing=existing,
             today=today,
             log=log,
@@ -268,38 +286,129 @@ def _mark(posted: str | None) -> str:
 
 
 def digest_job(ctx: RunContext) -> None:
-    """Stuck / in review / in progress / shipped, to the digest issue, Slack and the summary."""
+    """Stuck / in review / in progress / shipped, to the digest issue, Slack and the summary.
+
+    Each repository's tasks come from the run's scan: those that changed from the listing,
+    the others from the facts the digest stored (jobs/digest_facts.py). When nothing changed
+    in any repository since the last run and the day's comment is there, that comment stands:
+    nothing is rendered or written."""
     if not ctx.route.scan_all:
         ctx.workflow.log("ai-context: the digest runs on schedule and workflow_dispatch only")
         return
-    settings = ctx.settings
-
-    def other(repo: str) -> GitHub:
-        assert settings.github_token is not None
-        return clients.github(
-            settings.github_token,
-            repo,
-            api_url=ctx.github_api_url,
-            http=settings.http,
-            counter=ctx.github.counter,
+    settings, log = ctx.settings, ctx.workflow.log
+    section = settings.digest
+    today = ctx.now.date().isoformat()
+    home = ctx.scanned()
+    digest_issue = _digest_issue(home, ctx.github, settings.digest_issue)
+    wants_comment = "issue-comment" in targets_of(section, settings)
+    comments = _read_comments(ctx.github, digest_issue) if wants_comment else []
+    names = [ctx.github.repository] + [
+        r for r in section.repositories if r.lower() != ctx.github.repository.lower()
+    ]
+    scans = [ctx.scan_of(name) for name in names]
+    closed = {s.repository: closed_since(s) for s in scans if quiet(s)}
+    existing = todays_comment(comments, today, settings.bot_login)
+    slack = "slack" in targets_of(section, settings) and settings.slack_webhook_url is not None
+    if (
+        existing is not None
+        and len(closed) == len(scans)
+        and not any(closed.values())
+        and not (slack and _slack_behind(existing))
+    ):
+        _unchanged(ctx, existing, slack=slack)
+        return
+    # Each repository is compared with its own last digest (rules.digest_state.merge_previous).
+    reads = [(ctx.github.repository, previous_state(comments, today, settings.bot_login))]
+    for other in scans[1:]:
+        number = _digest_issue(other, other.github, None)
+        if number is not None:
+            theirs = _read_comments(other.github, number)
+            reads.append((other.repository, previous_state(theirs, today, settings.bot_login)))
+    previous = merge_previous(reads)
+    config = digest_config(settings)
+    since = _since(ctx.now, section.window, previous)
+    sources = [
+        gather_facts(
+            s,
+            now=ctx.now,
+            config=config,
+            since=since,
+            bot=settings.bot_login,
+            closed=closed.get(s.repository),
         )
-
-    env = ctx.workflow_env
-    run_url = ""
-    if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
-        server = env.get("GITHUB_SERVER_URL") or "https://github.com"
-        run_url = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+        for s in scans
+    ]
+    checked = [pair for source in sources for pair in source.checked]
+    others = [(i, check_body(i.body)) for source in sources for i in source.scan.others]
+    digest = digest_from_checked([*others, *checked], ctx.now, config, previous)
     outcome = deliver_digest(
+        digest,
         github=ctx.github,
         settings=settings,
-        open_issues=ctx.open_issues(),
-        now=ctx.now,
-        workspace=Path(env.get("GITHUB_WORKSPACE") or "."),
-        other_repos=other,
-        log=ctx.workflow.log,
+        comments=comments,
+        digest_issue=digest_issue,
+        workspace=Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or "."),
+        log=log,
         budget=ctx.writes,
-        full_url=run_url,
+        full_url=_run_url(ctx.workflow_env),
     )
+    for source in sources:
+        store(source, config, dry_run=settings.dry_run, log=log, budget=ctx.writes)
+    _report(ctx, outcome)
+
+
+def _slack_behind(existing: Comment) -> bool:
+    """Slack did not get the tasks the day's comment shows (its post failed, or Slack became
+    a target since): a run where nothing changed still posts them."""
+    posted = slack_posted(existing.body)
+    own = find_state(existing.body)
+    return posted is None or own.status != "restored" or posted != tasks_digest(own.state)
+
+
+def _digest_issue(found: Scan, github: GitHub, configured: int | None) -> int | None:
+    """The digest issue of FOUND's repository: CONFIGURED, else the open issue labelled
+    ai-context:digest (the scan's listing shows it when it read far enough; else one listing
+    by the label)."""
+    if configured is not None:
+        return configured
+    labelled = [i for i in found.ours if DIGEST_LABEL in i.labels and i.state == "open"]
+    if not labelled and not found.listed_all:
+        labelled = github.list_issues("open", labels=[DIGEST_LABEL])
+    return min(i.number for i in labelled) if labelled else None
+
+
+def _read_comments(github: GitHub, digest_issue: int | None) -> list[Comment]:
+    if digest_issue is None:
+        return []
+    try:
+        return github.list_comments(digest_issue)
+    except GitHubNotFound as exc:
+        raise ConfigError(
+            f"setting digest-issue: #{digest_issue} does not exist in {github.repository}; "
+            "name an open issue, or leave it empty to use (or create) the issue labelled "
+            f"{DIGEST_LABEL}"
+        ) from exc
+
+
+def _run_url(env: Mapping[str, str]) -> str:
+    if not (env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY")):
+        return ""
+    server = env.get("GITHUB_SERVER_URL") or "https://github.com"
+    return f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+
+
+def _unchanged(ctx: RunContext, existing: Comment, *, slack: bool) -> None:
+    """Nothing changed since the day's comment: it stands, and the summary links it."""
+    lines = [f"comment: [unchanged]({existing.html_url}): nothing changed since the last run"]
+    if slack:
+        lines.append("Slack: not posted: it got these tasks earlier today")
+    ctx.workflow.log("ai-context: digest: nothing changed since the last run; the comment stands")
+    ctx.outputs["digest-url"] = existing.html_url
+    ctx.summary.append(Delivery(None, "", report=lines).section())
+    ctx.summary.append(existing.body.split("\n", 1)[-1])
+
+
+def _report(ctx: RunContext, outcome: Delivery) -> None:
     ctx.outputs["digest-url"] = outcome.url
     ctx.summary.append(outcome.section())
     ctx.summary.append(outcome.markdown)

@@ -20,11 +20,11 @@ from ai_context.adapters.github import GitHub, GitHubError
 from ai_context.adapters.slack import SlackResult
 from ai_context.core.markdown import escape_text
 from ai_context.core.models import Comment
+from ai_context.jobs.scan import DIGEST_LABEL
 from ai_context.rules.digest_model import Digest
 from ai_context.rules.digest_state import slack_posted, tasks_digest
 from ai_context.rules.sticky import WriteBudget, text_or_diff
 
-DIGEST_LABEL = "ai-context:digest"
 DIGEST_TITLE = "ai-context daily digest"
 MARKER_PREFIX = "<!-- ai-context:digest "
 # What requests and urllib3 append to a connection failure: a reader needs none of it.
@@ -62,7 +62,7 @@ def todays_comment(comments: Sequence[Comment], today: str, bot_login: str) -> C
 class Delivery:
     """What the digest job did, for outputs, the exit code and the step summary."""
 
-    digest: Digest
+    digest: Digest | None  # None: the day's comment stood, nothing was rendered
     markdown: str  # the step summary's: every task
     comment: str = ""  # the comment's: cut to fit 65,536 characters when it must
     url: str = ""

@@ -1,27 +1,37 @@
 """The jobs by name, in the order they run, and the ones `jobs: auto` runs for each event.
 
-Jobs that add findings to the sticky comment (the mirror's) come before check.
+Jobs that add findings to the sticky comment (the mirror's) come before check. Each job's
+module is imported when the job runs: a run of the digest alone never loads the mirror's or
+the check's code.
 """
 
 from __future__ import annotations
 
-from ai_context.jobs.check import check_job
+from importlib import import_module
+
 from ai_context.jobs.context import Job, RunContext
-from ai_context.jobs.digest import digest_job
-from ai_context.jobs.mirror import mirror_job
+
+
+def _lazy(module: str, name: str) -> Job:
+    def job(ctx: RunContext) -> None:
+        run: Job = getattr(import_module(module), name)
+        run(ctx)
+
+    job.__name__ = job.__qualname__ = name
+    return job
 
 
 def stale_job(ctx: RunContext) -> None:
     if "check" in ctx.route.jobs:
         return  # the check job's plan already carries the stale findings: one comment
-    check_job(ctx)
+    JOBS["check"](ctx)
 
 
 JOBS: dict[str, Job] = {
-    "mirror": mirror_job,
-    "check": check_job,
+    "mirror": _lazy("ai_context.jobs.mirror", "mirror_job"),
+    "check": _lazy("ai_context.jobs.check", "check_job"),
     "stale": stale_job,
-    "digest": digest_job,
+    "digest": _lazy("ai_context.jobs.digest", "digest_job"),
 }
 AUTO_JOBS: dict[str, tuple[str, ...]] = {
     "issues": ("mirror", "check"),

@@ -105,9 +105,13 @@ def stale_rules(ctx: RunContext, seen: datetime | None = None) -> StaleRules | N
     )
 
 
-def _stale_summary(report: CheckReport) -> str:
+def _stale_summary(report: CheckReport, kept_stale: int = 0, kept_conflicts: int = 0) -> str:
+    """The stale job's summary: this run's verdicts, plus the counts of the tasks it did not
+    judge again (KEPT_*: unchanged since the last run)."""
     flagged = [c for c in report.checks if c.verdict is not None and c.verdict.findings]
-    lines = [f"Stale tasks: {report.stale}; conflicts: {report.conflicts}."]
+    lines = [
+        f"Stale tasks: {report.stale + kept_stale}; conflicts: {report.conflicts + kept_conflicts}."
+    ]
     for check in flagged:
         assert check.verdict is not None
         codes = ", ".join(sorted(check.verdict.codes))

@@ -189,6 +189,21 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
     return out
 
 
+def next_change(block: Block | None, now: datetime, config: CheckConfig) -> datetime | None:
+    """When time alone next changes what `sanity` finds in BLOCK: a Last updated in the future
+    comes within the clock skew (AIC303 ends), or grows older than stale-after (AIC304
+    begins). None when nothing will change by itself. A run at or after it judges again."""
+    if block is None or block.last_updated is None:
+        return None
+    now = now.astimezone(UTC)
+    stamp = block.last_updated
+    ahead = stamp - config.clock_skew
+    if now < ahead:
+        return ahead
+    stale = stamp + config.stale_after
+    return stale if now <= stale and not is_terminal(block.phase) else None
+
+
 def check_parsed(
     parsed: Parsed, *, now: datetime | None = None, config: CheckConfig | None = None
 ) -> CheckResult:

@@ -8,6 +8,7 @@ colour, and how many rows fit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -133,14 +134,23 @@ def _caps_within(
     return caps
 
 
-def _shrink(digest: Digest, caps: dict[Category, int | None]) -> bool:
-    """Cut the least needed category that still shows rows; False when nothing is left."""
-    for key in reversed(DISPLAY_ORDER):
-        shown = len(digest.entries.get(key, ())) if caps[key] is None else caps[key] or 0
-        if shown:
-            caps[key] = min(shown - 1, int(shown * 0.9))
-            return True
-    return False
+def _shown(digest: Digest, caps: Mapping[Category, int | None]) -> dict[Category, int]:
+    return {
+        key: len(digest.entries.get(key, ())) if caps[key] is None else caps[key] or 0
+        for key in DISPLAY_ORDER
+    }
+
+
+def _shrink(digest: Digest, caps: dict[Category, int | None], over: float, per_row: float) -> bool:
+    """Cut the rows OVER characters take (PER_ROW each, as the last render measured, and a
+    tenth more), from the least needed category up; False when nothing is left to cut."""
+    rows = math.ceil(over / per_row * 1.1) if per_row > 0 else 1
+    cut = False
+    for key, shown in reversed(_shown(digest, caps).items()):
+        if shown and rows > 0:
+            take = min(shown, max(rows, 1))
+            caps[key], rows, cut = shown - take, rows - take, True
+    return cut
 
 
 def render_markdown(
@@ -182,11 +192,19 @@ def render_markdown(
         for key, n in sizes.items():
             shown = min(n, PROBE_ROWS)
             probe = len(at({**none, key: shown})) if shown else skeleton
-            per_row[key] = max(1.0, (probe - skeleton) / max(shown, 1)) * 1.05
+            # The first rows have the shortest numbers and links: three tenths more, so that the
+            # render these estimates ask for fits and is the last one.
+            per_row[key] = max(1.0, (probe - skeleton) / max(shown, 1)) * 1.3
         caps = _caps_within(digest, max_chars - skeleton, per_row)
+    bare: int | None = None
     while True:
         text = at(caps)
-        if len(text) <= max_chars or not _shrink(digest, caps):
+        if len(text) <= max_chars:
+            return text
+        bare = len(at(dict.fromkeys(DISPLAY_ORDER, 0))) if bare is None else bare
+        rows = sum(_shown(digest, caps).values())
+        measured = (len(text) - bare) / rows if rows else 0.0
+        if not _shrink(digest, caps, len(text) - max_chars, measured):
             return text
 
 

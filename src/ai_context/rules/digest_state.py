@@ -4,8 +4,8 @@ The payloads go through core.hidden, the one codec of the bot's hidden state.
 
 Two lines, both Markdown link reference definitions (they render as nothing):
 
-    [//]: # (ai-context-digest:v1:<state>)       every task of this digest: category, steps done
-    [//]: # (ai-context-digest-base:v1:<state>)  the state this digest was compared with
+    [//]: # (ai-context-digest:v2:<state>)       every task of this digest: category, steps done
+    [//]: # (ai-context-digest-base:v2:<state>)  the state this digest was compared with
 
 A same-day rerun compares with the baseline of the day's comment, so an edited comment keeps
 the changes it showed and adds new ones; the day's first digest ever has no baseline line, and
@@ -26,13 +26,14 @@ from ai_context.core import hidden
 from ai_context.core.block import format_timestamp
 from ai_context.rules.digest_model import Category, DigestState, StateRead, TaskState
 
-STATE_PREFIX = "ai-context-digest:v1:"
-BASE_PREFIX = "ai-context-digest-base:v1:"
+VERSION = 2
+STATE_PREFIX = f"ai-context-digest:v{VERSION}:"
+BASE_PREFIX = f"ai-context-digest-base:v{VERSION}:"
 STATE_LINE_RE = re.compile(
-    r"^\[//\]: # \(ai-context-digest:([A-Za-z0-9]+):([A-Za-z0-9_=-]*)\)[ \t]*$", re.M
+    r"^\[//\]: # \(ai-context-digest:([A-Za-z0-9]+):([A-Za-z0-9_=.-]*)\)[ \t]*$", re.M
 )
 BASE_LINE_RE = re.compile(
-    r"^\[//\]: # \(ai-context-digest-base:([A-Za-z0-9]+):([A-Za-z0-9_=-]*)\)[ \t]*$", re.M
+    r"^\[//\]: # \(ai-context-digest-base:([A-Za-z0-9]+):([A-Za-z0-9_=.-]*)\)[ \t]*$", re.M
 )
 MAX_STATE_CHARS = hidden.MAX_ENCODED
 _CODES: dict[Category, str] = {"shipped": "s", "in_review": "r", "in_progress": "p", "stuck": "k"}
@@ -40,15 +41,25 @@ _CATEGORY_BY_CODE: dict[str, Category] = {v: k for k, v in _CODES.items()}
 
 
 def encode_state(state: DigestState) -> str:
-    """The state as url-safe base64 of compact JSON: `{"v":1,"at":..,"r":{repo:[[n,c,d],..]}}`.
+    """The state as compressed JSON in url-safe base64 (core.hidden), per repository in
+    columns: `{"v":2,"at":..,"r":{repo:[[number deltas],"categories",[steps done]]}}`.
 
-    About 18 characters per task once encoded, so a 1,000-task state is some 18 kB of the
-    65,536 a GitHub comment may hold.
+    Numbers are close together and categories few, so a task costs about a character: the
+    50,000 tasks of an organisation's digest fit in the 65,536 a GitHub comment may hold.
     """
-    repos: dict[str, list[list[Any]]] = {}
+    repos: dict[str, list[tuple[int, TaskState]]] = {}
     for (repo, number), task in sorted(state.tasks.items()):
-        repos.setdefault(repo, []).append([number, _CODES[task.category], task.done])
-    return hidden.encode({"v": 1, "at": format_timestamp(state.generated_at) or None, "r": repos})
+        repos.setdefault(repo, []).append((number, task))
+    columns = {
+        repo: [
+            [b - a for a, b in zip([0] + [n for n, _ in rows], [n for n, _ in rows], strict=False)],
+            "".join(_CODES[t.category] for _, t in rows),
+            [t.done for _, t in rows],
+        ]
+        for repo, rows in repos.items()
+    }
+    at = format_timestamp(state.generated_at) or None
+    return hidden.encode({"v": VERSION, "at": at, "r": columns}, compress=True)
 
 
 def state_line(state: DigestState) -> str:
@@ -78,12 +89,15 @@ def _tasks(repos: Any) -> dict[tuple[str, int], TaskState]:
     if not isinstance(repos, dict):
         raise TypeError("r is not an object")
     tasks: dict[tuple[str, int], TaskState] = {}
-    for repo, rows in repos.items():
-        for row in rows:
-            number, code, done = row
-            if type(number) is not int or type(done) is not int:
-                raise TypeError("number and done are integers")
-            tasks[(str(repo), number)] = TaskState(category=_CATEGORY_BY_CODE[code], done=done)
+    for repo, (deltas, codes, done) in repos.items():
+        if not (len(deltas) == len(codes) == len(done)):
+            raise ValueError("columns of different lengths")
+        number = 0
+        for delta, code, steps in zip(deltas, codes, done, strict=True):
+            if type(delta) is not int or type(steps) is not int:
+                raise TypeError("numbers and steps done are integers")
+            number += delta
+            tasks[(str(repo), number)] = TaskState(category=_CATEGORY_BY_CODE[code], done=steps)
     return tasks
 
 
@@ -94,7 +108,7 @@ def decode_state(encoded: str) -> StateRead:
     payload = hidden.decode(encoded)  # the one codec of hidden state; None when garbled
     if payload is None:
         return _unreadable("not base64 JSON")
-    if payload.get("v") != 1:
+    if payload.get("v") != VERSION:
         return _unreadable("unknown version")
     try:
         at = payload.get("at")
@@ -116,11 +130,11 @@ def _read_line(text: str, pattern: re.Pattern[str]) -> StateRead | None:
     if not matches:
         return None
     match = matches[-1]
-    if match.group(1) != "v1":
+    if match.group(1) != f"v{VERSION}":
         return StateRead(
             status="unreadable",
-            detail=f"the previous digest's state has version {match.group(1)}, not v1; "
-            "treated as the first digest",
+            detail=f"the previous digest's state has version {match.group(1)}, not "
+            f"v{VERSION}; treated as the first digest",
         )
     return decode_state(match.group(2))
 

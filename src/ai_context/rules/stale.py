@@ -394,3 +394,22 @@ class StaleRules:
         if self.mention == "none":
             return verdict.model_copy(update={"mention": None})
         return verdict.model_copy(update={"seen": self.seen, "mention_all": self.mention == "all"})
+
+    def next_change(
+        self, issue: Issue, result: CheckResult, memory: Mapping[str, Any] | None
+    ) -> datetime | None:
+        """When time alone next changes the verdict on ISSUE: its Last updated grows older
+        than stale-after (AIC601), a lease it knows of expires (AIC602, AIC604). None when
+        nothing will change by itself."""
+        block = result.block
+        if block is None or issue.state != "open" or is_terminal(block.phase):
+            return None
+        evidence = Evidence.from_state(memory).merged(self.fresh.get(issue.number, Evidence()))
+        now = self.now.astimezone(UTC)
+        times = []
+        if block.last_updated is not None:
+            times.append(block.last_updated + self.config.stale_after)
+        if evidence.lease is not None:
+            times.append(evidence.lease.expires)
+        later = [t for t in times if t >= now]
+        return min(later) if later else None

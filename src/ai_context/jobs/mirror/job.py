@@ -41,7 +41,10 @@ def mirror_job(ctx: RunContext) -> None:
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
     templates = mirror_templates(_templates_dir(settings.templates, workspace))
     store = clients.clickup(
-        settings.clickup_token, api_url=settings.clickup_api_url, http=settings.http
+        settings.clickup_token,
+        api_url=settings.clickup_api_url,
+        http=settings.http,
+        on_wait=ctx.progress.waiting if ctx.progress else None,
     )
     ctx.api_calls["ClickUp"] = lambda: store.counter.total
     report = run_mirror(
@@ -50,7 +53,10 @@ def mirror_job(ctx: RunContext) -> None:
         config=settings.mirror,
         templates=templates,
         team_id=settings.clickup_team_id,
-        full=ctx.route.scan_all,
+        # Pages of current values when the run listed every open issue (no usable run state,
+        # a week since the last full listing, or `full: true`): the bounded full rebuild that
+        # heals values changed by hand in ClickUp. Else only the tasks that changed.
+        full=ctx.route.scan_all and bool(ctx.scanned().full),
         dry_run=settings.dry_run,
         log=ctx.workflow.log,
         actors=settings.actors,
