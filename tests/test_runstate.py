@@ -119,6 +119,19 @@ def test_a_checksum_guards_every_field() -> None:
     assert decode(forged, REPO, BOT, JOBS) is None
 
 
+@pytest.mark.parametrize("key", ["listed", "full", "until", "first", "changes"])
+def test_a_time_beyond_the_calendar_reads_as_none(key: str) -> None:
+    """The checksum is unkeyed: a line forged with a valid sum and a huge time is no state,
+    never a traceback."""
+    line, _ = encode(state(3))
+    data = runstate.find_hidden(line, prefix=runstate.PREFIX)
+    assert data is not None
+    data[key] = 10**15
+    data["sum"] = runstate._checksum([data.get(name) for name in runstate.FIELDS])
+    forged = runstate.hide(data, prefix=runstate.PREFIX, compress=True)
+    assert decode(forged, REPO, BOT, JOBS) is None
+
+
 def test_bounded_at_10000_tasks() -> None:
     """Ten thousand dues spread at random over a week fit; more give way from the furthest
     due, and `until` says where the dues kept end."""

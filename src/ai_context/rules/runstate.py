@@ -265,30 +265,28 @@ def _state(columns: list[Any], repository: str, bot: str, jobs: str) -> RunState
     due_numbers, seen_at = list(accumulate(numbers)), list(accumulate(seen_numbers))
     if min([*due_numbers, *seen_at, 1]) < 1:
         return None
+    width = FINGERPRINT_CHARS
     try:
         listed_at = datetime.fromtimestamp(listed, UTC)
         base = _minutes(listed_at)
-        dues = {n: _at(base + m) for n, m in zip(due_numbers, offsets, strict=True)}
-        full_at, until_at = _at(full), _at(until)
-    except (OverflowError, OSError, ValueError):
+        return RunState(
+            repository=repository,
+            bot=bot,
+            jobs=jobs,
+            rules=rules,
+            listed=listed_at,
+            full=_at(full),
+            until=_at(until),
+            tasks=tasks,
+            first=_at(first) if first else None,
+            facts=facts,
+            changes=_at(changes) if changes else None,
+            due={n: _at(base + m) for n, m in zip(due_numbers, offsets, strict=True)},
+            seen={n: prints[k * width : (k + 1) * width] for k, n in enumerate(seen_at)},
+            marks=found_marks,
+        )
+    except (OverflowError, OSError, ValueError):  # a time beyond the calendar
         return None
-    width = FINGERPRINT_CHARS
-    return RunState(
-        repository=repository,
-        bot=bot,
-        jobs=jobs,
-        rules=rules,
-        listed=listed_at,
-        full=full_at,
-        until=until_at,
-        tasks=tasks,
-        first=_at(first) if first else None,
-        facts=facts,
-        changes=_at(changes) if changes else None,
-        due=dues,
-        seen={n: prints[k * width : (k + 1) * width] for k, n in enumerate(seen_at)},
-        marks=found_marks,
-    )
 
 
 def _marks(column: Any) -> dict[int, Mark] | None:
