@@ -308,16 +308,12 @@ def _mark_listed(out: Scan, page: IssuePage) -> None:
     unless that is within MARGIN of GitHub's answer (an edit a moment older may still be in
     flight): then MARGIN before the answer (or the edit, when GitHub sent no date)."""
     out.started = page.date
-    newest = _newest([i for i in page.issues if STATE_LABEL not in i.labels])
-    if newest is None:
+    times = [i.updated_at for i in page.issues if i.updated_at and STATE_LABEL not in i.labels]
+    if not times:
         return
+    newest = max(times)
     settled = page.date - runstate.MARGIN if page.date else newest - runstate.MARGIN
     out.listed = newest + timedelta(seconds=1) if newest < settled else settled
-
-
-def _newest(issues: list[Issue]) -> datetime | None:
-    times = [i.updated_at for i in issues if i.updated_at is not None]
-    return max(times) if times else None
 
 
 def _read_state(out: Scan, asked: str) -> None:

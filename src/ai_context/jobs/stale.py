@@ -8,11 +8,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Protocol
 
+from ai_context.adapters.github import GitHub
 from ai_context.core.block import parse
 from ai_context.core.markdown import escape_cell
-from ai_context.core.models import GitCommit
 from ai_context.jobs.comments import CheckReport
 from ai_context.jobs.context import RunContext
 from ai_context.rules.gitlog.refs import issues_named
@@ -20,16 +19,8 @@ from ai_context.rules.lease import LeaseConfig, LeaseError, LeaseRecord, parse_r
 from ai_context.rules.stale import Evidence, StaleRules, active_tasks, push_commits
 
 
-class LeaseReader(Protocol):
-    """The reads that find the leases; github.GitHub provides them."""
-
-    def matching_refs(self, prefix: str) -> dict[str, str]: ...
-
-    def get_commit(self, sha: str) -> GitCommit: ...
-
-
 def read_leases(
-    reader: LeaseReader,
+    reader: GitHub,
     numbers: Iterable[int],
     config: LeaseConfig,
     log: Callable[[str], None],

@@ -178,7 +178,7 @@ def judge(
     lines = parsed.field_lines
     actor_line = lines.get("actor")
     findings: list[Finding] = []
-    kept = Evidence()
+    kept: dict[str, Any] = {}  # the evidence behind the findings, for runs that cannot gather it
 
     stamp = block.last_updated
     if stamp is not None and config.stale_after < now - stamp:
@@ -207,7 +207,7 @@ def judge(
                 f"{lease.actor}) or releases it; another actor may now claim it.",
             )
         )
-        kept = kept.model_copy(update={"lease": lease, "leases_read": True})
+        kept.update(lease=lease, leases_read=True)
 
     if block.actor:
         race = _race(block, evidence.commits, number, actors)
@@ -217,13 +217,11 @@ def judge(
                     block.actor, race, number, since=stamp, line=actor_line, actors=actors
                 )
             )
-            kept = kept.model_copy(update={"commits": race[-MAX_REMEMBERED_COMMITS:]})
+            kept.update(commits=race[-MAX_REMEMBERED_COMMITS:])
         two = _two_actors(block.actor, evidence, now, config, actors)
         if two is not None:
             findings.append(replace(two, line=actor_line))
-            kept = kept.model_copy(
-                update={"lease": lease, "previous": evidence.previous, "leases_read": True}
-            )
+            kept.update(lease=lease, previous=evidence.previous, leases_read=True)
         limit = config.max_active_per_actor
         active = evidence.active
         if (
@@ -243,9 +241,9 @@ def judge(
                     hint="Finish or hand off some of them before taking more.",
                 )
             )
-            kept = kept.model_copy(update={"active": active, "active_actor": block.actor})
+            kept.update(active=active, active_actor=block.actor)
 
-    verdict = Verdict(findings=tuple(findings), remembered=kept)
+    verdict = Verdict(findings=tuple(findings), remembered=Evidence(**kept))
     if verdict.stale:
         owner = actors.owner(block.actor) or (actors.owner(lease.actor) if lease else None)
         began = [stamp + config.stale_after] if stamp is not None else []
