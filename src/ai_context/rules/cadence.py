@@ -54,14 +54,15 @@ def _minutes(age: timedelta) -> str:
     return f"{hours} hours" if hours < 48 else f"{hours // 24} days"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def _commits(progress: Progress) -> str:
+    return f"{progress.commits} commit{'' if progress.commits == 1 else 's'} since Last updated"
 
 
-def _save_hint(issue: int) -> str:
+def _behind(progress: Progress, why: str, *, when: str = "", then: str = "") -> str:
     return (
-        f"save a checkpoint: update the block (state-sync skill) and run "
-        f"`ai-context save {issue}` with it on stdin"
+        f"your AI Context block (#{progress.issue}) is behind{when}: {why}; {then}save a "
+        "checkpoint: update the block (state-sync skill) and run "
+        f"`ai-context save {progress.issue}` with it on stdin"
     )
 
 
@@ -79,12 +80,10 @@ def commit_nudge(progress: Progress, cadence: Cadence) -> str | None:
     old = progress.age is None or progress.age >= cadence.interval
     if progress.commits < cadence.commits and not old:
         return None
-    why = f"{_plural(progress.commits, 'commit')} since Last updated"
+    why = _commits(progress)
     if old and progress.age is not None:
         why += f", last saved {_minutes(progress.age)} ago"
-    return (
-        f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
-    )
+    return _behind(progress, why)
 
 
 def stop_nudge(
@@ -96,16 +95,13 @@ def stop_nudge(
     if stop_hook_active or progress is None or progress.finished:
         return None
     if progress.commits > 0:
-        why = f"{_plural(progress.commits, 'commit')} since Last updated"
+        why = _commits(progress)
     elif progress.dirty and (progress.age is None or progress.age >= cadence.interval):
         when = "has no Last updated" if progress.age is None else f"is {_minutes(progress.age)} old"
         why = f"the block {when} and the work tree has uncommitted changes"
     else:
         return None
-    return (
-        f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
-        ". Then stop."
-    )
+    return _behind(progress, why) + ". Then stop."
 
 
 def compact_nudge(progress: Progress, *, hold: bool) -> str | None:
@@ -115,12 +111,12 @@ def compact_nudge(progress: Progress, *, hold: bool) -> str | None:
     if progress.finished:
         return None
     if progress.commits > 0:
-        why = f"{_plural(progress.commits, 'commit')} since Last updated"
+        why = _commits(progress)
     elif progress.dirty:
         why = "the work tree has uncommitted changes"
     else:
         return None
-    head = f"your AI Context block (#{progress.issue}) is behind before a compaction: {why}; "
+    when = " before a compaction"
     if hold:
-        return head + _save_hint(progress.issue) + ", then run /compact again."
-    return head + "the compaction goes on; " + _save_hint(progress.issue) + " right after it."
+        return _behind(progress, why, when=when) + ", then run /compact again."
+    return _behind(progress, why, when=when, then="the compaction goes on; ") + " right after it."
