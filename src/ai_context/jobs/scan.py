@@ -49,7 +49,7 @@ def carriers(issues: list[Issue], bot: str) -> dict[str, Issue]:
         title = issue.title.lower()
         names = {title.removeprefix(prefix)} if title.startswith(prefix) else set()
         if not names:
-            names = {runstate.repository_of(line) or "" for line in runstate.lines(issue.body)}
+            names = {runstate.named(line, "repo") or "" for line in runstate.lines(issue.body)}
         for name in names - {""}:
             found[name] = issue
     return found

@@ -315,20 +315,12 @@ def lines(body: str | None) -> list[str]:
 
 def line_of(body: str, jobs: str) -> str | None:
     """The run-state line of JOBS in BODY, None when it has none."""
-    return next((line for line in lines(body) if jobs_of(line) == jobs), None)
+    return next((line for line in lines(body) if named(line, "jobs") == jobs), None)
 
 
-def jobs_of(line: str) -> str | None:
-    """The job set a run-state line is for (None when unreadable)."""
-    return _named(line, "jobs")
-
-
-def repository_of(line: str) -> str | None:
-    """The repository (lower case) a run-state line is for (None when unreadable)."""
-    return _named(line, "repo")
-
-
-def _named(line: str, key: str) -> str | None:
+def named(line: str, key: str) -> str | None:
+    """What a run-state line names under KEY: `jobs` (its job set) or `repo` (its repository,
+    lower case); None when unreadable."""
     data = find_hidden(line, prefix=PREFIX)
     value = data.get(key) if data else None
     return value if isinstance(value, str) else None
@@ -337,7 +329,7 @@ def _named(line: str, key: str) -> str | None:
 def replace_line(body: str, line: str, jobs: str) -> str:
     """BODY with the run-state line of JOBS replaced by LINE (appended when it has none); the
     other lines and the text around them, a human's included, are kept as they are."""
-    for old in lines(body):
-        if jobs_of(old) == jobs:
-            return body.replace(old, line, 1)
+    old = line_of(body, jobs)
+    if old is not None:
+        return body.replace(old, line, 1)
     return f"{body.rstrip()}\n\n{line}" if body.strip() else line
