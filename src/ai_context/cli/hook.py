@@ -49,10 +49,9 @@ from ai_context.rules.cadence import DEFAULT_COMMITS, DEFAULT_INTERVAL, Cadence
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache, CacheEntry
     from ai_context.adapters.github import GitHub
-    from ai_context.jobs.agent import Outcome
+    from ai_context.jobs.agent.model import Outcome
     from ai_context.rules.cadence import Progress
 
-EVENTS = HOOK_EVENTS
 RECENT = timedelta(hours=24)
 SESSION_FILE = "sp.json"  # `ai-context session save`'s default, in the project's root
 Answer = dict[str, Any] | None
@@ -69,7 +68,7 @@ def add_hook_command(sub: Any) -> None:
         description="Claude Code hooks (`ai-context setup claude` installs them). Always exits "
         "0: a hook never fails the agent's turn.",
     )
-    p.add_argument("event", choices=EVENTS)
+    p.add_argument("event", choices=HOOK_EVENTS)
     p.add_argument(
         "--every-commits",
         type=int,
@@ -227,10 +226,10 @@ def session_start(
     actor = resolve_actor(args, env)
     from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
     from ai_context.adapters.github import GitHubConfigError, GitHubError  # noqa: PLC0415
-    from ai_context.jobs import agent  # noqa: PLC0415
     from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs.agent.resuming import resume  # noqa: PLC0415
 
-    config = config_path(env, getattr(args, "config", None))
+    config = config_path(env)
 
     def login() -> str | None:
         from ai_context.adapters.config import owner_of  # noqa: PLC0415
@@ -241,7 +240,7 @@ def session_start(
             return None
 
     try:
-        outcome = agent.resume(
+        outcome = resume(
             gh,
             cache,
             None,
@@ -365,18 +364,18 @@ def _push_unsaved(args: argparse.Namespace, env: Mapping[str, str], entry: Cache
     write guard; one line saying what happened."""
     from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
     from ai_context.adapters.github import GitHubError  # noqa: PLC0415
-    from ai_context.jobs import agent  # noqa: PLC0415
     from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs.agent.resuming import resume  # noqa: PLC0415
 
     repository = _repository(args, env)
     try:
-        outcome = agent.resume(
+        outcome = resume(
             _github(repository, env),
             _cache(args, env),
             entry.issue,
             actor=resolve_actor(args, env),
             now=_now(args),
-            required=check_config(config_path(env, getattr(args, "config", None)), env).required,
+            required=check_config(config_path(env), env).required,
             mirror=agent_mirror_hook(),
         )
     except (GitHubError, HookNote) as exc:

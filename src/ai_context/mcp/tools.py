@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
@@ -29,7 +30,7 @@ from ai_context.core.errors import AIContextError, Exit
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
     from ai_context.adapters.github import GitHub
-    from ai_context.jobs.agent import Outcome
+    from ai_context.jobs.agent.model import Outcome
 
 T = TypeVar("T")
 EXIT_MEANING = {
@@ -189,13 +190,26 @@ class Session:
         except AIContextError as exc:
             raise ToolFailure(exc.exit_code, str(exc)) from exc
 
-    def outcome(self, repo: str | None, work: Callable[[GitHub, Cache], Outcome]) -> dict[str, Any]:
-        """The command's JSON; a conflict is the command line's exit-4 text, as a failure."""
+    def outcome(
+        self, repo: str, work: Callable[..., Outcome], *, release: bool = False
+    ) -> dict[str, Any]:
+        """WORK (a job, its own options bound) with the session's settings, as the command line
+        runs it; its JSON. A conflict is the command line's exit-4 text, as a failure. RELEASE:
+        the writer's lease is released once the block has landed (a done task holds no one)."""
+        from ai_context.jobs.agent.finishing import lease_release  # noqa: PLC0415
+        from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
         from ai_context.jobs.agent.output import outcome_json, outcome_text  # noqa: PLC0415
 
         gh, cache = self.github(repo), self.cache()
+        common: dict[str, Any] = {
+            "now": now(),
+            "required": self.required,
+            "mirror": agent_mirror_hook(),
+        }
+        if release:
+            common["release_lease"] = lease_release(gh)
         before = gh.counter.total
-        result = self.run(lambda: work(gh, cache))
+        result = self.run(lambda: work(gh, cache, **common))
         if result.status == "conflict":
             raise ToolFailure(Exit.CONFLICT, outcome_text(result, None))
         return outcome_json(result, gh.counter.total - before)
@@ -216,8 +230,7 @@ def resume(
     repo: str | None = None,
 ) -> dict[str, Any]:
     from ai_context.adapters.config_file import config_path  # noqa: PLC0415
-    from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs.agent import resuming  # noqa: PLC0415
 
     config = config_path(s.env)
 
@@ -228,20 +241,8 @@ def resume(
 
     repository = s.repo(repo)
     number = None if issue in (None, "") else issue_number(issue, repository)
-    return s.outcome(
-        repository,
-        lambda gh, cache: agent.resume(
-            gh,
-            cache,
-            number,
-            actor=s.actor,
-            login=login,
-            now=now(),
-            take=take,
-            required=s.required,
-            mirror=agent_mirror_hook(),
-        ),
-    )
+    work = partial(resuming.resume, number=number, actor=s.actor, login=login, take=take)
+    return s.outcome(repository, work)
 
 
 def save(
@@ -253,26 +254,12 @@ def save(
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs.agent import saving  # noqa: PLC0415
 
     repository = s.repo(repo)
     number = issue_number(issue, repository)
-    return s.outcome(
-        repository,
-        lambda gh, cache: agent.save(
-            gh,
-            cache,
-            number,
-            block,
-            writer=s.actor,
-            now=now(),
-            dry_run=dry_run,
-            take=take,
-            required=s.required,
-            mirror=agent_mirror_hook(),
-        ),
-    )
+    options: dict[str, Any] = {"writer": s.actor, "dry_run": dry_run, "take": take}
+    return s.outcome(repository, partial(saving.save, number=number, block=block, **options))
 
 
 def current_block(s: Session, repository: str, number: int) -> Block:
@@ -349,18 +336,18 @@ def handoff(
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.jobs import agent  # noqa: PLC0415
+    """handoff as the CLI's: written by the session's actor, its lease released."""
+    from ai_context.jobs.agent import finishing  # noqa: PLC0415
 
-    return _finishing(
-        s,
-        issue,
-        lambda gh, cache, number, **hooks: agent.handoff(
-            gh, cache, number, to, description=description, next_step=next_step, **hooks
-        ),
-        dry_run=dry_run,
-        take=take,
-        repo=repo,
-    )
+    repository = s.repo(repo)
+    number = issue_number(issue, repository)
+    options: dict[str, Any] = {
+        "description": description,
+        "next_step": next_step,
+        "dry_run": dry_run,
+    }
+    work = partial(finishing.handoff, number=number, to=to, writer=s.actor, take=take, **options)
+    return s.outcome(repository, work, release=True)
 
 
 def done(
@@ -375,55 +362,13 @@ def done(
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.jobs import agent  # noqa: PLC0415
-
-    return _finishing(
-        s,
-        issue,
-        lambda gh, cache, number, **hooks: agent.done(
-            gh,
-            cache,
-            number,
-            pr=pr,
-            followups=followups,
-            shipped=shipped,
-            done_steps=done_steps or [],
-            **hooks,
-        ),
-        dry_run=dry_run,
-        take=take,
-        repo=repo,
-    )
-
-
-def _finishing(
-    s: Session,
-    issue: int | str,
-    call: Callable[..., Any],
-    *,
-    dry_run: bool,
-    take: Literal["local"] | None,
-    repo: str | None,
-) -> dict[str, Any]:
-    """handoff and done, as the CLI's: written by the session's actor, the lease released once
-    the block has landed (a done task holds no one), the ClickUp mirror told."""
-    from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    """done as the CLI's: written by the session's actor, its lease released."""
+    from ai_context.jobs.agent import finishing  # noqa: PLC0415
 
     repository = s.repo(repo)
-    number = issue_number(issue, repository)
+    options: dict[str, Any] = {"pr": pr, "followups": followups, "shipped": shipped}
+    options["done_steps"] = done_steps or []
+    work = partial(finishing.done, number=issue_number(issue, repository), **options)
     return s.outcome(
-        repository,
-        lambda gh, cache: call(
-            gh,
-            cache,
-            number,
-            writer=s.actor,
-            now=now(),
-            dry_run=dry_run,
-            take=take,
-            required=s.required,
-            release_lease=agent.lease_release(gh),
-            mirror=agent_mirror_hook(),
-        ),
+        repository, partial(work, writer=s.actor, dry_run=dry_run, take=take), release=True
     )
