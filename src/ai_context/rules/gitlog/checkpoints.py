@@ -1,4 +1,4 @@
-"""Checkpoint commits: the one writer and the one reader of their messages (format v1)."""
+"""Checkpoint commits: the one reader of their messages (format v1, written by the agent)."""
 
 from __future__ import annotations
 
@@ -51,18 +51,6 @@ class CheckpointProblem(BaseModel):
     version: str | None = None
     message: str
     issue: int | None = None  # the `[issue:N]` its subject names, read leniently
-
-
-def format_checkpoint(text: str, issue: int, step: int | None = None) -> str:
-    """The message of a checkpoint commit in the current format (v1)."""
-    clean = " ".join(text.split())
-    if not clean:
-        raise ValueError("a checkpoint needs the text of the step it completes")
-    if issue <= 0 or (step is not None and step <= 0):
-        raise ValueError("issue and step numbers are positive")
-    step_part = f" [step:{step}]" if step is not None else ""
-    subject = f"ai-context: {clean} completed [issue:{issue}]{step_part}"
-    return f"{subject}\n\n{CHECKPOINT_TRAILER}: v{CHECKPOINT_VERSION}\n"
 
 
 def _read_v1(subject: str) -> Checkpoint | CheckpointProblem:

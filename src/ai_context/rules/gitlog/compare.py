@@ -8,7 +8,7 @@ from fnmatch import fnmatchcase
 
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.core.block import Block, format_timestamp, parse
+from ai_context.core.block import Block, format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding, make_finding
@@ -264,31 +264,6 @@ def compare_block(
         *files_drift(issue, block, naming, rules=rules, field_lines=field_lines),
         *checkpoint_drift(issue, block, naming, field_lines=field_lines),
     ]
-
-
-def push_findings(
-    commits: Iterable[Commit],
-    bodies: Mapping[int, str],
-    *,
-    repo: str | None = None,
-    rules: GitRules | None = None,
-) -> dict[int, list[Finding]]:
-    """The git rules for a push event: for each issue given with its body, its findings.
-
-    The router fetches the bodies of the issues the push names (`group_by_issue`); an issue
-    whose body has no block gets no git finding (it is not a task).
-    """
-    commits = list(commits)
-    out: dict[int, list[Finding]] = {}
-    for number, body in bodies.items():
-        parsed = parse(body)
-        if parsed.block is None:
-            out[number] = []
-            continue
-        out[number] = compare_block(
-            number, parsed.block, commits, repo=repo, rules=rules, field_lines=parsed.field_lines
-        )
-    return out
 
 
 SESSION_FILE_NAME = "sp.json"

@@ -5,11 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    ValidationError,
-)
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ai_context.rules.scrub import scrub_counted
 from ai_context.rules.session.consolidation import (

@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timedelta
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-)
+from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.durations import format_duration
 from ai_context.rules.scrub import describe_counts
@@ -142,7 +139,8 @@ def _age(delta: timedelta) -> str:
 
 
 def summarize(session: SessionFile, *, now: datetime, git: GitState | None) -> LoadSummary:
-    """WF2: age, counts, next task, git drift warnings."""
+    """WF2: age, counts, next task, git drift warnings. The age counts from `updated` (the last
+    save), not the seed's `created`: with merging, that is the first save ever."""
     meta = session.metadata
     warnings: list[str] = []
     git_line: str | None = None
