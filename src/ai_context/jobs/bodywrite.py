@@ -79,14 +79,7 @@ def commit_body(
         fresh = fresh_read(tracker, number)
         target = merge3(written.body, verdict.want, fresh.body)
         if target is None:
-            return Committed(
-                fresh,
-                writes,
-                landed=False,
-                other=verdict.lost,
-                problem="an edit of the issue landed while this write was on its way and "
-                "cannot be merged with the issue as it is now; nothing more was written",
-            )
+            return _lost(fresh, writes, verdict.lost, _UNMERGED)
         if verdict.kind == "restore":
             restored = verdict.lost
         else:
@@ -94,13 +87,24 @@ def commit_body(
         read = fresh.body
         written = tracker.update_issue_body(number, target)
         writes += 1
-    return Committed(
+    return _lost(
         written,
         writes,
-        landed=False,
-        other=restored,
-        problem=f"the issue's body kept changing during {ATTEMPTS} checked writes",
+        restored,
+        f"the issue's body kept changing during {ATTEMPTS} checked writes",
     )
+
+
+_UNMERGED = (
+    "an edit of the issue landed while this write was on its way and cannot be merged with the "
+    "issue as it is now; nothing more was written"
+)
+_REPLACED = "the issue's copy was replaced right after this write"
+
+
+def _lost(issue: Issue, writes: int, other: str | None, problem: str) -> Committed:
+    """A write that did not stay: OTHER is the copy kept instead, PROBLEM why."""
+    return Committed(issue, writes, landed=False, other=other, problem=problem)
 
 
 def _history(tracker: BodyTracker, number: int) -> BodyHistory | None:
@@ -124,22 +128,15 @@ def _settled(
 ) -> Committed:
     """The last write replaced nothing; did ours stay, and was anything put back?"""
     if restored is not None:
-        return Committed(
+        return _lost(
             written,
             writes,
-            landed=False,
-            other=restored,
-            problem="another edit of the same part of the issue landed while this write was "
-            "on its way; it was put back, and this write was not kept",
+            restored,
+            "another edit of the same part of the issue landed while this write was on its way; "
+            "it was put back, and this write was not kept",
         )
     if region.own(history.body) != region.own(written.body):
-        return Committed(
-            written,
-            writes,
-            landed=False,
-            other=history.body,
-            problem="the issue's copy was replaced right after this write",
-        )
+        return _lost(written, writes, history.body, _REPLACED)
     notes = ("an edit made while this write was on its way was re-applied on top of it",)
     return Committed(written, writes, reapplied=reapplied, notes=notes if reapplied else ())
 
@@ -156,13 +153,7 @@ def _unchecked(
     """No edit history to read: what a re-read can tell (ours replaced since) is checked."""
     now = history.body if history is not None else tracker.get_issue(number).body
     if region.own(now) != region.own(written.body):
-        return Committed(
-            written,
-            writes,
-            landed=False,
-            other=now,
-            problem="the issue's copy was replaced right after this write",
-        )
+        return _lost(written, writes, now, _REPLACED)
     note = (
         "the issue's edit history could not be read or did not show this write, so an edit "
         "made between the re-read and this write would not have been seen"

@@ -241,16 +241,12 @@ def may_write(
     hand_edited: bool = False,
     issue: int | str = "ISSUE",
 ) -> Decision:
-    """The write guard: may WRITER replace the issue's block REMOTE? Every command and MCP tool
-    that writes a block asks it, on the body as read and again on the re-read before the PATCH.
-
-    Yes when the issue has no block yet (the command's own read is then the read), or when both
-    hold: this machine holds the current revision (HELD, the revision it last read through
-    `resume`, the SessionStart hook or its own save, is REMOTE's), and WRITER is REMOTE's Active
-    actor (after a handoff, the actor it was handed to). Anything else is a conflict whose
-    reasons say why and how to go on: `resume` to read the issue's copy, `--take local` to write
-    over it anyway. HAND_EDITED (the block's hash marker no longer matches its text) names a
-    person's edit as the change."""
+    """The write guard, asked by every command and MCP tool that writes a block (on the body as
+    read, and again on the re-read before the PATCH): may WRITER replace REMOTE? Yes when the
+    issue has no block yet, or when this machine holds its current revision (HELD, last read
+    by `resume`, the SessionStart hook or its own save) and WRITER is its Active actor. Else a
+    conflict saying why and how to go on. HAND_EDITED (the hash marker no longer matches) names
+    a person's edit as the change."""
     remote = None if is_empty(remote) else remote
     remote_rev = revision(remote) if remote is not None else None
     common: dict[str, Any] = {
@@ -263,14 +259,8 @@ def may_write(
     owner = remote.actor
     why = _refusal(remote, remote_rev, held=held, writer=writer, hand_edited=hand_edited)
     if why is None:
-        return Decision(
-            kind="push_local",
-            reasons=(
-                f"this machine holds the issue's current block and {owner or 'no actor'} "
-                "holds the task",
-            ),
-            **common,
-        )
+        ours = f"this machine holds the issue's current block and {owner or 'no actor'}"
+        return Decision(kind="push_local", reasons=(ours + " holds the task",), **common)
     if why.startswith("the task is"):
         remedy = (
             f"to go on: ask {owner} to hand it over (`ai-context handoff {issue} --to "
@@ -327,22 +317,20 @@ def missing_labels(block: Block | None, required: tuple[str, ...] = REQUIRED_DEF
 
 def conflict_diff(local: Block | None, remote: Block | None, *, issue: int | None = None) -> str:
     """A unified diff from the issue's copy to the local one."""
-    before = render(remote).splitlines(keepends=True) if remote is not None else []
-    after = render(local).splitlines(keepends=True) if local is not None else []
+    before = render(remote) if remote is not None else ""
+    after = render(local) if local is not None else ""
     where = f"issue #{issue}" if issue is not None else "issue"
-    lines = difflib.unified_diff(before, after, f"remote ({where})", "local (cache)", n=2)
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return _diff(before, after, f"remote ({where})", "local (cache)")
 
 
-def body_diff(before: str, after: str, *, name: str = "issue body") -> str:
+def body_diff(before: str, after: str) -> str:
     """A unified diff of an issue body before and after a write, for --dry-run."""
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        f"{name} (now)",
-        f"{name} (after save)",
-        n=2,
-    )
+    return _diff(before, after, "issue body (now)", "issue body (after save)")
+
+
+def _diff(before: str, after: str, old: str, new: str) -> str:
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, old, new, n=2)
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
