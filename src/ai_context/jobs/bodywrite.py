@@ -1,12 +1,9 @@
 """Writing an issue body with nothing lost in silence: an agent's block, the run-state line.
 
-GitHub's issue PATCH has no compare-and-swap. So a writer re-reads the issue right before
-its PATCH (after any write spacing: `pace_write`), and after the PATCH reads the issue's edit
-history (adapters/github_edits.py) to see what its write replaced. An edit that landed in
-between is put back by rules/overwrite.py's rules: re-applied when it left the writer's
-region alone, restored (and the write reported as not landed) when it changed it, or, when
-the two cannot be merged, left for the writer with both copies. Each corrective write is
-checked the same way, a few times at most.
+GitHub's issue PATCH has no compare-and-swap: a writer re-reads right before its PATCH (after
+the write spacing), then reads the edit history to see what its write replaced; an edit that
+landed in between is put back by rules/overwrite.py's rules, each correction checked the same
+way, a few times at most.
 """
 
 from __future__ import annotations
@@ -37,10 +34,8 @@ class BodyTracker(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Committed:
-    """How a body write ended. LANDED: the writer's region is in the issue now. OTHER: the
-    body of the edit that could not be kept beside ours (both copies go to the writer).
-    PROBLEM says why the write did not land; NOTES what else happened; WRITES counts the
-    PATCHes made (the first and any corrective one)."""
+    """How a body write ended: LANDED (the writer's region is in the issue), OTHER (the copy kept
+    instead of ours), PROBLEM (why it did not land), WRITES (the PATCHes made)."""
 
     issue: Issue
     writes: int

@@ -1,10 +1,9 @@
 """The MCP server: tools.py's bodies registered with the official `mcp` SDK, served over stdio.
 
-Written for the SDK's 2.x (`mcp.server.mcpserver.MCPServer`) and also runs on 1.x (`FastMCP`,
-the same decorator API). A failure is a tool error whose text starts with the command line's
-exit code and its meaning ("exit 2 (bad input): ...", "exit 4 (conflict): ..."): arguments
-that do not fit a tool's schema included, which the SDK would answer with a validation dump;
-results are structured content.
+For the SDK's 2.x (`MCPServer`) and 1.x (`FastMCP`, the same API). A failure, arguments that do
+not fit a tool's schema included, is a tool error starting with the command line's exit code and
+meaning ("exit 2 (bad input): ..."), never the SDK's validation dump; results are structured
+content.
 """
 
 # No `from __future__ import annotations` here: the SDK reads the tools' annotations at runtime.
@@ -250,10 +249,9 @@ class ToolSet:
 
 
 def _answering_bad_input(server_class: Any, tool_error: type[Exception]) -> Any:
-    """SERVER_CLASS whose tools answer arguments that do not fit their schema as the command
-    line does (`exit 2 (bad input): plan.0.text: Field required`), never with the SDK's
-    validation dump (which repeats the input and links to pydantic's pages); a tool's own
-    failure keeps its text as the command line's, without the SDK's prefix."""
+    """SERVER_CLASS whose tools answer arguments that do not fit their schema as the command line
+    does (`exit 2 (bad input): plan.0.text: Field required`), and a tool's own failure without
+    the SDK's prefix."""
 
     class Server(server_class):  # type: ignore[misc]
         async def call_tool(self, *args: Any, **kwargs: Any) -> Any:

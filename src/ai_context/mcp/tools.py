@@ -1,17 +1,11 @@
-"""The MCP tools' bodies, without the SDK: each takes structured input and returns the same JSON
-the command line prints with `--format json` (cli/agent.py's `outcome_json`, the lease JSON, the
-check JSON), so an agent reads one shape whichever face it uses.
+"""The MCP tools' bodies, without the SDK: structured input in, the JSON the command line
+prints with `--format json` out, so an agent reads one shape whichever face it uses.
 
-One `Session` per server: the settings are read once (GITHUB_TOKEN, GITHUB_REPOSITORY or
---repo, AI_CONTEXT_ACTOR or --actor, GITHUB_API_URL, AI_CONTEXT_CACHE, and the fields a complete
-block needs, as the command line reads them) and a GitHub client per repository is made on
-first use and kept, so a call after the first pays only for its HTTP round trips. Every tool
-takes an optional `repo` (OWNER/NAME) over the server's repository.
-Failures raise `ToolFailure` with the command line's exit code and its text: bad input is
-`exit 2 (bad input): ...`, a conflict (a write the guard refused, two copies that disagree) is
-`exit 4 (conflict): ...` with both copies and how to go on, as the command line prints it.
-Outcomes the agent reads and acts on (an incomplete block, a lease held by another) are
-content, with `exit_code`.
+One `Session` per server reads the settings once, as the command line does, and keeps a GitHub
+client per repository (every tool takes an optional `repo`). A failure raises `ToolFailure`
+with the command line's exit code and text (`exit 2 (bad input): ...`, `exit 4 (conflict): ...`
+with both copies); outcomes the agent acts on (an incomplete block, a lease held by another)
+are content, with `exit_code`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Reconciliation of a task's local copy with the issue's block (docs/seeds/000 steps 3-5), pure.
 
-The seed orders the two copies by their Last updated clocks. Clocks on different machines
-drift, so every copy also carries a revision: the SHA-256 of its canonical text. The cache
-remembers the revision of the issue's block it was last based on (`base`), which settles what
-the clocks cannot:
-- "local is newer" only counts while the issue is still at `base`; if the issue moved on, both
-  sides changed and it is a conflict, whatever the clocks say;
-- a local copy with changes the issue never had (revision != base) is never dropped on the
-  clocks' say-so; taking the remote then needs a person's choice too.
-A conflict is never merged: both copies and their diff go to the user, who picks one.
+The seed orders the copies by their Last updated clocks; clocks drift, so each copy also has a
+revision (SHA-256 of its canonical text) and the cache remembers the issue's revision it was
+based on. A local copy newer by the clock is pushed only while the issue is still at that base,
+and unpushed changes are never dropped on the clocks' say-so. A conflict is never merged: both
+copies and their diff go to the user, who picks one.
 """
 
 from __future__ import annotations

@@ -26,12 +26,9 @@ def _rewrite(
     mirror: MirrorHook | None,
     release_lease: LeaseHook | None,
 ) -> Outcome:
-    """Reconcile (as resume does), apply CHANGE to the state, and write it if the write guard
-    allows (this machine holds the issue's current block and the writer, by default the actor
-    that wrote this machine's copy, is its Active actor; TAKE "local" writes over a refusal,
-    logged): 4 GitHub calls (read, re-read, PATCH, edit history). Once the block is written,
-    the writer's lease is released through RELEASE_LEASE: a task handed off or done holds no
-    one."""
+    """Reconcile as resume does, apply CHANGE to the state, and write it if the write guard allows
+    (TAKE "local" writes over a refusal, logged): 4 GitHub calls. Once written, the writer's lease
+    is released through RELEASE_LEASE: a task handed off or done holds no one."""
     tracker, number = turn.tracker, turn.number
     entry = turn.cache.load(tracker.repository, number)
     issue = tracker.get_issue(number)
@@ -202,10 +199,9 @@ def done(
     release_lease: LeaseHook | None = None,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
-    """The final block (docs/seeds/000 "Task complete"): Phase `done`, what shipped, the PR, and
-    the follow-ups. A step still open is skipped, unless DONE_STEPS names it: the agent says
-    which steps the finish completed ("Open PR" when it passes the PR). The finishing actor's
-    lease is released through RELEASE_LEASE once the block is written, as a handoff does."""
+    """The final block (seeds/000 "Task complete"): Phase `done`, what shipped, the PR, follow-ups;
+    a step still open is skipped unless DONE_STEPS names it. The lease is released as on a
+    handoff."""
     if pr is not None and not pr.startswith(("https://", "http://")):
         raise AgentError(f"--pr {pr!r} is not a URL; pass the pull request's https:// link")
     now = as_utc(now)

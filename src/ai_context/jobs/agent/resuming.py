@@ -75,12 +75,10 @@ def _choose(
     login: str | Callable[[], str | None] | None,
     notes: list[str],
 ) -> _Chosen | Outcome:
-    """Step 1 without an issue number: the recent local copy (no GitHub call), else one
-    listing of the open issues, in which the task is the one whose block names ACTOR as Active
-    actor (a new machine knows its actor before any config), else the one assigned to LOGIN
-    with the in-progress label (seeds/000's rule); when neither is found, an Outcome asking to
-    pick among them. GitHub's "updated" moves with the bot's own comments and labels, so a
-    task is chosen by its block's Last updated (docs/design.md §5)."""
+    """Step 1 without an issue number: the recent local copy, else in one listing of open issues the
+    one whose block names ACTOR (a new machine knows its actor before any config), else LOGIN's
+    in-progress one, else an Outcome asking to pick. Chosen by the block's Last updated: GitHub's
+    "updated" moves with the bot's own comments (docs/design.md §5)."""
     repository = tracker.repository
     recent = cache.recent(repository, RECENT, datetime.now(UTC))
     if recent:
@@ -201,10 +199,9 @@ def resume(
 def _incomplete(
     turn: Turn, issue: Issue, decision: Decision, notes: list[str]
 ) -> tuple[Block | None, bool]:
-    """Step 5 found a gap; nothing is pushed. A task with no state anywhere gets seeds/000's
-    `initialize_empty()`: a block for the actor, Phase planning, its plan to write, ready for
-    `save`. An issue's half block is remembered as read (the cache's base), so the save that
-    completes it passes the write guard. The state to show, and whether it was stored."""
+    """Step 5 found a gap, nothing is pushed: a task with no state gets seeds/000's
+    `initialize_empty()`; an issue's half block is stored as read, so the save completing it passes
+    the write guard. The state to show, and whether it was stored."""
     state = decision.state
     if is_empty(state):
         notes.append(
@@ -222,10 +219,8 @@ def _incomplete(
 def _step_six(
     turn: Turn, issue: Issue, decision: Decision, *, mirror: MirrorHook | None, force: bool
 ) -> Outcome | tuple[bool, bool]:
-    """Step 6: push the local copy, or store the issue's, as the decision says; whether the
-    issue was written and the block re-applied on a changed body. The push asks the write
-    guard as any write does: this resume's own read is the revision held, and FORCE is the
-    person's `--take local`."""
+    """Step 6: push the local copy (through the write guard, this read held; FORCE is --take local)
+    or store the issue's; whether the issue was written and the block re-applied."""
     state = decision.state
     assert state is not None  # only conflicts carry no state
     if not decision.write_remote:

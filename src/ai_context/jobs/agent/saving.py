@@ -38,10 +38,9 @@ def _input_failure(exc: Exception) -> bool:
 def _write_or_roll_back(
     turn: Turn, block: Block, previous: CacheEntry | None, *, force: bool
 ) -> Written:
-    """Store the local copy as unpushed, then write. If the write fails on its input, the
-    cache goes back to what it held before: a later bare `resume` must not trip on it. So it
-    does when the guard refuses a machine that never read the issue: its `resume` must take
-    the issue's copy (the refused block is in the conflict log and the command's output)."""
+    """Store the local copy as unpushed, then write. A failure of the input, or a refusal on a
+    machine that never read the issue, puts the cache back as it was: a later bare `resume` must
+    take the issue's copy (the refused block is in the conflict log and the output)."""
     base = previous.base_revision if previous else None
     body = previous.body if previous else None
     turn.store(block, base=base, body=body)
@@ -75,15 +74,10 @@ def save(
     required: tuple[str, ...] = REQUIRED_DEFAULT,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
-    """Write BLOCK (stamped NOW) into the issue: 3 GitHub calls when the cache holds the body
-    as last read (re-read, PATCH, the edit history that says whether the PATCH overwrote an
-    edit), 4 without (a read first); dry-run 1 (read).
-
-    The local copy is stored first, as unpushed: if the PATCH never happens (GitHub down, a
-    crash, a conflict), the next resume finds it and pushes it or asks. A failure of the input
-    itself (no such issue, a body over GitHub's limit) leaves the cache as it was. The write
-    guard (reconcile.may_write) decides whether the issue's block may be replaced; TAKE
-    "local" replaces it anyway, logged."""
+    """Write BLOCK (stamped NOW) into the issue: 3 GitHub calls with a cached body (re-read, PATCH,
+    edit history), 4 without, dry-run 1. The local copy is stored first, as unpushed, so the next
+    resume pushes it if the PATCH never happens; the write guard decides (TAKE "local"
+    overrides)."""
     now = as_utc(now)
     block = with_changes(block, last_updated=now)
     turn = Turn("save", tracker, cache, number, writer or block.actor, now)

@@ -47,15 +47,10 @@ def write_block(
     dry_run: bool = False,
     force: bool = False,
 ) -> Written:
-    """Put BLOCK into the issue body, keeping every byte outside it.
-
-    READ_BODY is the body as last read (else the issue is read first). The write guard
-    (reconcile.may_write: this machine holds revision BASE, the issue's current one, and WRITER
-    is its Active actor) is asked on it (a refusal of a cached body again on the issue as it is
-    now) and on the re-read before the PATCH, where a body changed outside the block gets the
-    block re-applied; the PATCH is then checked against the edit history (jobs/bodywrite.py).
-    A refusal writes nothing, unless FORCE (--take local: the refusal comes back as
-    `overridden`, for the log). Dry-run stops after the read with the body's diff."""
+    """Put BLOCK into the issue body, keeping every byte outside it. The write guard is asked on
+    READ_BODY (the body as last read; else a GET) and on the re-read before the PATCH, where a
+    body changed outside the block gets it re-applied; the PATCH is checked by jobs/bodywrite.py.
+    A refusal writes nothing unless FORCE (--take local; the refusal comes back as `overridden`)."""
     read: Issue | None = None
     if read_body is None:
         read = tracker.get_issue(number)

@@ -80,12 +80,9 @@ _READERS = {1: _read_v1}
 
 
 def read_checkpoint(message: str) -> Checkpoint | CheckpointProblem | None:
-    """The checkpoint a commit message records; None for an ordinary commit.
-
-    The only reader of checkpoint messages: it dispatches on the trailer's version. A commit
-    that claims to be a checkpoint but cannot be read keeps the issue its subject names, so
-    its AIC505/AIC506 reaches that issue whether or not the message also says `#N`.
-    """
+    """The checkpoint a commit message records (dispatched on the trailer's version); None for an
+    ordinary commit. One that cannot be read keeps the issue its subject names, so its
+    AIC505/AIC506 reaches that issue."""
     subject = message.split("\n", 1)[0].strip()
     result = _read(message, subject)
     if isinstance(result, CheckpointProblem) and result.issue is None:

@@ -270,11 +270,7 @@ SESSION_FILE_NAME = "sp.json"
 
 
 def session_files_changed(commits: Iterable[Commit]) -> list[str]:
-    """Session files (`sp.json`, any directory) the commits leave added or modified, in order.
-
-    Commits are taken oldest first, as a push payload lists them; a file whose last change
-    removed it is not listed.
-    """
+    """Session files (`sp.json`, anywhere) the commits, oldest first, leave added or modified."""
     state: dict[str, bool] = {}
     for commit in commits:
         for path in (*commit.added, *commit.modified):

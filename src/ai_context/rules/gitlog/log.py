@@ -18,11 +18,8 @@ class GitLogError(ValueError):
 
 
 def parse_log_record(record: str) -> Commit:
-    """One record of LOG_FORMAT output (without its leading RS).
-
-    The timestamp is the committer date: when the work landed in this history (a rebase moves
-    it), which is what "activity" means here.
-    """
+    """One record of LOG_FORMAT output (without its leading RS); the time is the committer date,
+    when the work landed in this history."""
     head = record.split(_US, 4)
     if len(head) != 5:
         raise GitLogError(f"git log record has {len(head)} fields, expected 5: {record[:60]!r}")

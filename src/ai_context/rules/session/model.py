@@ -276,10 +276,8 @@ def dumps(session: SessionFile) -> str:
 
 
 def check_session_file(path: str, text: str) -> list[Finding]:
-    """Findings for a committed sp.json: AIC520 unreadable, AIC521 invalid, AIC53x privacy.
-
-    A secret is an error naming file, line and column, never the value (scrub.py).
-    """
+    """Findings for a committed sp.json: AIC520 unreadable, AIC521 invalid, AIC53x privacy (a secret
+    named by file, line and column, never its value)."""
     out: list[Finding] = []
     try:
         loads(text)
