@@ -242,12 +242,15 @@ def resume(
 def save(
     s: Session,
     issue: int | str,
-    block: Block,
+    block: Block | BlockFields,
     dry_run: bool,
     *,
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
+    """Write BLOCK (or the block FIELDS give, for the session's actor by default)."""
+    if isinstance(block, BlockFields):
+        block = block_of(block, s.actor)
     from ai_context.jobs.agent import saving  # noqa: PLC0415
 
     repository = s.repo(repo)
