@@ -70,48 +70,45 @@ def add_agent_commands(sub: Any) -> None:
         p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601) for timestamps")
         add_format(p)
 
-    def take_local(p: argparse.ArgumentParser) -> None:
+    def writes(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
         p.add_argument(
             "--take",
             choices=("local",),
             help="write even though the write guard refuses (another actor's block, or one "
             "this machine has not read); logged with both copies",
         )
+        common(p)
 
-    save = sub.add_parser("save", help="write an AI Context block into its issue")
-    add_issue(save)
+    def command(name: str, about: str, handler: Any) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = sub.add_parser(name, help=about)
+        add_issue(p, nargs="?" if name == "resume" else None)
+        p.set_defaults(handler=handler)
+        return p
+
+    save = command("save", "write an AI Context block into its issue", cmd_save)
     save.add_argument(
         "--from",
         dest="source",
         metavar="FILE",
         help="the block (or a body holding it); default stdin",
     )
-    save.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    take_local(save)
-    common(save)
-    save.set_defaults(handler=cmd_save)
+    writes(save)
 
-    resume = sub.add_parser("resume", help="reconcile the local copy with the issue and go on")
-    add_issue(resume, nargs="?")
+    resume = command("resume", "reconcile the local copy with the issue and go on", cmd_resume)
     resume.add_argument(
         "--take", choices=("local", "remote"), help="resolve a conflict with this copy"
     )
     resume.add_argument("--assignee", metavar="LOGIN", help="your GitHub login (finds your task)")
     common(resume)
-    resume.set_defaults(handler=cmd_resume)
 
-    handoff = sub.add_parser("handoff", help="hand the task to another actor")
-    add_issue(handoff)
+    handoff = command("handoff", "hand the task to another actor", cmd_handoff)
     handoff.add_argument("--to", required=True, metavar="ACTOR", help="the next actor's id")
     handoff.add_argument("--description", metavar="TEXT", help="who the next actor is")
     handoff.add_argument("--next-step", metavar="TEXT", help="replace Next step")
-    handoff.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    take_local(handoff)
-    common(handoff)
-    handoff.set_defaults(handler=cmd_handoff)
+    writes(handoff)
 
-    done = sub.add_parser("done", help="write the final block: what shipped, the PR, follow-ups")
-    add_issue(done)
+    done = command("done", "write the final block: what shipped, the PR, follow-ups", cmd_done)
     done.add_argument("--pr", metavar="URL", help="the pull request that shipped it")
     done.add_argument(
         "--followup",
@@ -132,10 +129,7 @@ def add_agent_commands(sub: Any) -> None:
         help="plan step N is done with the finish (e.g. the Open PR step, with --pr); a step "
         "still pending that is not named is marked skipped (repeatable)",
     )
-    done.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    take_local(done)
-    common(done)
-    done.set_defaults(handler=cmd_done)
+    writes(done)
 
 
 # --- settings -----------------------------------------------------------------------------
