@@ -64,7 +64,7 @@ def _read_v1(subject: str) -> Checkpoint | CheckpointProblem:
         )
     step = match.group("step")
     issue = int(match.group("issue"))
-    if issue == 0 or step == "0" or (step is not None and int(step) == 0):
+    if issue == 0 or (step is not None and int(step) == 0):
         return CheckpointProblem(
             kind="malformed", version="v1", message="issue and step numbers start at 1"
         )

@@ -133,7 +133,11 @@ def derive(
             field_lines=parsed.field_lines if parsed else None,
         )
         if block is not None
-        else [checkpoint_problem_finding(c, p) for c, p in _problems(naming)]
+        else [
+            checkpoint_problem_finding(c, r)
+            for c, r in checkpoints_of(naming)
+            if isinstance(r, CheckpointProblem)
+        ]
     )
     return Derivation(
         issue=issue,
@@ -147,7 +151,3 @@ def derive(
         block_findings=tuple(parsed.findings) if parsed is not None else (),
         findings=tuple(findings),
     )
-
-
-def _problems(commits: Iterable[Commit]) -> list[tuple[Commit, CheckpointProblem]]:
-    return [(c, r) for c, r in checkpoints_of(commits) if isinstance(r, CheckpointProblem)]

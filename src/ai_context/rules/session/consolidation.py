@@ -191,14 +191,11 @@ def _force_limit(
 
 def _substitute(tasks: Sequence[Task], replaced: dict[str, Task]) -> list[Task]:
     """The tasks in file order, each folded one replaced by its group (emitted once)."""
-    out: list[Task] = []
-    emitted: set[str] = set()
+    out: dict[str, Task] = {}
     for task in tasks:
         target = replaced.get(task.id, task)
-        if target.id not in emitted:
-            out.append(target)
-            emitted.add(target.id)
-    return out
+        out.setdefault(target.id, target)
+    return list(out.values())
 
 
 def consolidate(

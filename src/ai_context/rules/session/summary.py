@@ -28,10 +28,7 @@ class Counts(BaseModel):
 def counts(session: SessionFile) -> Counts:
     tasks = session.tasks
     groups = [t for t in tasks if t.status == "completed" and t.consolidated]
-    priorities: dict[str, int] = {}
-    for task in tasks:
-        if task.is_open and task.priority:
-            priorities[task.priority] = priorities.get(task.priority, 0) + 1
+    priorities = Counter(t.priority for t in tasks if t.is_open and t.priority)
     return Counts(
         pending=sum(1 for t in tasks if t.status == "pending"),
         in_progress=sum(1 for t in tasks if t.status == "in_progress"),
