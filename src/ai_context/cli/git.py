@@ -10,12 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context.adapters.gitrepo import (
-    current_branch,
-    head_sha,
-    is_repo,
-    log,
-)
+from ai_context.adapters.gitrepo import current_branch, head_sha, is_repo, log
 from ai_context.adapters.store import DirectoryStore, split_front_matter
 from ai_context.cli.common import (
     add_checkout,

@@ -187,10 +187,7 @@ def plugin_files(
         "for checkpoints at the cadence and a save before a compaction",
         "hooks": hook_config(every_commits, every),
     }
-    files = {
-        ".claude-plugin/plugin.json": _json(manifest),
-        "hooks/hooks.json": _json(hooks),
-    }
+    files = {".claude-plugin/plugin.json": _json(manifest), "hooks/hooks.json": _json(hooks)}
     for rel, text in markdown_files().items():
         lines = [PLUGIN_MARKER if line.startswith(MARKER) else line for line in text.split("\n")]
         files[rel] = "\n".join(lines)

@@ -15,14 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from ai_context.core.block import (
-    LABELS,
-    Block,
-    PlanStep,
-    content_hash,
-    format_timestamp,
-    render,
-)
+from ai_context.core.block import LABELS, Block, PlanStep, content_hash, format_timestamp, render
 from ai_context.rules.checks import REQUIRED_DEFAULT, missing_fields
 
 DecisionKind = Literal["init", "take_remote", "push_local", "conflict", "equal"]

@@ -10,14 +10,7 @@ from ai_context.adapters.cache_entry import CacheEntry
 from ai_context.core.block import Block
 from ai_context.core.errors import Exit, ServiceError
 from ai_context.jobs.agent.model import AgentError, MirrorHook, Outcome, Tracker
-from ai_context.jobs.agent.write import (
-    Turn,
-    Written,
-    as_utc,
-    with_changes,
-    with_local,
-    write_block,
-)
+from ai_context.jobs.agent.write import Turn, Written, as_utc, with_changes, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import missing_labels
 

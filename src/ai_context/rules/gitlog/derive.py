@@ -77,9 +77,7 @@ def derive(
 ) -> Derivation:
     """Rebuild what git can tell about a task and compare it with the block in `body`."""
     naming = sorted(
-        (c for c in commits if issue in issues_of(c, repo)),
-        key=lambda c: c.timestamp,
-        reverse=True,
+        (c for c in commits if issue in issues_of(c, repo)), key=lambda c: c.timestamp, reverse=True
     )
     parsed = parse(body) if body is not None else None
     block = parsed.block if parsed is not None else None

@@ -175,12 +175,7 @@ def _force_limit(
             key = ""  # a lone task is not a group of its own: it joins the catch-all
         folding.setdefault(key, []).append(task)
         decision = decisions.get(key) or AreaDecision(
-            area=None,
-            members=(),
-            same_area=False,
-            many_related=False,
-            no_critical=True,
-            quiet=True,
+            area=None, members=(), same_area=False, many_related=False, no_critical=True, quiet=True
         )
         decisions[key] = decision.model_copy(update={"forced": (*decision.forced, task.id)})
     still = len(remaining) - min(excess, len(movable))

@@ -63,12 +63,7 @@ def scrub_session(
         for t in session.tasks
     )
     blocks = tuple(
-        b.model_copy(
-            update={
-                "title": clean(b.title),
-                "content": clean(b.content),
-            }
-        )
+        b.model_copy(update={"title": clean(b.title), "content": clean(b.content)})
         for b in session.context_blocks
     )
     meta = session.metadata
