@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
@@ -117,8 +117,6 @@ class Session:
         self._repo, self._cache_path = repo, cache
         self.actor = actor or self.env.get("AI_CONTEXT_ACTOR", "").strip() or None
         self._github: dict[str, GitHub] = {}
-        self._cache: Cache | None = None
-        self._required: tuple[str, ...] | None = None
 
     @property
     def repository(self) -> str:
@@ -154,22 +152,18 @@ class Session:
             self._github[key] = self.run(lambda: github_from_env(repository, self.env))
         return self._github[key]
 
+    @cached_property
     def cache(self) -> Cache:
-        if self._cache is None:
-            from ai_context.adapters.cache import open_cache  # noqa: PLC0415
+        from ai_context.adapters.cache import open_cache  # noqa: PLC0415
 
-            self._cache = self.run(lambda: open_cache(self._cache_path, self.env))
-        return self._cache
+        return self.run(lambda: open_cache(self._cache_path, self.env))
 
-    @property
+    @cached_property
     def required(self) -> tuple[str, ...]:
         """The fields a complete block needs, read as the command line reads them."""
-        if self._required is None:
-            from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
+        from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
 
-            path = config_path(self.env)
-            self._required = self.run(lambda: check_config(path, self.env).required)
-        return self._required
+        return self.run(lambda: check_config(config_path(self.env), self.env).required)
 
     def run(self, work: Callable[[], T]) -> T:
         """WORK, with the tool's errors carrying the command line's exit codes."""
@@ -194,7 +188,7 @@ class Session:
         from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
         from ai_context.jobs.agent.output import outcome_json, outcome_text  # noqa: PLC0415
 
-        gh, cache = self.github(repo), self.cache()
+        gh, cache = self.github(repo), self.cache
         common: dict[str, Any] = {
             "now": now(),
             "required": self.required,
@@ -263,7 +257,7 @@ def current_block(s: Session, repository: str, number: int) -> Block:
     """The block as this machine last wrote or read it (the cache), else the issue's."""
     from ai_context.core.block import parse  # noqa: PLC0415
 
-    entry = s.cache().load(repository, number)
+    entry = s.cache.load(repository, number)
     if entry is not None:
         return entry.block
     found = parse(s.run(lambda: s.github(repository).get_issue(number)).body).block
