@@ -10,7 +10,6 @@ copies and their diff go to the user, who picks one.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -75,6 +74,30 @@ def _short(rev: str | None) -> str:
     return rev[:12] if rev else "none"
 
 
+@dataclass(frozen=True, slots=True)
+class _Copies:
+    """The two copies and the base, with the Decision makers every branch of `decide` uses."""
+
+    local: Block | None
+    remote: Block | None
+    base: str | None
+    local_rev: str | None
+    remote_rev: str | None
+
+    def make(self, kind: DecisionKind, *reasons: str, **fields: Any) -> Decision:
+        fields |= {"local": self.local, "remote": self.remote, "base_revision": self.base}
+        fields |= {"local_revision": self.local_rev, "remote_revision": self.remote_rev}
+        return Decision(kind=kind, reasons=reasons, **fields)
+
+    def theirs(self, kind: DecisionKind, *reasons: str) -> Decision:
+        """Go on from the issue's copy, refreshing the cache."""
+        return self.make(kind, *reasons, state=self.remote, write_local=True)
+
+    def ours(self, kind: DecisionKind, *reasons: str) -> Decision:
+        """Go on from the local copy, writing it to the issue."""
+        return self.make(kind, *reasons, state=self.local, write_remote=True)
+
+
 def decide(local: Block | None, remote: Block | None, *, base: str | None) -> Decision:
     """Seeds/000 step 3, with the revision rule. LOCAL is the cache's copy, REMOTE the issue's
     block (None or empty when the issue has none), BASE the remote revision LOCAL was based on.
@@ -82,143 +105,93 @@ def decide(local: Block | None, remote: Block | None, *, base: str | None) -> De
     remote = None if is_empty(remote) else remote
     local_rev = revision(local) if local is not None else None
     remote_rev = revision(remote) if remote is not None else None
-    common: dict[str, Any] = {
-        "local": local,
-        "remote": remote,
-        "local_revision": local_rev,
-        "remote_revision": remote_rev,
-        "base_revision": base,
-    }
-
-    def make(kind: DecisionKind, *reasons: str, **fields: Any) -> Decision:
-        return Decision(kind=kind, reasons=reasons, **common, **fields)
-
-    if remote is None:
+    c = _Copies(local, remote, base, local_rev, remote_rev)
+    if c.remote is None:
         if local is None:
-            return make(
+            return c.make(
                 "init", "no block on the issue and no local copy: a new task", state=Block()
             )
-        return make(
-            "init",
-            "the issue has no AI Context block; the local copy becomes its first state",
-            state=local,
-            write_remote=True,
+        return c.ours(
+            "init", "the issue has no AI Context block; the local copy becomes its first state"
         )
     if local is None:
-        return make(
+        return c.theirs(
             "take_remote",
             "no local copy (fresh machine, new session or wiped cache): the issue's copy",
-            state=remote,
-            write_local=True,
         )
-    if local_rev == remote_rev:
-        return make(
-            "equal",
-            "the local copy and the issue's block are identical",
-            state=remote,
-            write_local=base != remote_rev,
-        )
-    return _by_clocks(make, local, remote, local_rev=local_rev, remote_rev=remote_rev, base=base)
+    if c.local_rev == c.remote_rev:
+        same = "the local copy and the issue's block are identical"
+        return c.make("equal", same, state=c.remote, write_local=base != c.remote_rev)
+    return _by_clocks(c, local, c.remote)
 
 
-_Make = Callable[..., Decision]
-
-
-def _by_clocks(
-    make: _Make,
-    local: Block,
-    remote: Block,
-    *,
-    local_rev: str | None,
-    remote_rev: str | None,
-    base: str | None,
-) -> Decision:
+def _by_clocks(c: _Copies, local: Block, remote: Block) -> Decision:
     """Two different copies: the clocks order them, the revisions overrule the clocks."""
     # Changes the issue never had: neither made from nor pushed as any revision we saw.
-    dirty = local_rev != base
+    dirty = c.local_rev != c.base
     lt, rt = local.last_updated, remote.last_updated
     clocks = f"remote Last updated {_stamp(remote)}, local {_stamp(local)}"
     unpushed = (
-        f"the local copy has changes the issue never had (its revision {_short(local_rev)} "
-        f"is not the base {_short(base)} it was made from)"
+        f"the local copy has changes the issue never had (its revision {_short(c.local_rev)} "
+        f"is not the base {_short(c.base)} it was made from)"
     )
     if lt is None or rt is None:
         if not dirty:
-            return make(
+            return c.theirs(
                 "take_remote",
                 f"cannot order the copies by clock ({clocks}); the local copy has no "
                 "unpushed changes, so the issue's copy wins",
-                state=remote,
-                write_local=True,
             )
-        return make("conflict", f"cannot order the copies by clock ({clocks})", unpushed)
+        return c.make("conflict", f"cannot order the copies by clock ({clocks})", unpushed)
     if rt > lt:
         if dirty:
-            return make(
+            return c.make(
                 "conflict",
                 f"the issue's copy is newer by the clocks ({clocks})",
                 unpushed + "; taking the issue's copy would drop them",
             )
-        return make(
+        return c.theirs(
             "take_remote",
             f"the issue's copy is newer ({clocks}): updated from another machine or actor",
-            state=remote,
-            write_local=True,
         )
     if lt > rt:
-        return _local_newer(
-            make, local, remote, clocks=clocks, remote_rev=remote_rev, base=base, dirty=dirty
-        )
+        return _local_newer(c, local, remote, clocks=clocks, dirty=dirty)
     if dirty:
-        return make("conflict", f"both copies carry the same Last updated ({clocks})", unpushed)
-    return make(
+        return c.make("conflict", f"both copies carry the same Last updated ({clocks})", unpushed)
+    return c.theirs(
         "equal",
         f"both copies carry the same Last updated ({clocks}) but differ; the local copy has no "
         "unpushed changes, so the issue's copy (the authority) wins",
-        state=remote,
-        write_local=True,
     )
 
 
-def _local_newer(
-    make: _Make,
-    local: Block,
-    remote: Block,
-    *,
-    clocks: str,
-    remote_rev: str | None,
-    base: str | None,
-    dirty: bool,
-) -> Decision:
+def _local_newer(c: _Copies, local: Block, remote: Block, *, clocks: str, dirty: bool) -> Decision:
     """The local clock is ahead: push only if the issue is still where the copy started."""
-    if remote_rev != base:  # the issue moved since the copy was based on it
+    base, remote_rev = _short(c.base), _short(c.remote_rev)
+    if c.remote_rev != c.base:  # the issue moved since the copy was based on it
         if not dirty:
-            return make(
+            return c.theirs(
                 "take_remote",
-                f"the clocks say the local copy is newer ({clocks}), but it has no "
-                f"unpushed changes and the issue moved from base {_short(base)} to "
-                f"{_short(remote_rev)}: a clock is behind; the issue's copy wins",
-                state=remote,
-                write_local=True,
+                f"the clocks say the local copy is newer ({clocks}), but it has no unpushed "
+                f"changes and the issue moved from base {base} to {remote_rev}: a clock is "
+                "behind; the issue's copy wins",
             )
-        return make(
+        return c.make(
             "conflict",
             f"the clocks say the local copy is newer ({clocks}), but the issue's block "
-            f"changed since this copy was based on it (base {_short(base)}, now "
-            f"{_short(remote_rev)}): both sides changed, whatever the clocks say",
+            f"changed since this copy was based on it (base {base}, now {remote_rev}): both "
+            "sides changed, whatever the clocks say",
         )
     if remote.actor != local.actor:
-        return make(
+        return c.make(
             "conflict",
             f"the local copy is newer ({clocks}) but the issue's block was written by "
             f"{remote.actor or 'no actor'} and the local copy by {local.actor or 'no actor'}",
         )
-    return make(
+    return c.ours(
         "push_local",
         f"the local copy is newer ({clocks}) and the issue is still at the revision it was "
         "based on: changes that never reached the issue (a crash before the save?)",
-        state=local,
-        write_remote=True,
     )
 
 
