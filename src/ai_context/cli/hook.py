@@ -311,17 +311,13 @@ def post_tool_use(
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if payload.get("tool_name") != "Bash" or not isinstance(command, str):
         return None
-    if not is_git_commit(command):
-        return None
-    entry = _active(args, env)
+    entry = _active(args, env) if is_git_commit(command) else None
     if entry is None:
         return None
     reason = commit_nudge(progress_of(entry, _now(args), Path.cwd()), _cadence(args))
-    if reason is None:
-        return None
     # Claude Code shows a PostToolUse block's reason to the agent: said once, not also as
     # additionalContext.
-    return {"decision": "block", "reason": reason}
+    return {"decision": "block", "reason": reason} if reason else None
 
 
 # --- pre-compact ----------------------------------------------------------------------------
