@@ -50,11 +50,10 @@ def _short(sha: str | None) -> str:
 
 
 def _done_detail(c: Counts) -> str:
-    parts = []
-    if c.consolidated_groups:
-        parts.append(f"{c.done_individual} individual")
-        parts.append(f"{c.consolidated_groups} consolidated from {c.consolidated_from}")
-    return f" ({', '.join(parts)})" if parts else ""
+    if not c.consolidated_groups:
+        return ""
+    groups = f"{c.consolidated_groups} consolidated from {c.consolidated_from}"
+    return f" ({c.done_individual} individual, {groups})"
 
 
 def _next_line(session: SessionFile) -> str:
