@@ -25,6 +25,11 @@ from ai_context.rules.overwrite import Region
 from ai_context.rules.reconcile import Decision, body_diff, conflict_diff, may_write, revision
 
 
+TAKEN_LOCAL = (
+    "--take local: the issue's block was replaced by this copy; both are in the conflict log"
+)
+
+
 @dataclass
 class Written:
     decision: Decision
@@ -250,5 +255,4 @@ class Turn:
         if written.overridden is None or logged:
             return notes, None
         log = self.log(with_local(written.overridden, block), "local")
-        forced = "--take local: the issue's block was replaced by this copy; both are in the log"
-        return (*notes, forced), log
+        return (*notes, TAKEN_LOCAL), log
