@@ -24,7 +24,6 @@ from ai_context.jobs.bodywrite import Committed, commit_body, fresh_read
 from ai_context.rules.overwrite import Region
 from ai_context.rules.reconcile import Decision, body_diff, conflict_diff, may_write, revision
 
-
 TAKEN_LOCAL = (
     "--take local: the issue's block was replaced by this copy; both are in the conflict log"
 )
