@@ -13,24 +13,13 @@ from ai_context.adapters.templates import Templates
 from ai_context.core.block import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
-from ai_context.jobs.mirror import mirror_templates
+from ai_context.core.phases import current_step
+from ai_context.jobs.mirror.job import mirror_templates
 from ai_context.rules.actors import parse_actors
-from ai_context.rules.mirror import (
-    CustomField,
-    Link,
-    MirrorConfig,
-    clean,
-    current_step,
-    find_link,
-    fit,
-    load_mirror_config,
-    mirror_data,
-    mirror_text,
-    resolve_field,
-    same_value,
-    targets,
-)
-from ai_context.rules.mirror.link import mirrored_from, trusted
+from ai_context.rules.mirror.clickup import CustomField, resolve_field
+from ai_context.rules.mirror.link import Link, find_link, mirrored_from, trusted
+from ai_context.rules.mirror.targets import MirrorConfig, load_mirror_config, targets
+from ai_context.rules.mirror.text import clean, fit, mirror_data, mirror_text, same_value
 from tests.conftest import BUNDLED, SEED_BLOCK
 
 URL = "https://github.com/acme/shop/issues/42"

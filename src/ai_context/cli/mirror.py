@@ -24,7 +24,7 @@ from ai_context.cli.common import (
 from ai_context.core.errors import Exit, UsageError
 
 if TYPE_CHECKING:
-    from ai_context.jobs.mirror import MirrorReport
+    from ai_context.jobs.mirror.run import MirrorReport
 
 
 def add_mirror_command(sub: Any) -> None:
@@ -51,7 +51,8 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.adapters.config import load_config  # noqa: PLC0415
     from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415
     from ai_context.jobs.comments import is_task  # noqa: PLC0415
-    from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
+    from ai_context.jobs.mirror.job import mirror_templates  # noqa: PLC0415
+    from ai_context.jobs.mirror.run import run_mirror  # noqa: PLC0415
 
     del stdin
     if bool(args.issue) == bool(args.all):

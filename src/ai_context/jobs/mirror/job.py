@@ -10,7 +10,7 @@ from ai_context.adapters.clickup import ClickUpCounter
 from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
-from ai_context.rules.mirror import find_link
+from ai_context.rules.mirror.link import find_link
 
 if TYPE_CHECKING:
     from ai_context.jobs.context import RunContext

@@ -7,7 +7,7 @@ import difflib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from ai_context.adapters.clickup import (
     ClickUpConfigError,
@@ -21,23 +21,16 @@ from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.actors import ActorMap
-from ai_context.rules.mirror import (
-    CustomField,
-    FieldMatch,
-    Link,
+from ai_context.rules.mirror.clickup import CustomField, FieldMatch, Task, resolve_field
+from ai_context.rules.mirror.link import IssueKey, Link, issue_key, mirrored_from, taken
+from ai_context.rules.mirror.targets import (
     MirrorConfig,
     Target,
-    Task,
     duplicate_field,
     not_found,
-    resolve_field,
-    same_value,
     targets,
 )
-from ai_context.rules.mirror.link import IssueKey, issue_key, mirrored_from, taken
-
-if TYPE_CHECKING:
-    pass
+from ai_context.rules.mirror.text import same_value
 
 Result = Literal["written", "would_write", "unchanged", "not_found", "no_field", "skipped"]
 
