@@ -338,3 +338,17 @@ def test_the_field_names_the_issue_it_mirrors() -> None:
     )
     assert mirrored_from("AI Context — acme/shop#70 t", mine) == ("acme/shop", 70)
     assert mirrored_from("AI Context — other/repo#9 t", mine) == ("other/repo", 9)
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("``` a`b\nCU-abc123\n", 2),  # a backtick in the info string: no fence (CommonMark)
+        ("~~~ a`b\nCU-abc123\n~~~\nCU-def456", 4),  # a tilde fence's info string may hold one
+        ("````\n```\nCU-abc123\n````\nCU-def456", 5),  # a shorter run does not close it
+        ("    ```\nCU-abc123\n", 2),  # four spaces: indented code, not a fence
+    ],
+)
+def test_fences_open_and_close_as_github_shows_them(body: str, line: int) -> None:
+    found = find_link(body)
+    assert found is not None and found.line == line
