@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli.main import UsageError
 from ai_context.core.block import find, parse
+from ai_context.core.errors import UsageError
 from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import GitHubFake
 

@@ -14,15 +14,13 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from importlib import import_module
 from typing import Any, NoReturn, TextIO
 
 from ai_context.cli import validate as validate_command
-from ai_context.cli.common import ENVIRONMENT_HELP, HelpFormatter, duration_arg, timestamp_arg
+from ai_context.cli.common import ENVIRONMENT_HELP, HelpFormatter
 from ai_context.core.errors import AIContextError, Exit, UsageError
 
-__all__ = ["UsageError", "build_parser", "main"]
-
-ISSUES_URL = "https://github.com/ai-context/ai-context/issues"
 DEBUG_FLAG, DEBUG_ENV = "--debug", "AI_CONTEXT_DEBUG"
 
 
@@ -54,7 +52,7 @@ def build_parser(
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
         epilog=ENVIRONMENT_HELP + ". Run `ai-context COMMAND --help` for a command's flags.",
     )
-    parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument("--version", action="store_true", help="show the version and exit")
     parser.add_argument(
         DEBUG_FLAG,
         action="store_true",
@@ -79,27 +77,6 @@ def build_parser(
     return parser
 
 
-class _VersionAction(argparse.Action):
-    """`--version`, resolved only when asked: reading the installed distribution's metadata
-    would otherwise cost every command its start-up time."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        kwargs.setdefault("help", "show the version and exit")
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        from ai_context import version  # noqa: PLC0415
-
-        sys.stdout.write(f"ai-context {version()}\n")
-        parser.exit()
-
-
 def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     """The Action: event, settings and inputs come from the runner's environment."""
     del args, out, stdin
@@ -108,72 +85,26 @@ def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     return run_action()
 
 
-# Commands that live in their own modules, imported only when they run (or for --help): an
-# agent's `resume` must not pay for jinja2 and the digest models at every checkpoint.
-def _git(sub: Any) -> None:
-    from ai_context.cli.git import add_derive_command  # noqa: PLC0415
+def _lazy(module: str, name: str, **kwargs: Any) -> Register:
+    """A group whose module is imported only when its commands run (or for --help): an
+    agent's `resume` must not pay for jinja2 and the digest models at every checkpoint."""
 
-    add_derive_command(sub)
+    def register(sub: Any) -> None:
+        getattr(import_module(module), name)(sub, **kwargs)
 
-
-def _session(sub: Any) -> None:
-    from ai_context.cli.session import add_session_commands  # noqa: PLC0415
-
-    add_session_commands(sub)
-
-
-def _digest(sub: Any) -> None:
-    from ai_context.cli import digest as cli_digest  # noqa: PLC0415
-
-    cli_digest.register(sub, timestamp=timestamp_arg, duration=duration_arg, usage_error=UsageError)
-
-
-def _report(sub: Any) -> None:
-    from ai_context.cli.report import add_report_command  # noqa: PLC0415
-
-    add_report_command(sub)
-
-
-def _agent(sub: Any) -> None:
-    from ai_context.cli.agent import add_agent_commands  # noqa: PLC0415
-
-    add_agent_commands(sub)
-
-
-def _mirror(sub: Any) -> None:
-    from ai_context.cli.mirror import add_mirror_command  # noqa: PLC0415
-
-    add_mirror_command(sub)
-
-
-def _lease(sub: Any) -> None:
-    from ai_context.cli.lease import add_lease_commands  # noqa: PLC0415
-
-    add_lease_commands(sub)
-
-
-def _hook(sub: Any) -> None:
-    from ai_context.cli.hook import add_hook_command  # noqa: PLC0415
-
-    add_hook_command(sub)
-
-
-def _setup(sub: Any) -> None:
-    from ai_context.cli.setup import add_setup_command  # noqa: PLC0415
-
-    add_setup_command(sub)
+    return register
 
 
 GROUPS: dict[str, Register] = {
-    "git": _git,
-    "session": _session,
-    "digest": _digest,
-    "report": _report,
-    "agent": _agent,
-    "lease": _lease,
-    "mirror": _mirror,
-    "setup": _setup,
-    "hook": _hook,
+    "git": _lazy("ai_context.cli.git", "add_derive_command"),
+    "session": _lazy("ai_context.cli.session", "add_session_commands"),
+    "digest": _lazy("ai_context.cli.digest", "register", usage_error=UsageError),
+    "report": _lazy("ai_context.cli.report", "add_report_command"),
+    "agent": _lazy("ai_context.cli.agent", "add_agent_commands"),
+    "lease": _lazy("ai_context.cli.lease", "add_lease_commands"),
+    "mirror": _lazy("ai_context.cli.mirror", "add_mirror_command"),
+    "setup": _lazy("ai_context.cli.setup", "add_setup_command"),
+    "hook": _lazy("ai_context.cli.hook", "add_hook_command"),
 }
 COMMAND_GROUPS = {
     "derive": "git",
@@ -235,15 +166,6 @@ def report_error(exc: AIContextError, as_json: bool, out: TextIO, err: TextIO) -
     return code
 
 
-def _freeze_imports() -> None:
-    """The command's modules are imported and live as long as the process: the garbage
-    collector need not walk them again, in each full collection nor in the one at exit (about
-    5 ms of a `validate`, a tenth of its start-up). `gc.freeze` is made for exactly this."""
-    import gc  # noqa: PLC0415
-
-    gc.freeze()
-
-
 def main(argv: Sequence[str] | None = None, more: Mapping[str, Register] | None = None) -> int:
     """The command line: ARGV (default the process's), with MORE commands (build_parser)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -254,8 +176,17 @@ def main(argv: Sequence[str] | None = None, more: Mapping[str, Register] | None 
             first = VERSION_ONLY
         parser = build_parser(first, more)
         if argv is None:  # a process of its own (not a test calling main)
-            _freeze_imports()
+            # Its modules live as long as the process: the collector need not walk them again,
+            # in each full collection nor at exit (about 5 ms, a tenth of a `validate`).
+            import gc  # noqa: PLC0415
+
+            gc.freeze()
         args = parser.parse_args(args_list)
+        if args.version:  # resolved only when asked: one small import (ai_context.version)
+            from ai_context import version  # noqa: PLC0415
+
+            sys.stdout.write(f"ai-context {version()}\n")
+            return int(Exit.OK)
         if not getattr(args, "handler", None):
             parser.print_help(sys.stderr)  # a bare `ai-context`: help, never the Action
             return int(Exit.USAGE)
@@ -272,17 +203,16 @@ def main(argv: Sequence[str] | None = None, more: Mapping[str, Register] | None 
 
 
 def internal_error(exc: Exception, as_json: bool, debug: bool, out: TextIO, err: TextIO) -> int:
-    """An unexpected exception: one line naming it and where to report it (exit 3); the
+    """An unexpected exception: one line naming it and how to report it (exit 3); the
     traceback only when DEBUG asks for it."""
     if debug:
         import traceback  # noqa: PLC0415 - only for a bug, and only when asked
 
         traceback.print_exception(exc, file=err)
-    hint = "" if debug else f" (run with {DEBUG_FLAG} or {DEBUG_ENV}=1 for the traceback)"
     what = " ".join(str(exc).split())[:300]  # one line, whatever the exception holds
     line = (
         f"internal error: {type(exc).__name__}: {what}. This is a bug in ai-context; please "
-        f"report it at {ISSUES_URL} with the command you ran{hint}"
+        f"report it to the maintainers with the command you ran and the output of {DEBUG_FLAG}"
     )
     return report_error(_Internal(line), as_json, out, err)
 
