@@ -47,10 +47,12 @@ def _open_issues(source: Source) -> list[Any]:
     return found
 
 
-def result_json(issue: Any, result: Any, owners: tuple[str, ...] = ()) -> dict[str, Any]:
-    """One checked task: the shared task keys, then validate's (`path` kept from 0.1)."""
-    from ai_context.rules.checks import result_json as checked_json  # noqa: PLC0415
+def _row_json(issue: Any, result: Any, owners: tuple[str, ...]) -> dict[str, Any]:
+    """One checked task: the shared task keys, then validate's but its `path` (`number`)."""
+    from ai_context.rules.checks import result_json  # noqa: PLC0415
 
+    checked = result_json("", result)
+    del checked["path"]
     return {
         "repository": issue.repository,
         "number": issue.number,
@@ -58,7 +60,7 @@ def result_json(issue: Any, result: Any, owners: tuple[str, ...] = ()) -> dict[s
         "url": issue.html_url,
         "state": issue.state,
         "owners": list(owners),
-        **checked_json(f"#{issue.number}", result),
+        **checked,
     }
 
 
@@ -93,7 +95,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     errors = sum(r.errors for _, r, _ in rows)
     code = int(Exit.FINDINGS if errors else Exit.OK)
     if args.format == "json":
-        out.write(json.dumps([result_json(*row) for row in rows], ensure_ascii=False) + "\n")
+        out.write(json.dumps([_row_json(*row) for row in rows], ensure_ascii=False) + "\n")
         return code
     if args.format == "md":
         out.write(_markdown(rows, without))
