@@ -68,7 +68,6 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.jobs.lease import (  # noqa: PLC0415
         LeaseRequest,
         check_ttl,
-        issue_check,
         lease_settings,
         outcome_exit,
         outcome_json,
@@ -92,9 +91,7 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         ttl=getattr(args, "ttl", None),
         lease=given,
     )
-    before_write = issue_check(github, repository) if request.op == "claim" else None
-    outcome = run_lease(github, request, config, same, before_write=before_write)
-    outcome = outcome.model_copy(update={"calls": github.counter.total})
+    outcome = run_lease(github, request, config, same)
     holder = outcome.lease.record.actor if outcome.lease else None
     mine = bool(actor and holder and same(holder, actor))
     code = outcome_exit(request.op, outcome)

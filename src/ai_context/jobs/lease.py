@@ -19,6 +19,7 @@ import sys
 import weakref
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,19 +113,15 @@ def check_ttl(ttl: timedelta, what: str = "the lease's ttl") -> timedelta:
     return ttl
 
 
-def issue_check(reader: GitHub, repository: str) -> Callable[[int], None]:
+def _check_issue(store: GitHub, number: int) -> None:
     """What `claim` runs before its first write: the issue must exist (one GET)."""
-
-    def check(number: int) -> None:
-        try:
-            reader.get_issue(number)
-        except GitHubNotFound as exc:
-            raise UsageError(
-                f"no issue #{number} in {repository}: check the number and the repository; "
-                "no lease was written"
-            ) from exc
-
-    return check
+    try:
+        store.get_issue(number)
+    except GitHubNotFound as exc:
+        raise UsageError(
+            f"no issue #{number} in {store.repository}: check the number and the repository; "
+            "no lease was written"
+        ) from exc
 
 
 def _moved(store: GitHub, ref: str, current: Lease | None, sha: str) -> str:
@@ -187,7 +184,7 @@ def claim(
     before_write: Callable[[int], None] | None = None,
 ) -> Outcome:
     """Win a free or expired lease, extend your own, or report who holds it. BEFORE_WRITE
-    (e.g. `issue_check`) runs once, only when the claim is about to write."""
+    (run_lease: the issue exists) runs once, only when the claim is about to write."""
     ref = (config or LeaseConfig()).ref(issue)
 
     def decide(current: Lease | None, when: datetime) -> Step:
@@ -221,8 +218,8 @@ def _write(
         if exc.status != 409:
             raise
         raise UsageError(
-            f"{store.repository} is empty (GitHub answers 409 to git writes): a lease needs a repository "
-            "with at least one commit; push one (a README will do) and claim again"
+            f"{store.repository} is empty (GitHub answers 409 to git writes): a lease needs a "
+            "repository with at least one commit; push one (a README will do) and claim again"
         ) from exc
     if moved == "lost":
         return None, ()
@@ -306,25 +303,21 @@ class LeaseRequest(BaseModel):
     lease: str | None = None
 
 
-def run_lease(
-    store: GitHub,
-    request: LeaseRequest,
-    config: LeaseConfig,
-    same: Same,
-    *,
-    before_write: Callable[[int], None] | None = None,
-) -> Outcome:
+def run_lease(store: GitHub, request: LeaseRequest, config: LeaseConfig, same: Same) -> Outcome:
+    """One operation, its `calls` counted; a claim checks the issue exists before it writes."""
+    before = store.counter.total
     issue, actor = request.issue, request.actor
     ttl = config.ttl if request.ttl is None else request.ttl  # 0 is refused, never the default
     if request.op == "claim":
-        return claim(
-            store, issue, actor, ttl=ttl, config=config, same=same, before_write=before_write
-        )
-    if request.op == "renew":
-        return renew(store, issue, actor, ttl=ttl, config=config, same=same)
-    if request.op == "release":
-        return release(store, issue, actor, expected=request.lease, config=config, same=same)
-    return who(store, issue, config=config)
+        check = partial(_check_issue, store)
+        outcome = claim(store, issue, actor, ttl=ttl, config=config, same=same, before_write=check)
+    elif request.op == "renew":
+        outcome = renew(store, issue, actor, ttl=ttl, config=config, same=same)
+    elif request.op == "release":
+        outcome = release(store, issue, actor, expected=request.lease, config=config, same=same)
+    else:
+        outcome = who(store, issue, config=config)
+    return outcome.model_copy(update={"calls": store.counter.total - before})
 
 
 def outcome_exit(op: LeaseOp, outcome: Outcome) -> Exit:
