@@ -125,7 +125,7 @@ def report_json(report: MirrorReport, calls: dict[str, int]) -> dict[str, Any]:
         "items": [
             {
                 "issue": item.number,
-                "task": item.task.id if item.task else item.target.link.task_id,
+                "task": item.task_id,
                 "result": item.result,
             }
             for item in report.items
@@ -150,8 +150,7 @@ def report_json(report: MirrorReport, calls: dict[str, int]) -> dict[str, Any]:
 
 def _print(report: MirrorReport, out: TextIO) -> None:
     for item in report.items:
-        task = item.task.id if item.task else item.target.link.task_id
-        out.write(f"#{item.number} -> ClickUp {task}: {item.result.replace('_', ' ')}\n")
+        out.write(f"#{item.number} -> ClickUp {item.task_id}: {item.result.replace('_', ' ')}\n")
     for number, findings in sorted(report.findings.items()):
         for f in findings:
             out.write(f"#{number}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")

@@ -48,6 +48,11 @@ class Mirrored:
     def number(self) -> int:
         return self.target.issue.number
 
+    @property
+    def task_id(self) -> str:
+        """The task's id as ClickUp gave it, else as the link wrote it."""
+        return self.task.id if self.task else self.target.link.task_id
+
 
 @dataclass
 class MirrorReport:
