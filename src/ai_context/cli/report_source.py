@@ -68,7 +68,6 @@ def add_source_options(
     )
     p.add_argument(
         "--issues-dir",
-        dest="issues_dir",
         type=Path,
         metavar="DIR",
         help="read a directory of issue files instead of GitHub (offline)",
@@ -83,14 +82,12 @@ def add_source_options(
     p.add_argument(
         "--window",
         type=duration_arg,
-        default=None,
         help="how far back closed issues count as shipped, e.g. 24h (default: the config's "
         "digest.window, else 24h)",
     )
     p.add_argument(
         "--stale-after",
         type=duration_arg,
-        default=None,
         help="e.g. 90m, 24h, 3d (default: the config file's stale-after, else 24h)",
     )
     p.add_argument(
