@@ -42,16 +42,6 @@ def identity(text: str) -> str:
     return key
 
 
-def _listed(value: Any) -> tuple[Any, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list | tuple):
-        raise ValueError(f"{value!r} is not a list: write it like [a, b] (or one text)")
-    return tuple(value)
-
-
 class Actor(BaseModel):
     """One actor's entry. `owner` is a GitHub login (or `org/team`) that mentions reach."""
 
@@ -86,7 +76,9 @@ class Actor(BaseModel):
     @field_validator("emails", "aliases", mode="before")
     @classmethod
     def _many(cls, value: Any) -> Any:
-        items = _listed(value)
+        items = (value,) if isinstance(value, str) else () if value is None else value
+        if not isinstance(items, list | tuple):
+            raise ValueError(f"{value!r} is not a list: write it like [a, b] (or one text)")
         bad = [v for v in items if not isinstance(v, str)]
         if bad:
             raise ValueError(f"{bad[0]!r} is not text: write each entry as text")
@@ -116,12 +108,6 @@ class Actor(BaseModel):
             raise ValueError(f"{value!r} is not a Slack member id (like U024BE7LH)")
         return value.strip() if value is not None else None
 
-    def keys(self) -> set[str]:
-        """Every identity this actor answers to, comparable with `identity`."""
-        out = {identity(self.id), *(identity(a) for a in self.aliases)}
-        out.update(identity(e) for e in self.emails)
-        return out
-
 
 class ActorMap:
     """Lookups by actor id, alias, git email or GitHub login."""
@@ -140,9 +126,6 @@ class ActorMap:
                 self._emails.setdefault(identity(email), []).append(actor)
             if actor.owner:
                 self._owners.setdefault(identity(actor.owner), []).append(actor)
-
-    def __len__(self) -> int:
-        return len(self.actors)
 
     def matches(self, key: str | None) -> tuple[Actor, ...]:
         """Every actor KEY may be: one for an id or alias; one or more for an email or login
