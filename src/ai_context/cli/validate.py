@@ -22,16 +22,6 @@ from ai_context.rules.checks import CheckConfig, check_body, result_json
 if TYPE_CHECKING:
     from pathlib import Path
 
-_timestamp, _duration = timestamp_arg, duration_arg
-
-
-def _checking(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--now", type=_timestamp, help="fix the clock (ISO 8601; default: the real one)")
-    p.add_argument(
-        "--stale-after", type=_duration, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
-    )
-    add_format(p)
-
 
 def register(sub: Any) -> None:
     validate = sub.add_parser(
@@ -45,14 +35,14 @@ def register(sub: Any) -> None:
         help=f"the settings (required:, stale-after:) to check with (default {DEFAULT_CONFIG} "
         "when present)",
     )
-    _checking(validate)
+    validate.add_argument(
+        "--now", type=timestamp_arg, help="fix the clock (ISO 8601; default: the real one)"
+    )
+    validate.add_argument(
+        "--stale-after", type=duration_arg, help="e.g. 90m, 24h, 3d (default 24h)"
+    )
+    add_format(validate)
     validate.set_defaults(handler=cmd_validate)
-
-
-def _config(args: argparse.Namespace) -> CheckConfig:
-    if args.stale_after is None:
-        return CheckConfig()
-    return CheckConfig(stale_after=args.stale_after)
 
 
 def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
@@ -87,9 +77,7 @@ def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
         raise UsageError(f"--config {path}: no such file")
     if path is None and os.path.isfile(DEFAULT_CONFIG):
         path = _path(DEFAULT_CONFIG)
-    if path is None:
-        return _config(args), None
-    config = check_config(path, os.environ)
+    config = CheckConfig() if path is None else check_config(path, os.environ)
     if args.stale_after is not None:
         config = replace(config, stale_after=args.stale_after)
     return config, path
