@@ -3,17 +3,6 @@
 An actor id (`cc-ariel-laptop`, the first word of a block's Active actor) maps to its human
 owner's GitHub login and the identities the actor shows up under: git author emails, renamed
 bot logins (`app/github-copilot` became `app/copilot-swe-agent`), ClickUp and Slack ids.
-
-    actors:
-      cc-ariel-laptop:
-        owner: ariel
-        emails: [ariel@example.com]
-        clickup: 4455667
-        slack: U024BE7LH
-      copilot:
-        owner: ariel
-        aliases: [app/github-copilot, app/copilot-swe-agent]
-
 Unknown actors still work everywhere: the map only adds mentions and git matching.
 """
 

@@ -1,11 +1,7 @@
 """The link: which ClickUp task an issue body names (a `ClickUp:` line, a URL, a CU- token),
-and whether it may be followed.
-
-Anyone who can open an issue can write a link to any task: the mirror follows one only when
-the issue's author or its block's actor is trusted (GitHub's author association OWNER, MEMBER
-or COLLABORATOR; a login or actor id in the config's `actors:`), and writes a task's field
-only when the field does not already mirror another issue (the issue URL the mirror text
-carries). Otherwise a finding on the issue, and no write."""
+and whether it may be followed: anyone can link any task, so the mirror follows a link only
+when the issue's author or its block's actor is trusted, and writes a field only when it does
+not already mirror another issue. Otherwise a finding on the issue, and no write."""
 
 from __future__ import annotations
 
