@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import SEED_BLOCK, run_cli
+from tests.conftest import SEED_BLOCK, run_cli, run_process
 from tests.fakes import ClickUpFake, GitHubFake
 
 REPO = "acme/shop"
@@ -180,8 +179,6 @@ def _bare(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     event.write_text(json.dumps({"action": "opened", "issue": {"number": 1}}), encoding="utf-8")
     output = tmp_path / "output.txt"
     env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
         "GITHUB_ACTIONS": "true",
         "GITHUB_EVENT_NAME": "issues",
         "GITHUB_EVENT_PATH": str(event),
@@ -190,15 +187,7 @@ def _bare(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
         "GITHUB_OUTPUT": str(output),
         "INPUT_GITHUB-TOKEN": "t",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "ai_context", *argv],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_process(argv, env, tmp_path)
 
 
 def test_a_bare_ai_context_prints_help_even_inside_github_actions(tmp_path: Path) -> None:
