@@ -45,7 +45,6 @@ from ai_context.rules.lease import (
     Same,
     Step,
     decide_claim,
-    decide_release,
     decide_renew,
     next_record,
     parse_record,
@@ -259,19 +258,16 @@ def release(
 ) -> Outcome:
     """Delete your lease only if the ref still points where you read it (EXPECTED, when the
     caller kept the sha from its claim; else the commit just read and checked to be yours).
-    See lease.py for the window between that read and the DELETE."""
+    See rules/lease.py for the window between that read and the DELETE."""
     ref = (config or LeaseConfig()).ref(issue)
     sha = store.get_ref(ref)
     if sha is None:
         return Outcome(result="free", issue=issue)
-    if expected is not None and sha != expected:
+    if sha != expected:  # not the lease the caller named: whose is it?
         current = read_lease(store, ref, sha)
         mine = current is not None and same(current.record.actor, actor)
-        return Outcome(result="mismatch" if mine else "held", issue=issue, lease=current)
-    if expected is None:
-        current = read_lease(store, ref, sha)
-        if decide_release(current, actor, same) != "delete":
-            return Outcome(result="held", issue=issue, lease=current)
+        if expected is not None or not mine:
+            return Outcome(result="mismatch" if mine else "held", issue=issue, lease=current)
     store.delete_ref(ref)
     return Outcome(result="released", issue=issue)
 

@@ -159,7 +159,7 @@ def parse_lease_config(section: Any, source: str) -> LeaseConfig:
 
 # --- decisions ------------------------------------------------------------------------------
 
-Step = Literal["create", "extend", "take_over", "refuse", "missing", "delete"]
+Step = Literal["create", "extend", "take_over", "refuse", "missing"]
 Same = Callable[[str, str], bool]
 
 
@@ -183,12 +183,6 @@ def decide_renew(current: Lease | None, actor: str, same: Same = same_actor) -> 
     if current is None:
         return "missing"
     return "extend" if same(current.record.actor, actor) else "refuse"
-
-
-def decide_release(current: Lease | None, actor: str, same: Same = same_actor) -> Step:
-    if current is None:
-        return "missing"
-    return "delete" if same(current.record.actor, actor) else "refuse"
 
 
 def next_record(
