@@ -95,38 +95,23 @@ def _lazy(module: str, name: str, **kwargs: Any) -> Register:
     return register
 
 
+# Each group: its module, the function that registers its commands, and those commands.
+_GROUPS = (
+    ("git", "ai_context.cli.git", "add_derive_command", ("derive",)),
+    ("session", "ai_context.cli.session", "add_session_commands", ("session", "scrub")),
+    ("digest", "ai_context.cli.digest", "register", ("digest", "summary", "status", "slack")),
+    ("report", "ai_context.cli.report", "add_report_command", ("report",)),
+    ("agent", "ai_context.cli.agent", "add_agent_commands", ("save", "resume", "handoff", "done")),
+    ("lease", "ai_context.cli.lease", "add_lease_commands", ("claim", "renew", "release", "who")),
+    ("mirror", "ai_context.cli.mirror", "add_mirror_command", ("mirror",)),
+    ("setup", "ai_context.cli.setup", "add_setup_command", ("setup",)),
+    ("hook", "ai_context.cli.hook", "add_hook_command", ("hook",)),
+)
 GROUPS: dict[str, Register] = {
-    "git": _lazy("ai_context.cli.git", "add_derive_command"),
-    "session": _lazy("ai_context.cli.session", "add_session_commands"),
-    "digest": _lazy("ai_context.cli.digest", "register", usage_error=UsageError),
-    "report": _lazy("ai_context.cli.report", "add_report_command"),
-    "agent": _lazy("ai_context.cli.agent", "add_agent_commands"),
-    "lease": _lazy("ai_context.cli.lease", "add_lease_commands"),
-    "mirror": _lazy("ai_context.cli.mirror", "add_mirror_command"),
-    "setup": _lazy("ai_context.cli.setup", "add_setup_command"),
-    "hook": _lazy("ai_context.cli.hook", "add_hook_command"),
+    name: _lazy(module, function, **({"usage_error": UsageError} if name == "digest" else {}))
+    for name, module, function, _ in _GROUPS
 }
-COMMAND_GROUPS = {
-    "derive": "git",
-    "session": "session",
-    "scrub": "session",
-    "digest": "digest",
-    "summary": "digest",
-    "status": "digest",
-    "slack": "digest",
-    "report": "report",
-    "save": "agent",
-    "resume": "agent",
-    "handoff": "agent",
-    "done": "agent",
-    "claim": "lease",
-    "renew": "lease",
-    "release": "lease",
-    "who": "lease",
-    "mirror": "mirror",
-    "hook": "hook",
-    "setup": "setup",
-}
+COMMAND_GROUPS = {command: name for name, _, _, commands in _GROUPS for command in commands}
 
 
 # Commands defined here: they need no group, so `validate` imports nothing it does not use.
