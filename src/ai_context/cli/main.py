@@ -1,12 +1,7 @@
-"""The `ai-context` command: the parser, lazy command groups (`validate` is cli/validate.py,
-`report` cli/report.py), and the one place that maps errors to exit codes and messages (`main`).
-
-Exit codes are core/errors.py's `Exit`: 0 done; 1 findings at or above the fail threshold (for
-`validate`: errors); 2 bad configuration or usage; 3 an outside service failed, or a bug of ours
-(one line saying where to report it; the traceback with `--debug` or AI_CONTEXT_DEBUG=1);
-4 conflict or lease held by another; 5 incomplete state. A bare `ai-context` prints the help and
-exits 2; the Action runs only as `ai-context action`.
-"""
+"""The `ai-context` command: the parser, its command groups imported only when used, and the
+one place that maps errors to exit codes (core/errors.py's `Exit`) and messages (`main`). A bug
+of ours is exit 3 in one line (the traceback with `--debug`); a bare `ai-context` prints the
+help and exits 2, so the Action runs only as `ai-context action`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""`ai-context mirror ISSUE... | --all [--dry-run]`: the mirror job from a terminal.
-
-Settings come as in the Action, from the environment and `.github/ai-context.yml` in the
-current directory: GITHUB_TOKEN (or GH_TOKEN), CLICKUP_TOKEN, AI_CONTEXT_CLICKUP_TEAM_ID...
-A dry run prints each write it would make as a diff of the field's old and new value.
-"""
+"""`ai-context mirror ISSUE... | --all [--dry-run]`: the mirror job from a terminal, with the
+Action's settings (the environment and `.github/ai-context.yml`); a dry run prints each write
+it would make as a diff of the field's old and new value."""
 
 from __future__ import annotations
 

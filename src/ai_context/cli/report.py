@@ -1,11 +1,6 @@
-"""`ai-context report`: check the AI Context block of every task, live or offline.
-
-Live, the open issues of each repository (`--repo`, as the other reports); offline, every file
-of `--issues-dir`. The tasks with errors first, then those with warnings, then the rest, each
-with its owner, title and findings with what to do; then the count of open issues without a
-block (not tasks, so not checked). Exits 1 when any block has errors, as `validate` does, so
-a script can gate on it.
-"""
+"""`ai-context report`: every task's AI Context block checked, worst first, with its owner and
+what to do; then the open issues without a block. Exits 1 when any block has errors, as
+`validate` does, so a script can gate on it."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""Where the reports (`digest`, `summary`, `status`, `report`) read their issues from.
-
-Live, from GitHub: the repositories named by `--repo OWNER/NAME` (repeatable), else an issue
-URL's repository, else the repository as everywhere (GITHUB_REPOSITORY, then the origin
-remote) plus the config file's `repositories:`; each repository is listed once (open issues,
-and those closed within the window), as the Action does. Offline, from `--issues-dir DIR` (a
-folder of Markdown files). The token is GITHUB_TOKEN (or GH_TOKEN), the API GITHUB_API_URL.
-
-The settings are the Action's: the same config file (`--config FILE`, else
-`.github/ai-context.yml` of the checkout the command runs in, found from any folder of it) and
-the same defaults, so `stale-after`, the window and `required:` put a task in the same
-category in both.
-"""
+"""Where the reports (`digest`, `summary`, `status`, `report`) read their issues from: GitHub
+(`--repo`, else an issue URL's repository, else the default one plus the config's
+`repositories:`) or `--issues-dir` offline, with the Action's settings and config file, so a
+task falls in the same category in both."""
 
 from __future__ import annotations
 

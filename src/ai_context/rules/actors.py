@@ -146,12 +146,8 @@ class ActorMap:
         return actor.id if actor else key
 
     def same(self, a: str | None, b: str | None) -> bool | None:
-        """Whether A and B are the same party (one actor, or actors of one owner).
-
-        None when the map cannot tell (neither is known and the texts differ): unknown
-        actors never raise a conflict by themselves. When only one is known, B is not among
-        its declared identities, so False.
-        """
+        """Whether A and B are the same party (one actor, or actors of one owner); None when
+        neither is known and the texts differ, so unknown actors never conflict by themselves."""
         if not a or not b:
             return None
         if identity(a) == identity(b):

@@ -123,14 +123,9 @@ class _Run:
         self.report.add_finding(item.number, not_found(item.target.link, detail))
 
     def prefetch(self, items: Sequence[Mirrored]) -> dict[str, Task]:
-        """Current values for many tasks in pages of 100, filtered by list or by the field.
-
-        Without configured lists (or without a workspace id from the setting or a URL), one
-        task is read first: it names the field's id and the workspace; filtered by the field,
-        the pages hold only tasks whose field has a value. Tasks the pages do not hold are
-        read one by one afterwards, so paging stops once it would cost more reads than it
-        can still save (at most about twice the cheaper of the two ways).
-        """
+        """Current values for many tasks in pages of 100, filtered by list, else by the field
+        (one task read first names its id and the workspace). Paging stops once it would cost
+        more reads than reading the rest one by one can save."""
         found: dict[str, Task] = {}
         links = [i.target.link for i in items]
         team = self.team_id or next((link.team_id for link in links if link.team_id), None)

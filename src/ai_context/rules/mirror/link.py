@@ -90,12 +90,8 @@ def _from_value(value: str, line: int, team_id: str | None) -> Link | None:
 
 
 def find_link(body: str, team_id: str | None = None) -> Link | None:
-    """The ClickUp task an issue body names, outside code fences, or None.
-
-    In order: a `ClickUp: <url or id>` line, the first app.clickup.com/t/ URL, the first
-    `CU-<id>` token (ClickUp's own GitHub convention). TEAM_ID (the clickup-team-id setting)
-    resolves custom ids when the URL does not carry the workspace.
-    """
+    """The ClickUp task a body names outside code fences, or None: a `ClickUp:` line, else the
+    first task URL, else the first `CU-<id>` token. TEAM_ID resolves custom ids without one."""
     url: Link | None = None
     token: Link | None = None
     for number, line in _outside_fences(body):
