@@ -1,7 +1,7 @@
 """ai-context: keeps the AI Context blocks of GitHub issues valid, complete and mirrored.
 
-`__version__` is the git tag's version, which the build writes into `_version.py`: read on
-first access, so `--version` costs one small import, not importlib.metadata's."""
+`version()` is the git tag's version, which the build writes into `_version.py`: read when
+asked, so `--version` costs one small import, not importlib.metadata's."""
 
 from __future__ import annotations
 
@@ -15,9 +15,3 @@ def version() -> str:
     except ImportError:
         return UNKNOWN_VERSION
     return str(__version__)
-
-
-def __getattr__(name: str) -> str:
-    if name == "__version__":
-        return version()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
