@@ -142,21 +142,19 @@ def test_derive_takes_a_number_a_hash_or_a_url(
 
 @pytest.mark.parametrize("issue", ["1", "#1", URL])
 def test_mirror_takes_a_number_a_hash_or_a_url(
-    gh: GitHubFake, monkeypatch: pytest.MonkeyPatch, issue: str
+    gh: GitHubFake, clickup_fake: ClickUpFake, monkeypatch: pytest.MonkeyPatch, issue: str
 ) -> None:
-    with ClickUpFake() as cu:
-        cu.add_field("901", "ai_context", field_id="f-ai")
-        cu.add_task("t1", task_id="tsk1", values={"ai_context": "old"})
-        gh.edit_issue(REPO, 1, body=SEED_BLOCK + "\n\nClickUp: https://app.clickup.com/t/tsk1\n")
-        monkeypatch.setenv("CLICKUP_TOKEN", cu.token)
-        monkeypatch.setenv("CLICKUP_API_URL", cu.url)
-        if issue != URL:
-            monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-        code, out, err = run_cli(["mirror", issue, "--format", "json"])
-        assert code == 0, err
-        data = json.loads(out)
-        assert [(i["issue"], i["result"]) for i in data["items"]] == [(1, "written")]
-        assert "Plan: 2/5 done" in cu.value("tsk1")
+    clickup_fake.add_task("t1", task_id="tsk1", values={"ai_context": "old"})
+    gh.edit_issue(REPO, 1, body=SEED_BLOCK + "\n\nClickUp: https://app.clickup.com/t/tsk1\n")
+    monkeypatch.setenv("CLICKUP_TOKEN", clickup_fake.token)
+    monkeypatch.setenv("CLICKUP_API_URL", clickup_fake.url)
+    if issue != URL:
+        monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    code, out, err = run_cli(["mirror", issue, "--format", "json"])
+    assert code == 0, err
+    data = json.loads(out)
+    assert [(i["issue"], i["result"]) for i in data["items"]] == [(1, "written")]
+    assert "Plan: 2/5 done" in clickup_fake.value("tsk1")
 
 
 def test_mirror_json_error(gh: GitHubFake, monkeypatch: pytest.MonkeyPatch) -> None:
