@@ -56,7 +56,6 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         raise UsageError("mirror: name issue numbers or pass --all (not both)")
     workspace = Path.cwd()
     settings = load_config(os.environ, workspace)
-    config = settings.mirror
     templates = mirror_templates(workspace / settings.templates if settings.templates else None)
     repository = resolve_repository(args, os.environ, checkout=workspace)
     assert repository is not None  # required
@@ -88,7 +87,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     report = run_mirror(
         issues,
         store,
-        config=config,
+        config=settings.mirror,
         templates=templates,
         team_id=settings.clickup_team_id,
         full=args.all,

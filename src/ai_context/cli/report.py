@@ -91,11 +91,10 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     code = int(Exit.FINDINGS if errors else Exit.OK)
     if args.format == "json":
         out.write(json.dumps([_row_json(*row) for row in rows], ensure_ascii=False) + "\n")
-        return code
-    if args.format == "md":
+    elif args.format == "md":
         out.write(_markdown(rows, without))
-        return code
-    out.write(_text(rows, source, now, colour_for(out), without))
+    else:
+        out.write(_text(rows, source, now, colour_for(out), without))
     return code
 
 
