@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
 from typing import Any, NoReturn, TextIO
 
-from ai_context.cli import validate as validate_command
+from ai_context.cli import validate
 from ai_context.cli.common import ENVIRONMENT_HELP, HelpFormatter
 from ai_context.core.errors import AIContextError, Exit, UsageError
 
@@ -62,7 +62,7 @@ def build_parser(
     )
     action.set_defaults(handler=cmd_action)
 
-    validate_command.register(sub)
+    validate.register(sub)
 
     groups = {**GROUPS, **(more or {})}
     wanted = _groups_for(command, groups)
