@@ -194,16 +194,11 @@ def internal_error(exc: Exception, as_json: bool, debug: bool, out: TextIO, err:
         f"internal error: {type(exc).__name__}: {what}. This is a bug in ai-context; please "
         f"report it to the maintainers with the command you ran and the output of {DEBUG_FLAG}"
     )
-    return report_error(_Internal(line), as_json, out, err)
-
-
-class _Internal(AIContextError):
-    """An unexpected exception, as the one error line `report_error` writes (exit 3)."""
+    return report_error(AIContextError(line), as_json, out, err)  # its exit code is 3
 
 
 def _reader_left() -> int:
     """The reader closed the pipe (`validate ... | head`): no traceback, and nothing more is
     written; the status a Unix tool killed by SIGPIPE has (128 + 13)."""
-
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes at exit
     return 141

@@ -89,11 +89,9 @@ _OUTPUT_CHUNK = 256  # finding lines written at once (about 30 KB)
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    """Every input is read first (one error naming each unreadable one, before any output),
-    then checked and reported one at a time: the texts are held, but no file's result outlives
-    its check beyond the counts and up to _OUTPUT_CHUNK lines of pending output. Output goes
-    out in chunks: with PYTHONUNBUFFERED (set in containers) each write is a system call, and
-    a line each was a tenth of a 2,000-file run."""
+    """Every input read first (one error naming each unreadable one, before any output), then
+    checked one at a time; output goes in chunks, since with PYTHONUNBUFFERED (containers)
+    each write is a system call, and a line each was a tenth of a 2,000-file run."""
     config, path = _file_config(args)
     now = args.now or datetime.now(UTC)  # stale and future checks always run
     as_json = args.format == "json"
