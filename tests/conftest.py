@@ -116,3 +116,20 @@ def clickup_fake() -> Iterator[ClickUpFake]:
     with ClickUpFake() as fake:
         fake.add_field("901", "ai_context", field_id="f-ai")
         yield fake
+
+
+@pytest.fixture
+def agent_fake(
+    github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> GitHubFake:
+    """The GitHub fake with one issue, acme/shop#1 (a person's text, assigned to ariel), and
+    this process's environment pointing the agent commands at it, their cache in TMP_PATH."""
+    github_fake.add_issue("acme/shop", "Booking history", "Human text.\n", assignees=["ariel"])
+    for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/shop")
+    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
+    monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    return github_fake
