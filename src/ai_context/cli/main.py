@@ -41,7 +41,7 @@ def build_parser(
     command: str | None = None, more: Mapping[str, Register] | None = None
 ) -> argparse.ArgumentParser:
     """The parser; with COMMAND, only that command's module is imported and registered. MORE:
-    commands of another face, by name (`ai-context mcp`: the MCP server, see __main__.py)."""
+    the other faces' commands by name (`action`, `mcp`; see __main__.py)."""
     parser = Parser(
         prog="ai-context",
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
@@ -55,13 +55,6 @@ def build_parser(
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    action = sub.add_parser(
-        "action",
-        help="run the GitHub Action (the container's entrypoint; reads the runner's INPUT_* "
-        "and GITHUB_* variables). A bare `ai-context` never runs it.",
-    )
-    action.set_defaults(handler=cmd_action)
-
     validate.register(sub)
 
     groups = {**GROUPS, **(more or {})}
@@ -70,14 +63,6 @@ def build_parser(
         if group in wanted:
             register(sub)
     return parser
-
-
-def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    """The Action: event, settings and inputs come from the runner's environment."""
-    del args, out, stdin
-    from ai_context.action.run import run_action  # noqa: PLC0415 - only in an Action run
-
-    return run_action()
 
 
 def _lazy(module: str, name: str, **kwargs: Any) -> Register:
@@ -110,7 +95,7 @@ COMMAND_GROUPS = {command: name for name, _, _, commands in _GROUPS for command 
 
 
 # Commands defined here: they need no group, so `validate` imports nothing it does not use.
-OWN_COMMANDS = frozenset({"action", "validate"})
+OWN_COMMANDS = frozenset({"validate"})
 # `ai-context --version` with no command: it needs no command at all (registering every group
 # cost it the imports of every command, ~200 ms).
 VERSION_ONLY = "--version"
