@@ -1,10 +1,9 @@
-"""The stale owner's mention reaches them in a newly created comment (issue 15, item 11):
-GitHub may not notify a mention added by editing a comment. Scheduled runs of the Action
-against the loopback GitHub; plans for the marker and the sticky comment's memory."""
+"""The stale owner's mention reaches them in a newly created comment: GitHub may not notify a
+mention added by editing a comment. Scheduled runs of the Action against the loopback GitHub;
+plans for the marker and the sticky comment's hidden state."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,10 +22,9 @@ from tests.test_stale_e2e import BOT, block, run
 
 
 @pytest.fixture
-def gh() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        fake.add_repo("o/r")
-        yield fake
+def gh(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_repo("o/r")
+    return github_fake
 
 
 def ours(gh: GitHubFake, number: int) -> list[str]:
