@@ -1,4 +1,4 @@
-"""The digest over what changed (jobs/digest_facts.py, rules/digest_facts.py): unchanged tasks
+"""The digest over what changed (jobs/digest/facts.py, rules/digest/facts.py): unchanged tasks
 come from the facts the digest stored, a rerun where nothing changed renders and writes
 nothing, and stored facts that do not match the run state are not used.
 
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest import DigestConfig, classify
-from ai_context.rules.digest_facts import chunks, facts_of, read_chunk, restore
+from ai_context.rules.digest.build import DigestConfig, classify
+from ai_context.rules.digest.facts import chunks, facts_of, read_chunk, restore
 from tests.actionrun import ActionRun, run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake

@@ -18,18 +18,18 @@ import pytest
 
 from ai_context.adapters.templates import Templates
 from ai_context.core.models import Issue
-from ai_context.rules.digest import build_digest, summarize_task
-from ai_context.rules.digest_json import digest_json
-from ai_context.rules.digest_model import Digest, DigestState, StateRead, TaskState
-from ai_context.rules.digest_plate import actors, plate
-from ai_context.rules.digest_render import (
+from ai_context.rules.digest.build import build_digest, summarize_task
+from ai_context.rules.digest.json import digest_json
+from ai_context.rules.digest.model import Digest, DigestState, StateRead, TaskState
+from ai_context.rules.digest.plate import actors, plate
+from ai_context.rules.digest.render import (
     GITHUB_COMMENT_LIMIT,
     render_markdown,
     render_status,
     render_task,
 )
-from ai_context.rules.digest_slack import SLACK_BLOCKS_LIMIT, SLACK_SECTION_LIMIT, slack_messages
-from ai_context.rules.digest_state import find_state
+from ai_context.rules.digest.slack import SLACK_BLOCKS_LIMIT, SLACK_SECTION_LIMIT, slack_messages
+from ai_context.rules.digest.state import find_state
 from ai_context.rules.templating import render
 from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
@@ -313,7 +313,7 @@ def test_window_shows_in_the_header() -> None:
 
 @pytest.mark.parametrize("max_chars", [10_000, 20_000, 40_000])
 def test_the_row_limit_is_close_to_the_most_that_fits(max_chars: int) -> None:
-    from ai_context.rules.digest_render import digest_vars
+    from ai_context.rules.digest.render import digest_vars
 
     digest = build_digest(many_tasks(300), NOW)
     text = render_markdown(digest, BUNDLED, max_chars=max_chars)

@@ -2,7 +2,7 @@
 
 They read GitHub (see `cli.report_source` for which repositories) or, with `--issues-dir`, a folder
 of issue files, and print for a terminal (plain text, colour on a TTY), for GitHub (`--format
-md`) or for programs (`--format json`, one key vocabulary, see `rules.digest_json`). Delivery
+md`) or for programs (`--format json`, one key vocabulary, see `rules.digest.json`). Delivery
 to the digest issue and Slack belongs to the digest job, which calls the same `build_digest`,
 `render_markdown` and `slack_messages`.
 """
@@ -128,7 +128,7 @@ def _templates(args: argparse.Namespace) -> Any:
 def _read_previous(path: Path) -> Any:
     """`--previous FILE`: the digest (its Markdown) to compare with."""
     from ai_context.core.errors import UsageError  # noqa: PLC0415
-    from ai_context.rules.digest_state import find_state  # noqa: PLC0415
+    from ai_context.rules.digest.state import find_state  # noqa: PLC0415
 
     try:
         return find_state(path.read_text(encoding="utf-8"))
@@ -138,7 +138,7 @@ def _read_previous(path: Path) -> Any:
 
 def _restricted(previous: Any, issues: list[Any]) -> Any:
     """The baseline of the issues a filter kept: the others are not news in a filtered view."""
-    from ai_context.rules.digest_model import DigestState  # noqa: PLC0415
+    from ai_context.rules.digest.model import DigestState  # noqa: PLC0415
 
     keys = {(i.repository, i.number) for i in issues}
     state = previous.state
@@ -151,7 +151,7 @@ def _restricted(previous: Any, issues: list[Any]) -> Any:
 def _digest(args: argparse.Namespace, source: Source, *, compare: bool = False) -> Any:
     """The digest as the Action builds it (same settings, same reading), with the filters;
     with `--since`, also the period's trends (None otherwise)."""
-    from ai_context.rules.digest import build_digest  # noqa: PLC0415
+    from ai_context.rules.digest.build import build_digest  # noqa: PLC0415
 
     now = now_of(args, source)
     since = getattr(args, "since", None)
@@ -172,15 +172,15 @@ def _digest(args: argparse.Namespace, source: Source, *, compare: bool = False) 
     digest = build_digest(issues, now, config, previous)
     if since is None:
         return digest, None
-    from ai_context.rules.digest_trends import trends  # noqa: PLC0415
+    from ai_context.rules.digest.trends import trends  # noqa: PLC0415
 
     return digest, trends(_history(got.comments, source), now - since, digest)
 
 
 def _history(comments: dict[str, list[Any]], source: Source) -> list[Any]:
     """Every digest state the digest issues' comments carry (each repository's own tasks)."""
-    from ai_context.jobs.digest_delivery import day_of  # noqa: PLC0415
-    from ai_context.rules.digest_state import find_state  # noqa: PLC0415
+    from ai_context.jobs.digest.delivery import day_of  # noqa: PLC0415
+    from ai_context.rules.digest.state import find_state  # noqa: PLC0415
 
     states = []
     for listed in comments.values():
@@ -193,8 +193,8 @@ def _history(comments: dict[str, list[Any]], source: Source) -> list[Any]:
 
 def _period_start(comments: dict[str, list[Any]], start: Any, source: Source) -> Any:
     """What a period's digest compares with: each repository's last digest at or before START."""
-    from ai_context.jobs.digest_delivery import day_of  # noqa: PLC0415
-    from ai_context.rules.digest_state import find_state, merge_previous  # noqa: PLC0415
+    from ai_context.jobs.digest.delivery import day_of  # noqa: PLC0415
+    from ai_context.rules.digest.state import find_state, merge_previous  # noqa: PLC0415
 
     bot = source.config.bot_login
     reads = []
@@ -216,23 +216,23 @@ def cmd_digest(args: argparse.Namespace, out: TextIO) -> int:
     templates = _templates(args)
     digest, period = _digest(args, source, compare=True)
     if args.format == "json":
-        from ai_context.rules.digest_json import digest_json, trends_json  # noqa: PLC0415
+        from ai_context.rules.digest.json import digest_json, trends_json  # noqa: PLC0415
 
         data = digest_json(digest)
         if period is not None:
             data["trends"] = trends_json(period)
         finish(out, json.dumps(data, ensure_ascii=False, indent=2))
     elif args.format in ("slack", "slack-json"):
-        from ai_context.rules.digest_slack import slack_messages  # noqa: PLC0415
+        from ai_context.rules.digest.slack import slack_messages  # noqa: PLC0415
 
         finish(out, json.dumps(templates.run(slack_messages, digest), ensure_ascii=False))
     elif args.format == "md":
-        from ai_context.rules.digest_render import render_markdown, render_trends  # noqa: PLC0415
+        from ai_context.rules.digest.render import render_markdown, render_trends  # noqa: PLC0415
 
         head = render_trends(period, digest.multi_repo) if period is not None else ""
         finish(out, head + templates.run(render_markdown, digest))
     else:
-        from ai_context.rules.digest_text import digest_text, trends_text  # noqa: PLC0415
+        from ai_context.rules.digest.text import digest_text, trends_text  # noqa: PLC0415
 
         colour = colour_for(out)
         head = trends_text(period, digest.multi_repo, colour=colour) if period is not None else ""
@@ -271,22 +271,22 @@ def cmd_slack_test(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_summary(args: argparse.Namespace, out: TextIO) -> int:
-    from ai_context.rules.digest import summarize_task  # noqa: PLC0415
+    from ai_context.rules.digest.build import summarize_task  # noqa: PLC0415
 
     source = open_source(args)
     templates = _templates(args)
     issue = read_one(source, args.issue)
     summary = summarize_task(issue, now_of(args, source), digest_config(args, source))
     if args.format == "json":
-        from ai_context.rules.digest_json import summary_json  # noqa: PLC0415
+        from ai_context.rules.digest.json import summary_json  # noqa: PLC0415
 
         finish(out, json.dumps(summary_json(summary), ensure_ascii=False, indent=2))
     elif args.format == "md":
-        from ai_context.rules.digest_render import render_task  # noqa: PLC0415
+        from ai_context.rules.digest.render import render_task  # noqa: PLC0415
 
         finish(out, templates.run(render_task, summary))
     else:
-        from ai_context.rules.digest_text import task_text  # noqa: PLC0415
+        from ai_context.rules.digest.text import task_text  # noqa: PLC0415
 
         finish(out, task_text(summary, colour=colour_for(out)))
     return 0
@@ -305,7 +305,7 @@ def _wanted_actor(args: argparse.Namespace) -> str | None:
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
-    from ai_context.rules.digest_plate import actors, plates_for  # noqa: PLC0415
+    from ai_context.rules.digest.plate import actors, plates_for  # noqa: PLC0415
 
     wanted = _wanted_actor(args)
     source = open_source(args)
@@ -314,15 +314,15 @@ def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     known = actors(digest)
     plates = plates_for(digest, wanted, source.config.actors)
     if args.format == "json":
-        from ai_context.rules.digest_json import plate_json  # noqa: PLC0415
+        from ai_context.rules.digest.json import plate_json  # noqa: PLC0415
 
         finish(out, json.dumps([plate_json(p) for p in plates], ensure_ascii=False, indent=2))
     elif args.format == "md":
-        from ai_context.rules.digest_render import render_status  # noqa: PLC0415
+        from ai_context.rules.digest.render import render_status  # noqa: PLC0415
 
         finish(out, templates.run(render_status, plates, known_actors=known))
     else:
-        from ai_context.rules.digest_text import status_text  # noqa: PLC0415
+        from ai_context.rules.digest.text import status_text  # noqa: PLC0415
 
         finish(out, status_text(plates, known_actors=known, colour=colour_for(out)))
     return 0

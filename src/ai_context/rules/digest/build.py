@@ -22,7 +22,7 @@ Phase says cancelled. If the previous digest listed such a task, the changes say
 why.
 
 "Since the last digest" compares against a compact state the digest comment carries in a hidden
-line (`digest_state`), so no other store is needed.
+line (`state`), so no other store is needed.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from ai_context.core.phases import (
 )
 from ai_context.core.phases import current_step as phase_step
 from ai_context.rules.checks import STALE_AFTER, CheckConfig, CheckResult, check_body
-from ai_context.rules.digest_model import (
+from ai_context.rules.digest.model import (
     CATEGORIES,
     Category,
     Change,

@@ -1,5 +1,5 @@
 """The digest's tasks in a scheduled run: from the scan, and from the facts the digest stored
-for the tasks that did not change (imperative shell; rules/digest_facts.py is the codec).
+for the tasks that did not change (imperative shell; rules/digest/facts.py is the codec).
 
 The facts live in comments of the repository's carrier issue (jobs/scan.py), one per chunk of
 issue numbers, written by the bot; the run state holds a digest of them, so facts another
@@ -20,10 +20,10 @@ from datetime import datetime
 from ai_context.adapters.github import GitHubError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.scan import Scan, ensure_carrier
-from ai_context.rules import digest_facts
 from ai_context.rules.checks import CheckResult, check_body
-from ai_context.rules.digest import DigestConfig
-from ai_context.rules.digest_facts import Row
+from ai_context.rules.digest import facts
+from ai_context.rules.digest.build import DigestConfig
+from ai_context.rules.digest.facts import Row
 from ai_context.rules.sticky import WriteBudget
 
 
@@ -89,7 +89,7 @@ def gather(
         for issue in fresh:
             result = check_body(issue.body, now=now, config=checks)
             out.checked.append((issue, result))
-            out.rows[issue.number] = digest_facts.facts_of(issue, result, label)
+            out.rows[issue.number] = facts.facts_of(issue, result, label)
         return out
     rows = stored
     prev_since = scan.previous.since() if scan.previous else since
@@ -98,10 +98,10 @@ def gather(
     read_closed = closed if closed is not None else _closed(scan, prev_since, out)
     for issue in [*scan.tasks, *read_closed]:
         result = check_body(issue.body, now=now, config=checks)
-        rows[issue.number] = digest_facts.facts_of(issue, result, label)
+        rows[issue.number] = facts.facts_of(issue, result, label)
     cutoff = int(since.timestamp())
     out.rows = {n: r for n, r in rows.items() if r[3] == "open" or (r[5] or 0) >= cutoff}
-    restored = digest_facts.restore_all(out.rows.values(), scan.repository, label)
+    restored = facts.restore_all(out.rows.values(), scan.repository, label)
     if restored is None:  # a row that cannot be read: as without stored facts
         scan.previous = None
         return gather(scan, now=now, config=config, since=since, bot=bot, closed=closed)
@@ -135,7 +135,7 @@ def _stored(scan: Scan, bot: str, out: Source) -> dict[int, Row] | None:
     for comment in comments:
         if comment.author.lower() != bot.lower():
             continue
-        found = digest_facts.read_chunk(comment.body, scan.repository)
+        found = facts.read_chunk(comment.body, scan.repository)
         if found is None:
             continue
         key, chunk = found
@@ -158,7 +158,7 @@ def store(
     (max-writes) has no room for, leave the scan without facts: the next run lists this
     repository in full for the digest."""
     scan = source.scan
-    chunks = digest_facts.chunks(scan.repository, source.rows)
+    chunks = facts.chunks(scan.repository, source.rows)
     if not source.stored and scan.carrier is not None:
         _stored_anyway(source)  # facts a run left whose state is not this one's: replace them
     plan = _plan(chunks, source.stored)
@@ -187,7 +187,7 @@ def store(
         scan.facts = ""
         return
     scan.facts = facts_key(list(chunks.values()))
-    scan.changes = digest_facts.next_change(source.checked, scan.now, config)
+    scan.changes = facts.next_change(source.checked, scan.now, config)
 
 
 def _plan(
@@ -212,6 +212,6 @@ def _stored_anyway(source: Source) -> None:
     scan = source.scan
     assert scan.carrier is not None
     for comment in scan.home.list_comments(scan.carrier.number):
-        found = digest_facts.read_chunk(comment.body, scan.repository)
+        found = facts.read_chunk(comment.body, scan.repository)
         if found is not None and comment.author.lower() == scan.bot.lower():
             source.stored.setdefault(found[0], []).append(comment)

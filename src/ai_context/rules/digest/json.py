@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from ai_context.core.block import format_timestamp
-from ai_context.rules.digest_model import (
+from ai_context.rules.digest.model import (
     CATEGORIES,
     Change,
     Digest,
@@ -18,7 +18,7 @@ from ai_context.rules.digest_model import (
     Plate,
     TaskSummary,
 )
-from ai_context.rules.digest_trends import Trends
+from ai_context.rules.digest.trends import Trends
 
 
 def _seconds(age: timedelta | None) -> int | None:

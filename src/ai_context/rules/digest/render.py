@@ -1,7 +1,7 @@
 """Turn a Digest, a TaskSummary or an actor's Plate into Markdown for GitHub (pure).
 
-Markdown comes straight from a template; Slack is built in `digest_slack`, the terminal's plain
-text in `digest_text`. What all of them read the same way is computed here once: the sections in
+Markdown comes straight from a template; Slack is built in `slack`, the terminal's plain
+text in `text`. What all of them read the same way is computed here once: the sections in
 reading order (Stuck first), each with its count, its change since the previous digest, its
 colour, and how many rows fit.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.rules.digest_model import (
+from ai_context.rules.digest.model import (
     CATEGORY_COLOURS,
     CATEGORY_EMOJI,
     CATEGORY_TITLES,
@@ -27,8 +27,8 @@ from ai_context.rules.digest_model import (
     Plate,
     TaskSummary,
 )
-from ai_context.rules.digest_state import base_line, state_line
-from ai_context.rules.digest_trends import Trends
+from ai_context.rules.digest.state import base_line, state_line
+from ai_context.rules.digest.trends import Trends
 from ai_context.rules.templating import render
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -232,7 +232,7 @@ def render_trends(trends: Trends, multi_repo: bool) -> str:
     """The period's figures as a Markdown section, above the digest (`digest --since D`)."""
     from ai_context.core.durations import format_duration  # noqa: PLC0415
     from ai_context.core.markdown import escape_text  # noqa: PLC0415
-    from ai_context.rules.digest_text import trends_lines  # noqa: PLC0415
+    from ai_context.rules.digest.text import trends_lines  # noqa: PLC0415
 
     days = format_duration(trends.until - trends.since)
     lines = [f"## The last {days}, since {human_time(trends.since)}", ""]

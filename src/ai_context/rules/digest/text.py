@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from ai_context.core.durations import format_duration
-from ai_context.rules.digest_model import (
+from ai_context.rules.digest.model import (
     CATEGORY_TITLES,
     Category,
     Change,
@@ -21,8 +21,8 @@ from ai_context.rules.digest_model import (
     Plate,
     TaskSummary,
 )
-from ai_context.rules.digest_render import human_date, human_time, sections
-from ai_context.rules.digest_trends import Trends
+from ai_context.rules.digest.render import human_date, human_time, sections
+from ai_context.rules.digest.trends import Trends
 from ai_context.rules.templating import clip
 
 ANSI: dict[Category, str] = {

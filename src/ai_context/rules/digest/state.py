@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from ai_context.core import hidden
 from ai_context.core.block import format_timestamp
-from ai_context.rules.digest_model import Category, DigestState, StateRead, TaskState
+from ai_context.rules.digest.model import Category, DigestState, StateRead, TaskState
 
 VERSION = 2
 STATE_PREFIX = f"ai-context-digest:v{VERSION}:"

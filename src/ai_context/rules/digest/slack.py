@@ -18,8 +18,8 @@ from typing import Any
 
 from jinja2 import Environment, TemplateRuntimeError
 
-from ai_context.rules.digest_model import CATEGORY_EMOJI, CATEGORY_TITLES, DISPLAY_ORDER, Digest
-from ai_context.rules.digest_render import digest_vars, signed
+from ai_context.rules.digest.model import CATEGORY_EMOJI, CATEGORY_TITLES, DISPLAY_ORDER, Digest
+from ai_context.rules.digest.render import digest_vars, signed
 from ai_context.rules.templating import ELLIPSIS
 
 SLACK_SECTION_LIMIT = 3_000

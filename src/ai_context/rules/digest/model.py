@@ -1,7 +1,7 @@
 """The digest's data: categories, entries, changes, the remembered state (pure models).
 
-Kept apart from the rules that fill them (`digest`), the codec that stores them in a comment
-(`digest_state`) and the renderers (`digest_render`, `digest_slack`, `digest_text`), so each of
+Kept apart from the rules that fill them (`build`), the codec that stores them in a comment
+(`state`) and the renderers (`render`, `slack`, `text`), so each of
 those imports only what it reads.
 """
 

@@ -12,7 +12,7 @@ Targets (the `digest:` section's `targets`, any combination):
 A failed target does not stop the others; the run then exits 3 and says which failed.
 The command line's `ai-context digest` reads the same repositories through `gather`; the
 Action's scheduled runs read only what changed since their run state (jobs/scan.py) and take
-the unchanged tasks from the facts the digest stored (jobs/digest_facts.py): a rerun where
+the unchanged tasks from the facts the digest stored (jobs/digest/facts.py): a rerun where
 nothing changed renders and writes nothing.
 """
 
@@ -29,7 +29,7 @@ from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
-from ai_context.jobs.digest_delivery import (
+from ai_context.jobs.digest.delivery import (
     Delivery,
     day_of,
     deliver_comment,
@@ -38,15 +38,15 @@ from ai_context.jobs.digest_delivery import (
     slack_wanted,
     todays_comment,
 )
-from ai_context.jobs.digest_facts import closed_since, quiet, store
-from ai_context.jobs.digest_facts import gather as gather_facts
+from ai_context.jobs.digest.facts import closed_since, quiet, store
+from ai_context.jobs.digest.facts import gather as gather_facts
 from ai_context.jobs.scan import DIGEST_LABEL, Scan
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest import DigestConfig, DigestSection, Target, digest_from_checked
-from ai_context.rules.digest_model import Digest, StateRead
-from ai_context.rules.digest_render import render_markdown
-from ai_context.rules.digest_slack import slack_messages
-from ai_context.rules.digest_state import (
+from ai_context.rules.digest.build import DigestConfig, DigestSection, Target, digest_from_checked
+from ai_context.rules.digest.model import Digest, StateRead
+from ai_context.rules.digest.render import render_markdown
+from ai_context.rules.digest.slack import slack_messages
+from ai_context.rules.digest.state import (
     find_baseline,
     find_state,
     merge_previous,
@@ -183,7 +183,7 @@ def gather(
 ) -> Gathered:
     """Read what a digest over REPOS needs (the first is the digest's own; OPEN_ISSUES its open
     issues, when the run has them): each repository's open issues, its digest issue's comments
-    (each repository is compared with its own last digest, rules.digest_state.merge_previous),
+    (each repository is compared with its own last digest, rules.digest.state.merge_previous),
     then the issues closed since the window or that digest, whichever is older. The command
     line and the Action both read through here, so they see the same."""
     today = now.date().isoformat()
@@ -289,7 +289,7 @@ def digest_job(ctx: RunContext) -> None:
     """Stuck / in review / in progress / shipped, to the digest issue, Slack and the summary.
 
     Each repository's tasks come from the run's scan: those that changed from the listing,
-    the others from the facts the digest stored (jobs/digest_facts.py). When nothing changed
+    the others from the facts the digest stored (jobs/digest/facts.py). When nothing changed
     in any repository since the last run and the day's comment is there, that comment stands:
     nothing is rendered or written."""
     if not ctx.route.scan_all:
@@ -317,7 +317,7 @@ def digest_job(ctx: RunContext) -> None:
     ):
         _unchanged(ctx, existing, slack=slack)
         return
-    # Each repository is compared with its own last digest (rules.digest_state.merge_previous).
+    # Each repository is compared with its own last digest (rules.digest.state.merge_previous).
     reads = [(ctx.github.repository, previous_state(comments, today, settings.bot_login))]
     for other in scans[1:]:
         number = _digest_issue(other, other.github, None)

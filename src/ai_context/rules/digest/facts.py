@@ -24,7 +24,7 @@ from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step, is_terminal
 from ai_context.rules.checks import CheckResult
-from ai_context.rules.digest import DigestConfig
+from ai_context.rules.digest.build import DigestConfig
 
 Row = list[Any]  # one task's facts, as stored
 PREFIX = "<!-- ai-context:digest-facts "

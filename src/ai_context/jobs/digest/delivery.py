@@ -1,7 +1,7 @@
 """Where the digest lands: the day's comment, Slack, and what the step summary says of both.
 
 The day's comment is created once and edited by every rerun that day; its hidden lines carry the
-memory (`rules.digest_state`). Slack gets the digest when the comment is new, and on a same-day
+memory (`rules.digest.state`). Slack gets the digest when the comment is new, and on a same-day
 rerun only when the tasks changed (a category, a step done, a task come or gone), so a channel
 never sees the same digest twice. Every outcome is a line of the step summary's delivery
 section, with a one-line reason on failure (never a library's internals).
@@ -21,8 +21,8 @@ from ai_context.adapters.slack import SlackResult
 from ai_context.core.markdown import escape_text
 from ai_context.core.models import Comment
 from ai_context.jobs.scan import DIGEST_LABEL
-from ai_context.rules.digest_model import Digest
-from ai_context.rules.digest_state import slack_posted, tasks_digest
+from ai_context.rules.digest.model import Digest
+from ai_context.rules.digest.state import slack_posted, tasks_digest
 from ai_context.rules.sticky import WriteBudget, text_or_diff
 
 DIGEST_TITLE = "ai-context daily digest"

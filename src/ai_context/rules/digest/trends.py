@@ -1,6 +1,6 @@
 """Trends over a period (`ai-context digest --since 7d`), from the digests it covers (pure).
 
-Each day's digest comment carries every task's category (rules.digest_state), so the digests
+Each day's digest comment carries every task's category (rules.digest.state), so the digests
 of a week are the week's history, read back without any other store (github/issue-metrics
 reads the issues' timelines instead; here one listing of the digest issue's comments does).
 From them and today's digest:
@@ -26,7 +26,7 @@ from statistics import median
 
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.rules.digest_model import Digest, DigestState, Entry
+from ai_context.rules.digest.model import Digest, DigestState, Entry
 
 Key = tuple[str, int]
 
