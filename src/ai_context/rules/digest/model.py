@@ -53,10 +53,10 @@ class Entry(BaseModel):
     url: str
     state: Literal["open", "closed"]
     category: Category
-    reasons: tuple[str, ...]
     actor: str | None = None
     phase: str | None = None
     chunk: tuple[int, int] | None = None
+    reasons: tuple[str, ...] = ()
     plan_done: int = 0
     plan_total: int = 0
     current_step: str | None = None
