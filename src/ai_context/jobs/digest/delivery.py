@@ -1,10 +1,9 @@
 """Where the digest lands: the day's comment, Slack, and what the step summary says of both.
 
-The day's comment is created once and edited by every rerun that day; its hidden lines carry the
-memory (`rules.digest.state`). Slack gets the digest when the comment is new, and on a same-day
-rerun only when the tasks changed (a category, a step done, a task come or gone), so a channel
-never sees the same digest twice. Every outcome is a line of the step summary's delivery
-section, with a one-line reason on failure (never a library's internals).
+The day's comment is created once and edited by every rerun that day. Slack gets the digest
+when the comment is new, and on a same-day rerun only when the tasks changed, so a channel
+never sees the same digest twice. Every outcome is a line of the step summary, with a
+one-line reason on failure (never a library's internals).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """The digest's tasks in a scheduled run: from the scan, and from the facts the digest stored
 for the tasks that did not change (imperative shell; rules/digest/facts.py is the codec).
 
-The facts live in comments of the repository's carrier issue (jobs/scan.py), one per chunk of
-issue numbers, written by the bot; the run state holds a digest of them, so facts another
-run or a human changed since are not used (the repository is then listed in full, as when
-there are none). A run that listed every open issue builds the facts from the listing; one
-that listed only what changed reads the stored facts (one call per 100 chunks) and replaces
-the rows of the issues that changed, came or went.
+The facts are the bot's comments on the repository's carrier issue (jobs/scan.py), one per
+chunk; the run state holds a digest of them, so facts changed since by anyone else are not
+used (the repository is then listed in full, as when there are none).
 """
 
 from __future__ import annotations

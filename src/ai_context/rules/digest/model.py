@@ -1,8 +1,6 @@
 """The digest's data: categories, entries, changes, the remembered state (pure models).
 
-Kept apart from the rules that fill them (`build`), the codec that stores them in a comment
-(`state`) and the renderers (`render`, `slack`, `text`), so each of
-those imports only what it reads.
+Apart from the rules that fill them, so a renderer imports only what it reads.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""Turn a Digest, a TaskSummary or an actor's Plate into Markdown for GitHub (pure).
+"""A Digest, a TaskSummary or an actor's Plate as Markdown for GitHub (pure).
 
-Markdown comes straight from a template; Slack is built in `slack`, the terminal's plain
-text in `text`. What all of them read the same way is computed here once: the sections in
-reading order (Stuck first), each with its count, its change since the previous digest, its
-colour, and how many rows fit.
+What every renderer reads the same way is computed here once: the sections in reading order
+(Stuck first), each with its count, its change, its colour, and how many rows fit.
 """
 
 from __future__ import annotations
