@@ -198,3 +198,22 @@ def test_facts_that_do_not_match_the_run_state_are_not_used(gh: GitHubFake, tmp_
         assert f"acme/api#{n}" in comment  # read again in full, none lost
     assert "acme/web#2" in comment.split("In review", 1)[1]
     assert third.code == 0
+
+
+def test_a_rerun_an_hour_or_a_day_later_rewrites_no_comment(gh: GitHubFake, tmp_path: Path) -> None:
+    """Only the ages ("28m ago") would differ: an hour later the day's comment stands, nothing
+    written; the next day's digest is a comment of its own, and yesterday's is left as it was."""
+    run(gh, tmp_path, "1")
+    run(gh, tmp_path, "2")
+    (comment,) = digest_comments(gh)
+    gh.reset_requests()
+    later = run(gh, tmp_path, "3", AI_CONTEXT_NOW="2026-05-26T16:00:00Z")
+    assert [r for r in gh.requests if r.method != "GET"] == []
+    assert "nothing changed since the last run" in later.stdout
+    assert digest_comments(gh) == [comment]
+    gh.reset_requests()
+    run(gh, tmp_path, "4", AI_CONTEXT_NOW="2026-05-27T10:00:00Z")  # before any task goes stale
+    assert [r.path for r in gh.requests if r.method == "PATCH" and "/comments/" in r.path] == []
+    first, second = digest_comments(gh)
+    assert first == comment and "2026-05-27" in second.split("\n", 1)[0]
+    assert "No changes." in second
