@@ -217,3 +217,24 @@ def test_a_rerun_an_hour_or_a_day_later_rewrites_no_comment(gh: GitHubFake, tmp_
     first, second = digest_comments(gh)
     assert first == comment and "2026-05-27" in second.split("\n", 1)[0]
     assert "No changes." in second
+
+
+def test_a_change_the_digest_does_not_show_rewrites_no_comment(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    """An issue edited where the digest reads nothing: the digest renders again an hour later,
+    differs from the day's comment only in its ages, and leaves that comment as it was."""
+    run(gh, tmp_path, "1")
+    run(gh, tmp_path, "2")
+    (comment,) = digest_comments(gh)
+    (number,) = [
+        i.number for i in gh.repos["o/r"].issues.values() if "ai-context:digest" in i.labels
+    ]
+    (ours,) = [c.id for c in gh.comments("o/r", number) if c.user == BOT]
+    gh.edit_issue("o/r", 1, body=SEED_BLOCK + "\n\nA note below the block.\n")
+    gh.reset_requests()
+    later = run(gh, tmp_path, "3", AI_CONTEXT_NOW="2026-05-26T16:00:00Z")
+    assert "nothing changed" not in later.stdout  # it read the change and rendered
+    assert [r for r in gh.requests if r.path.endswith(f"/comments/{ours}")] == []
+    assert digest_comments(gh) == [comment]
+    assert "unchanged" in later.summary

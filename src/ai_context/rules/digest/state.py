@@ -143,6 +143,19 @@ def find_state(text: str | None) -> StateRead:
     return StateRead(status="absent", detail="the previous digest carries no state")
 
 
+_AGES = re.compile(r"\b\d+[dhm](?: \d+[hm])? ago\b")  # "3h 5m ago": format_duration's
+
+
+def same_digest(old: str, new: str) -> bool:
+    """NEW says what OLD says but for its ages ("3h ago") and its state's time: a rerun need not
+    write it again (the old ages are right as of the old comment's time)."""
+
+    def said(text: str) -> str:
+        return _AGES.sub("ago", STATE_LINE_RE.sub("", text)).strip()
+
+    return said(old) == said(new) and find_state(old).state.tasks == find_state(new).state.tasks
+
+
 def find_baseline(text: str | None) -> StateRead:
     """What a rerun of the digest in `text` compares with: its baseline, else its own state
     (the day's first digest ever had nothing to compare with)."""
