@@ -21,7 +21,6 @@ from typing import Any, TextIO
 from jinja2 import TemplateError as JinjaError
 
 from ai_context.adapters import clients
-from ai_context.adapters.slack import webhook_problem
 from ai_context.adapters.templates import Templates
 from ai_context.cli.common import add_issue, duration_arg
 from ai_context.cli.report_source import (
@@ -39,7 +38,6 @@ from ai_context.cli.report_source import (
 from ai_context.core.errors import ServiceError, TemplateError, UsageError
 from ai_context.core.models import Comment
 from ai_context.core.secret import Secret
-from ai_context.jobs.digest.delivery import day_of
 from ai_context.rules.digest.build import build_digest, summarize_task
 from ai_context.rules.digest.json import digest_json, plate_json, summary_json, trends_json
 from ai_context.rules.digest.model import Digest, DigestState, StateRead
@@ -182,6 +180,8 @@ def _digest(
 
 def _reads(comments: list[Comment], source: Source) -> list[StateRead]:
     """The digest states the digest comments among COMMENTS carry."""
+    from ai_context.jobs.digest.delivery import day_of  # noqa: PLC0415 - loads requests
+
     reads = (find_state(c.body) for c in comments if day_of(c, source.config.bot_login))
     return [read for read in reads if read.status == "restored"]
 
@@ -224,6 +224,8 @@ def cmd_digest(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_slack_test(args: argparse.Namespace, out: TextIO) -> int:
     """Post one short message to the webhook, to learn before the next digest whether it
     works; Slack's refusal comes with what to do about it."""
+    from ai_context.adapters.slack import webhook_problem  # noqa: PLC0415 - loads requests
+
     url = (args.webhook_url or os.environ.get("SLACK_WEBHOOK_URL", "")).strip()
     if not url:
         raise UsageError(
