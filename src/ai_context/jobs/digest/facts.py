@@ -32,7 +32,6 @@ class Source:
     checked: list[tuple[Issue, CheckResult]] = field(default_factory=list)
     rows: dict[int, Row] = field(default_factory=dict)
     stored: dict[str, list[Comment]] = field(default_factory=dict)  # the facts comments read
-    reads: int = 0  # calls made for the digest beyond the scan
 
 
 def facts_key(chunks: Sequence[str]) -> str:
@@ -81,8 +80,8 @@ def gather(
     label = config.review_label
     stored = _stored(scan, bot, out)
     if stored is None:  # every open issue, from the scan or one listing of them
-        open_tasks = scan.tasks if scan.full else _listed(scan, out)
-        fresh = [*open_tasks, *(closed if closed is not None else _closed(scan, since, out))]
+        open_tasks = scan.tasks if scan.full else _listed(scan)
+        fresh = [*open_tasks, *(closed if closed is not None else closed_since(scan, since))]
         for issue in fresh:
             result = check_body(issue.body, now=now, config=checks)
             out.checked.append((issue, result))
@@ -92,7 +91,7 @@ def gather(
     prev_since = scan.previous.since() if scan.previous else since
     for issue in scan.others:  # no task any more: the digest says it left
         rows.pop(issue.number, None)
-    read_closed = closed if closed is not None else _closed(scan, prev_since, out)
+    read_closed = closed if closed is not None else closed_since(scan, prev_since)
     for issue in [*scan.tasks, *read_closed]:
         result = check_body(issue.body, now=now, config=checks)
         rows[issue.number] = facts.facts_of(issue, result, label)
@@ -106,18 +105,9 @@ def gather(
     return out
 
 
-def _listed(scan: Scan, out: Source) -> list[Issue]:
-    out.reads += 1
-    return [i for i in scan.github.list_issues("open") if i.number not in _ours(scan)]
-
-
-def _closed(scan: Scan, since: datetime, out: Source) -> list[Issue]:
-    out.reads += 1
-    return closed_since(scan, since)
-
-
-def _ours(scan: Scan) -> set[int]:
-    return {i.number for i in scan.ours} | ({scan.carrier.number} if scan.carrier else set())
+def _listed(scan: Scan) -> list[Issue]:
+    ours = {i.number for i in scan.ours} | ({scan.carrier.number} if scan.carrier else set())
+    return [i for i in scan.github.list_issues("open") if i.number not in ours]
 
 
 def _stored(scan: Scan, bot: str, out: Source) -> dict[int, Row] | None:
@@ -125,21 +115,26 @@ def _stored(scan: Scan, bot: str, out: Source) -> dict[int, Row] | None:
     prev = scan.previous
     if scan.full or prev is None or not prev.facts or scan.carrier is None:
         return None
-    out.reads += 1
-    comments = scan.home.list_comments(scan.carrier.number)
-    texts: list[str] = []
+    rows, texts = _read_stored(out, bot)
+    return rows if facts_key(texts) == prev.facts else None
+
+
+def _read_stored(source: Source, bot: str) -> tuple[dict[int, Row], list[str]]:
+    """The rows of the bot's facts comments on the carrier, and their texts; each comment
+    noted in SOURCE.stored under its chunk."""
+    scan = source.scan
+    assert scan.carrier is not None
     rows: dict[int, Row] = {}
-    for comment in comments:
-        if comment.author.lower() != bot.lower():
-            continue
+    texts: list[str] = []
+    for comment in scan.home.list_comments(scan.carrier.number):
         found = facts.read_chunk(comment.body, scan.repository)
-        if found is None:
+        if found is None or comment.author.lower() != bot.lower():
             continue
         key, chunk = found
-        out.stored.setdefault(key, []).append(comment)
+        source.stored.setdefault(key, []).append(comment)
         texts.append(comment.body.strip())
         rows.update((row[0], row) for row in chunk)
-    return rows if facts_key(texts) == prev.facts else None
+    return rows, texts
 
 
 def store(
@@ -157,7 +152,9 @@ def store(
     scan = source.scan
     chunks = facts.chunks(scan.repository, source.rows)
     if not source.stored and scan.carrier is not None:
-        _stored_anyway(source)  # facts a run left whose state is not this one's: replace them
+        _read_stored(
+            source, scan.bot
+        )  # facts a run left whose state is not this one's: replace them
     plan = _plan(chunks, source.stored)
     # The writes: the chunks, the carrier when there is none yet; and room kept for the run
     # state after them.
@@ -202,13 +199,3 @@ def _plan(
         elif have[0].body.strip() != text:
             plan.append(("edit", have[0].id, text))
     return plan + [("delete", c.id, "") for rest in left.values() for c in rest]
-
-
-def _stored_anyway(source: Source) -> None:
-    """The facts comments on the carrier, when the run did not read them."""
-    scan = source.scan
-    assert scan.carrier is not None
-    for comment in scan.home.list_comments(scan.carrier.number):
-        found = facts.read_chunk(comment.body, scan.repository)
-        if found is not None and comment.author.lower() == scan.bot.lower():
-            source.stored.setdefault(found[0], []).append(comment)

@@ -14,6 +14,8 @@ from typing import Any
 from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict
 
+from ai_context.core.durations import format_duration
+from ai_context.core.markdown import escape_text
 from ai_context.rules.digest.model import (
     CATEGORY_COLOURS,
     CATEGORY_EMOJI,
@@ -237,9 +239,7 @@ def render_status(
 
 def render_trends(trends: Trends, multi_repo: bool) -> str:
     """The period's figures as a Markdown section, above the digest (`digest --since D`)."""
-    from ai_context.core.durations import format_duration  # noqa: PLC0415
-    from ai_context.core.markdown import escape_text  # noqa: PLC0415
-    from ai_context.rules.digest.text import trends_lines  # noqa: PLC0415
+    from ai_context.rules.digest.text import trends_lines  # noqa: PLC0415 - text imports us
 
     days = format_duration(trends.until - trends.since)
     lines = [f"## The last {days}, since {human_time(trends.since)}", ""]
