@@ -47,7 +47,7 @@ _PRELOAD = [
     "ai_context.adapters.templates",
     "ai_context.rules.digest.render",
     "ai_context.rules.digest.slack",
-    "ai_context.rules.mirror",
+    "ai_context.rules.mirror.targets",
 ]
 
 
