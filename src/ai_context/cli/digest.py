@@ -57,7 +57,7 @@ FORMATS = ("text", "md", "json", "slack-json", "slack")  # `slack` is short for 
 Command = Callable[[argparse.Namespace, TextIO], int]
 
 
-def register(sub: Any, **_: Any) -> None:
+def register(sub: Any) -> None:
     """Add the subcommands to `sub` (argparse subparsers)."""
     digest = sub.add_parser(
         "digest", help="the daily digest: stuck, in review, in progress, shipped"
