@@ -10,11 +10,11 @@ The two carriers:
   the sticky comment   `<!-- ai-context:state <base64> -->` (`hide` / `find_hidden`)
   the digest comment   `[//]: # (ai-context-digest:v2:<base64>)`, a Markdown link reference
                        definition that also renders as nothing in Slack and the step summary
-                       (rules/digest_state.py writes and reads it).
+                       (rules/digest/state.py writes and reads it).
 `encode` writes url-safe base64 (no `+`, `/`: safe in a link title too); `decode` also reads the
 standard alphabet that earlier sticky comments carry (such a comment is rewritten once).
 The larger states (the digest's, the run state of rules/runstate.py, the digest's facts of
-rules/digest_facts.py) use `compress=True`: the JSON is deflated first and the text marked
+rules/digest/facts.py) use `compress=True`: the JSON is deflated first and the text marked
 `z.` (a dot is not base64, so no plain state starts that way); `decode` inflates at most
 MAX_INFLATED bytes, so a crafted state cannot blow up.
 """
