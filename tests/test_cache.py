@@ -19,7 +19,8 @@ from ai_context.adapters.cache import (
     entry_for,
     open_cache,
 )
-from ai_context.core.block import parse, render
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render
 from ai_context.rules.reconcile import revision
 from tests.conftest import SEED_BLOCK
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ai_context.adapters.github import issue_from_json
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.rules.mirror import mirror_text
 from ai_context.rules.sticky import MARKER
 from tests.actionrun import ActionRun, run_action

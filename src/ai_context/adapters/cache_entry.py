@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ai_context.core.block import Block, BlockError, block_data, block_from_data, format_timestamp
+from ai_context.core.block.model import (
+    Block,
+    BlockError,
+    block_data,
+    block_from_data,
+    format_timestamp,
+)
 from ai_context.core.fields import FieldError, as_text, as_time, as_whole, utc
 
 ENTRY_VERSION = 1

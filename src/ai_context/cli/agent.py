@@ -32,7 +32,7 @@ from ai_context.cli.common import (
     resolve_repository,
     timestamp_arg,
 )
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.errors import UsageError
 from ai_context.jobs.agent.mirror import agent_mirror_hook
 from ai_context.jobs.agent.output import EXIT_BY_STATUS, outcome_json, outcome_text
@@ -40,7 +40,7 @@ from ai_context.jobs.agent.output import EXIT_BY_STATUS, outcome_json, outcome_t
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
     from ai_context.adapters.github import GitHub
-    from ai_context.core.block import Block
+    from ai_context.core.block.model import Block
     from ai_context.jobs.agent import Outcome
 
 # --- arguments ----------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from ai_context.core.block import Block, PlanStep
+from ai_context.core.block.model import Block, PlanStep
 
 Meaning = Literal["shipped", "cancelled", "blocked", "in_review", "in_progress"]
 SHIPPED_WORDS = frozenset(

@@ -48,7 +48,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import escape as _markup_escape
 from pydantic import BaseModel
 
-from ai_context.core.block import format_timestamp
+from ai_context.core.block.model import format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import TemplateError
 from ai_context.core.markdown import CODE_SPAN, escape_code_text, escape_text

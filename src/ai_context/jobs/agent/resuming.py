@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ai_context.adapters.cache import Cache, CacheEntry
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal
 from ai_context.jobs.agent.model import (

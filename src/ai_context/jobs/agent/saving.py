@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Literal
 
 from ai_context.adapters.cache import Cache, CacheEntry
-from ai_context.core.block import Block
+from ai_context.core.block.model import Block
 from ai_context.core.errors import Exit, ServiceError
 from ai_context.jobs.agent.model import AgentError, MirrorHook, Outcome, Tracker
 from ai_context.jobs.agent.write import (

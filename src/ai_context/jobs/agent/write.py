@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache, CacheEntry, entry_for
-from ai_context.core.block import Block, BlockError, parse, render, replace_block
+from ai_context.core.block.model import Block, BlockError
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render, replace_block
 from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import BODY_LIMIT, AgentError, MirrorHook, Outcome, Take, Tracker
 from ai_context.jobs.bodywrite import Committed, commit_body, fresh_read
