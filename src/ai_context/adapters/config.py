@@ -291,11 +291,6 @@ def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
     return "bad configuration: " + "; ".join(problems)
 
 
-def setting_names() -> list[str]:
-    """Every setting's name (`stale-after`), secrets and internal ones included."""
-    return [name.replace("_", "-") for name in Config.model_fields]
-
-
 def owner_of(actor: str | None, path: Path) -> str | None:
     """The actor's human owner (`actors.<actor>.owner` in the config file at PATH), when both
     exist: what `resume` asks GitHub for when the cache names no task."""

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ai_context.adapters.cache import Cache, CacheEntry
+from ai_context.adapters.cache import Cache
+from ai_context.adapters.cache_entry import CacheEntry
 from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal

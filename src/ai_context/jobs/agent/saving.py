@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from ai_context.adapters.cache import Cache, CacheEntry
+from ai_context.adapters.cache import Cache
+from ai_context.adapters.cache_entry import CacheEntry
 from ai_context.core.block.model import Block
 from ai_context.core.errors import Exit, ServiceError
 from ai_context.jobs.agent.model import AgentError, MirrorHook, Outcome, Tracker

@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from ai_context.adapters.cache import Cache, CacheEntry, entry_for
+from ai_context.adapters.cache import Cache
+from ai_context.adapters.cache_entry import CacheEntry, entry_for
 from ai_context.core.block.model import Block, BlockError
 from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render, replace_block
