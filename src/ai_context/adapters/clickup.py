@@ -1,18 +1,8 @@
-"""ClickUp adapter (requests): the only module that talks to ClickUp. Hands back plain models.
+"""ClickUp adapter (requests, API v2, a raw `pk_` token): the only module that talks to ClickUp.
 
-ClickUp API v2 with a personal token, sent raw (`Authorization: pk_...`, no `Bearer`).
-Error bodies are `{"err", "ECODE"}`; every error message shows both.
-
-Retries are urllib3's `Retry` with ClickUp's rules (`ClickUpRetry` on adapters/retry.py's
-policy, as the Slack adapter's):
-- 429: wait until `X-RateLimit-Reset` (epoch seconds), then try again; and when a response says
-  `X-RateLimit-Remaining` is (nearly) spent, wait for the reset before the next request
-  instead of running into a 429.
-- 5xx, timeouts and connection errors: retried with exponential backoff on GETs and on the
-  custom-field POST. That POST sets a value, so sending it twice leaves the same state
-  (idempotent); the one cost is that a retried write which had landed counts twice against
-  the free plan's custom-field cap. No other write is made.
-Every HTTP attempt is counted, reads (GET) and writes apart, retries included.
+A 429 waits until `X-RateLimit-Reset`, and a nearly spent window is waited out before the next
+request. 5xx and lost connections are retried for GETs and the custom-field POST, which sets a
+value (sending it twice leaves the same state); no other write is made.
 """
 
 from __future__ import annotations
@@ -90,8 +80,7 @@ class ClickUpCounter:
 
 
 class ClickUpRetry(PolicyRetry):
-    """ClickUp's rules: 5xx, timeouts and connection errors are retried for GET and the
-    custom-field POST; a 429 waits until `X-RateLimit-Reset` (else the backoff)."""
+    """ClickUp's wait: a 429 waits until `X-RateLimit-Reset` (else the backoff)."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time, **kwargs: Any) -> None:
         self._clock = clock

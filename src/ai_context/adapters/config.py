@@ -1,12 +1,7 @@
-"""`Config`: everything a run is configured with, loaded once (`load_config`): action inputs,
-then environment variables, then the YAML config file, then defaults; the file's sections are
-typed too, each by its own model, parsed on first use and kept.
-
-An input reaches a docker action as `INPUT_<NAME>` (upper case, hyphens kept). action.yml
-leaves the overridable inputs empty by default, so a value in `.github/ai-context.yml` is not
-shadowed by a default GitHub always passes. A bad value exits 2 with a message naming the
-setting, where it came from and, for the file, its line. The file's vocabulary and its safe
-reading are adapters/config_file.py's.
+"""`Config`: everything a run is configured with, loaded once (`load_config`): action inputs
+(`INPUT_<NAME>`), then environment variables, then the config file, then defaults; the file's
+sections are typed by their own models, parsed on first use. A bad value exits 2 naming the
+setting and where it came from.
 """
 
 from __future__ import annotations

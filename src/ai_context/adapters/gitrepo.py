@@ -1,8 +1,4 @@
-"""A local git checkout, read through the `git` command (imperative shell; no network).
-
-One `git log` subprocess per question, its output parsed as it streams (gitlog.parse_log_stream),
-so a history of tens of thousands of commits never sits in memory as one string.
-"""
+"""A local git checkout, read through the `git` command; `git log` is parsed as it streams."""
 
 from __future__ import annotations
 
@@ -143,11 +139,8 @@ def log_command(
 def log(
     repo: Path, *, rev: str = "HEAD", grep: str | None = None, max_count: int | None = None
 ) -> Iterator[Commit]:
-    """Commits reachable from `rev`, newest first, with the files each added/modified/removed.
-
-    `grep` keeps only commits whose message contains that text (git does the filtering, which
-    is what makes `derive` on a long history fast). Merge commits list no files.
-    """
+    """Commits reachable from `rev`, newest first, with the files each changed (none for a
+    merge); git keeps only those whose message contains `grep`."""
     from ai_context.rules.gitlog.log import parse_log_stream  # noqa: PLC0415
 
     _require_repo(repo)

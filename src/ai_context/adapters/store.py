@@ -1,8 +1,5 @@
-"""A directory-backed issue store: the offline stand-in for GitHub used by the demo and tests.
-
-Each issue is a Markdown file with a small YAML front-matter header (number, title, state,
-labels, updated_at, closed_at, ...) followed by the body, so examples read like real issues.
-"""
+"""A directory of issues as Markdown files with a YAML front matter: the offline stand-in for
+GitHub used by the demo and tests."""
 
 from __future__ import annotations
 
