@@ -1,10 +1,5 @@
-"""Human durations such as `90m`, `24h`, `3d` (settings like stale-after use them).
-
-One rule in every source (action input, environment, YAML file, command line): a bare number
-means hours, whether YAML read it as a number (`stale-after: 48`) or as text (`"48"`).
-The pydantic field type built on it is core/duration_field.py's `Duration` (apart, so that
-`validate`, which reads durations, does not import pydantic).
-"""
+"""Human durations such as `90m`, `24h`, `3d`, one rule in every source: a bare number means
+hours, whether YAML read it as a number or as text."""
 
 from __future__ import annotations
 
