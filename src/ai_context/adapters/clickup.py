@@ -309,21 +309,22 @@ def _number(value: str | None) -> float | None:
         return None
 
 
-def _code(response: requests.Response) -> str:
+def _error_json(response: requests.Response) -> dict[str, Any]:
     try:
         data = response.json()
     except ValueError:
-        return ""
-    return str(data.get("ECODE") or "") if isinstance(data, dict) else ""
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _code(response: requests.Response) -> str:
+    return str(_error_json(response).get("ECODE") or "")
 
 
 def _body(response: requests.Response) -> str:
     """`STATUS ECODE err` as ClickUp sent it (or the start of a non-JSON body)."""
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and ("err" in data or "ECODE" in data):
+    data = _error_json(response)
+    if "err" in data or "ECODE" in data:
         return f"{response.status_code} {data.get('ECODE', '')} {data.get('err', '')}".strip()
     return f"{response.status_code} {response.text[:200].strip()}".strip()
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import TemplateError
-from ai_context.core.markdown import CODE_SPAN, escape_code_text, escape_text
+from ai_context.core.markdown import escape_code_text, escape_text, map_code_spans
 from ai_context.rules.scrub import strip_controls
 from ai_context.rules.template_limits import (
     BoundedRange,
@@ -207,15 +207,12 @@ def slack_code(value: object) -> str:
     text = _one_line(value)
     if "`" not in text:
         return slack(text)
-    pieces: list[str] = []
-    position = 0
-    for match in CODE_SPAN.finditer(text):
-        code = match.group(2).replace("`", "'").strip()
-        code_text = f"`{_slack_inline(code)}`" if code else ""
-        pieces += [_slack_inline(text[position : match.start()]), code_text]
-        position = match.end()
-    pieces.append(_slack_inline(text[position:]))
-    return "".join(pieces)
+    return map_code_spans(text, _slack_inline, _slack_code_span)
+
+
+def _slack_code_span(code: str) -> str:
+    code = code.replace("`", "'").strip()
+    return f"`{_slack_inline(code)}`" if code else ""
 
 
 def html(value: object) -> str:
