@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 import requests
 from requests.adapters import HTTPAdapter
 
+from ai_context.adapters.clients import CLICKUP_API_URL
 from ai_context.adapters.retry import PolicyRetry
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ from ai_context.core.errors import ServiceError, ServiceRefused
 from ai_context.core.secret import Secret
 from ai_context.rules.mirror import CustomField, Task
 
-DEFAULT_API_URL = "https://api.clickup.com/api/v2"
 PAGE_SIZE = 100  # tasks per page of GET /team/{team_id}/task (fixed by ClickUp)
 
 
@@ -126,7 +126,7 @@ class ClickUp:
         self,
         token: Secret,
         *,
-        api_url: str = DEFAULT_API_URL,
+        api_url: str = CLICKUP_API_URL,
         timeout: float = 15.0,
         retries: int = 4,
         backoff: float = 1.0,

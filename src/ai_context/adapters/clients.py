@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ai_context.adapters.slack import SlackWebhook
 
 GITHUB_API_URL = "https://api.github.com"
+CLICKUP_API_URL = "https://api.clickup.com/api/v2"
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
 # `gh`: with no token in TOKEN_ENVS, ask the GitHub CLI (`gh auth token`), as `setup claude
 # --token-from gh` arranges for Claude Code, so no token is ever written to a settings file.

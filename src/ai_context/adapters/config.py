@@ -22,6 +22,7 @@ from pydantic import (
     field_validator,
 )
 
+from ai_context.adapters.clients import CLICKUP_API_URL, Http
 from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
@@ -30,7 +31,6 @@ from ai_context.core.secret import Secret
 from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields
 
 if TYPE_CHECKING:
-    from ai_context.adapters.clients import Http
     from ai_context.rules.actors import ActorMap
     from ai_context.rules.digest import DigestSection
     from ai_context.rules.lease import LeaseConfig
@@ -75,7 +75,7 @@ class Config(BaseModel):
     fail_on: Literal["never", "error", "warning"] = "never"
     stale_after: Duration = STALE_AFTER
     required: tuple[str, ...] = REQUIRED_DEFAULT
-    clickup_api_url: str = "https://api.clickup.com/api/v2"
+    clickup_api_url: str = CLICKUP_API_URL
     clickup_team_id: str | None = None
     digest_issue: int | None = Field(default=None, gt=0)
     templates: str | None = None
@@ -225,9 +225,7 @@ class Config(BaseModel):
 
     @property
     def http(self) -> Http:
-        """The clients' retries, backoff and pause between writes (adapters/clients.py)."""
-        from ai_context.adapters.clients import Http  # noqa: PLC0415
-
+        """The clients' retries, backoff and pause between writes."""
         return Http(
             retries=self.http_retries, backoff=self.http_backoff, write_interval=self.write_interval
         )

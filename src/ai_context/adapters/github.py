@@ -19,6 +19,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
+from ai_context.adapters.clients import GITHUB_API_URL
 from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
 from ai_context.adapters.retry_after import retry_after
 from ai_context.core.block.model import format_timestamp
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from github.Requester import Requester
     from urllib3 import Retry
 
-DEFAULT_API_URL = "https://api.github.com"
 # What GitHub asks every REST client to send: its JSON media type and the API version the
 # client was written against (without them, `Accept: */*` and whatever version is default).
 API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
@@ -106,7 +106,7 @@ class GitHub:
         token: Secret,
         repository: str,
         *,
-        api_url: str = DEFAULT_API_URL,
+        api_url: str = GITHUB_API_URL,
         timeout: int = 15,
         write_interval: float = 1.0,
         retries: int = 5,
