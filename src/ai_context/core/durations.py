@@ -10,6 +10,7 @@ from typing import Any
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION_RE = re.compile(r"(\d{1,6})\s*([smhdw])")
+_DURATIONS_RE = re.compile(r"(?:\d{1,6}\s*[smhdw] *)+")
 
 
 def parse_duration(text: str) -> timedelta:
@@ -21,16 +22,10 @@ def parse_duration(text: str) -> timedelta:
                 f"cannot read duration {text!r}: a bare number is hours, at most {MAX_HOURS}"
             )
         return timedelta(hours=int(raw))
-    pos, seconds = 0, 0
-    while pos < len(raw):
-        match = _DURATION_RE.match(raw, pos)
-        if not match:
-            raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
-        seconds += int(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-        while pos < len(raw) and raw[pos] == " ":
-            pos += 1
-    if not raw or seconds <= 0:
+    if not _DURATIONS_RE.fullmatch(raw):
+        raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
+    seconds = sum(int(number) * _UNITS[unit] for number, unit in _DURATION_RE.findall(raw))
+    if seconds <= 0:
         raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
     if seconds > MAX_SECONDS:
         raise ValueError(f"cannot read duration {text!r}: longer than a thousand years")
