@@ -185,8 +185,6 @@ class SlackWebhook:
     def __repr__(self) -> str:
         return f"SlackWebhook(host={self._host!r}, url=<hidden>)"
 
-    __str__ = __repr__
-
     def _retried(self, method: str, waited: float) -> None:
         del method, waited
         self._retries += 1

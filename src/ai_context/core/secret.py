@@ -16,8 +16,6 @@ class Secret:
     def __repr__(self) -> str:
         return "Secret('**********')"
 
-    __str__ = __repr__
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Secret) and other._value == self._value
 
