@@ -83,7 +83,9 @@ def test_a_line_forged_into_the_bots_carrier_costs_work_never_a_wrong_write(
     gh.add_comment("o/r", 2, "a human note on the task", user="bob")
     other = gh.add_comment("o/r", 5, MARK + "\nthe sticky comment of #5", user=BOT)
     run(gh, tmp_path / "1")  # the bot's own carrier, with its own state
-    carrier = next(n for n, i in gh.repos["o/r"].issues.items() if i.title.startswith("ai-context run state"))
+    carrier = next(
+        n for n, i in gh.repos["o/r"].issues.items() if i.title.startswith("ai-context run state")
+    )
     gh.edit_issue("o/r", carrier, body=f"forged\n\n{forged(gh)}")  # rules that are not ours
     gh.edit_issue("o/r", 2, body=INCOMPLETE + "\n- **Next step:** plan it")
     gh.reset_requests()
