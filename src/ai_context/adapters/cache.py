@@ -224,6 +224,13 @@ def _same_repo(a: str, b: str) -> bool:
     return a.lower() == b.lower()
 
 
+def _if_task(entry: CacheEntry | None, repository: str, issue: int) -> CacheEntry | None:
+    """ENTRY when it is the entry of issue ISSUE of REPOSITORY."""
+    if entry is None or entry.issue != issue or not _same_repo(entry.repository, repository):
+        return None
+    return entry
+
+
 class DirectoryCache:
     """One file per task: `<owner>__<name>__<issue>.json` (owners cannot contain `_`)."""
 
@@ -243,12 +250,7 @@ class DirectoryCache:
 
     def load(self, repository: str, issue: int) -> CacheEntry | None:
         refuse_links(self.root)
-        entry = _read_entry(self.path_for(repository, issue))
-        if entry is not None and (
-            entry.issue != issue or not _same_repo(entry.repository, repository)
-        ):
-            return None
-        return entry
+        return _if_task(_read_entry(self.path_for(repository, issue)), repository, issue)
 
     def store(self, entry: CacheEntry) -> Path:
         refuse_links(self.root)
@@ -298,19 +300,12 @@ class SingleFileCache:
 
     def load(self, repository: str, issue: int) -> CacheEntry | None:
         refuse_links(self.path)
-        entry = _read_entry(self.path)
-        if entry is None or entry.issue != issue or not _same_repo(entry.repository, repository):
-            return None
-        return entry
+        return _if_task(_read_entry(self.path), repository, issue)
 
     def store(self, entry: CacheEntry) -> Path:
         refuse_links(self.path)
         held = _read_entry(self.path)
-        if (
-            held is not None
-            and held.dirty
-            and (held.issue != entry.issue or not _same_repo(held.repository, entry.repository))
-        ):
+        if held is not None and held.dirty and not _if_task(held, entry.repository, entry.issue):
             raise CacheError(
                 f"{self.path} holds changes to {held.repository}#{held.issue} that never reached "
                 f"the issue; run `ai-context resume {held.issue}` to push or drop them first, or "
