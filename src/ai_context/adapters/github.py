@@ -92,11 +92,6 @@ class CallCounter:
         """Every round trip, retries and 304s included."""
         return self.calls + self.retries
 
-    @property
-    def against_rate_limit(self) -> int:
-        """The round trips GitHub counts against the primary rate limit (all but the 304s)."""
-        return self.total - self.not_modified
-
 
 class GitHub:
     """One repository on one GitHub (github.com or Enterprise Server at `api_url`)."""

@@ -85,10 +85,6 @@ class Region:
     end_marker: Line | None = None
     resume: int = 0  # where scanning for further blocks goes on
 
-    @property
-    def first_line(self) -> int:
-        return (self.begin_marker or self.heading).number
-
 
 # The lines the quick scan looks at, found in C. Anchored on the newline (not `^` with
 # MULTILINE: about five times faster); the first character alone rules out most lines.
