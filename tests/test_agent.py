@@ -19,7 +19,7 @@ from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render
 from ai_context.core.models import Issue
 from ai_context.core.secret import Secret
-from ai_context.jobs import agent
+from ai_context.jobs.agent import finishing, model, resuming, saving
 from ai_context.rules.mirror import current_step
 from ai_context.rules.reconcile import revision
 from tests.conftest import SEED_BLOCK
@@ -61,7 +61,7 @@ def test_first_save_puts_the_block_on_top_and_keeps_the_human_text(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
     cache = DirectoryCache(tmp_path)
-    out = agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    out = saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     assert (out.status, out.wrote_remote, out.wrote_local) == ("ok", True, True)
     text = body(fake)
     assert text.endswith("\r\n\r\n" + HUMAN)
@@ -73,10 +73,10 @@ def test_first_save_puts_the_block_on_top_and_keeps_the_human_text(
 
 def test_save_with_a_cached_body_costs_three_calls(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     fake.reset_requests()
     later = T + timedelta(minutes=30)
-    out = agent.save(github(fake), cache, 1, block(next_step="Open PR"), writer=None, now=later)
+    out = saving.save(github(fake), cache, 1, block(next_step="Open PR"), writer=None, now=later)
     assert out.status == "ok"
     assert fake.calls == {
         ("GET", "/repos/{owner}/{repo}/issues/{number}"): 1,
@@ -98,7 +98,7 @@ def test_an_edit_between_read_and_write_is_not_lost(fake: GitHubFake, tmp_path: 
         fake.edit_issue(REPO, 1, body=body(fake) + "\r\nEdited by a person while saving.\r\n")
 
     fake.after("GET", ISSUE, person_edits, times=1)
-    out = agent.save(github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T)
+    out = saving.save(github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T)
     assert out.reapplied and out.wrote_remote
     assert body(fake).endswith(HUMAN + "\r\nEdited by a person while saving.\r\n")
     assert parse(body(fake)).block is not None
@@ -106,9 +106,9 @@ def test_an_edit_between_read_and_write_is_not_lost(fake: GitHubFake, tmp_path: 
 
 def test_an_edit_since_the_cached_read_is_not_lost(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     fake.edit_issue(REPO, 1, body="Note added on top.\r\n\r\n" + body(fake) + "P.S.\r\n")
-    out = agent.save(
+    out = saving.save(
         github(fake), cache, 1, block(next_step="Next"), writer=None, now=T + timedelta(hours=1)
     )
     assert out.reapplied
@@ -121,7 +121,7 @@ def test_block_changed_by_another_actor_between_read_and_write_is_a_conflict(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     theirs = render(replace(block("cc-noa-desktop", "Noa's step"), last_updated=T))
 
     def noa_saves(_: Request) -> None:
@@ -130,7 +130,7 @@ def test_block_changed_by_another_actor_between_read_and_write_is_a_conflict(
     fake.before("GET", ISSUE, noa_saves, times=1)
     fake.reset_requests()
     mine = block(next_step="Mine")
-    out = agent.save(github(fake), cache, 1, mine, writer=None, now=T + timedelta(minutes=5))
+    out = saving.save(github(fake), cache, 1, mine, writer=None, now=T + timedelta(minutes=5))
     assert out.status == "conflict"
     assert fake.count("PATCH") == 0
     assert body(fake) == theirs + "\n\n" + HUMAN
@@ -145,13 +145,13 @@ def test_block_changed_by_another_actor_between_read_and_write_is_a_conflict(
 
 def test_a_dry_run_conflict_writes_no_log(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     theirs = render(replace(block("cc-noa-desktop", "Noa's step"), last_updated=T))
     fake.edit_issue(REPO, 1, body=theirs + "\n\n" + HUMAN)
     fake.reset_requests()
     mine = block(next_step="Mine")
     later = T + timedelta(minutes=5)
-    out = agent.save(github(fake), cache, 1, mine, writer=None, now=later, dry_run=True)
+    out = saving.save(github(fake), cache, 1, mine, writer=None, now=later, dry_run=True)
     assert out.status == "conflict" and out.conflict_log is None
     assert list(tmp_path.rglob("conflicts*")) == []
     assert fake.count("PATCH") == 0
@@ -159,7 +159,7 @@ def test_a_dry_run_conflict_writes_no_log(fake: GitHubFake, tmp_path: Path) -> N
 
 def test_save_refuses_an_incomplete_block(fake: GitHubFake, tmp_path: Path) -> None:
     half = Block(actor="cc-ariel-laptop", phase="planning")
-    out = agent.save(github(fake), DirectoryCache(tmp_path), 1, half, writer=None, now=T)
+    out = saving.save(github(fake), DirectoryCache(tmp_path), 1, half, writer=None, now=T)
     assert out.status == "incomplete"
     assert out.missing == ("Plan", "Files touched", "Next step")
     assert fake.count() == 0 and body(fake) == HUMAN
@@ -167,7 +167,7 @@ def test_save_refuses_an_incomplete_block(fake: GitHubFake, tmp_path: Path) -> N
 
 
 def test_dry_run_reads_once_and_writes_nothing(fake: GitHubFake, tmp_path: Path) -> None:
-    out = agent.save(
+    out = saving.save(
         github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T, dry_run=True
     )
     assert out.dry_run and "+## AI Context" in out.diff
@@ -177,7 +177,7 @@ def test_dry_run_reads_once_and_writes_nothing(fake: GitHubFake, tmp_path: Path)
 
 def test_mirror_hook_gets_the_written_issue_and_block(fake: GitHubFake, tmp_path: Path) -> None:
     seen: list[tuple[Issue, Block]] = []
-    agent.save(
+    saving.save(
         github(fake),
         DirectoryCache(tmp_path),
         1,
@@ -214,8 +214,10 @@ def test_human_text_outside_the_block_survives_save_byte_for_byte(
     github_server.repos.clear()
     github_server.add_issue(REPO, "T", prefix + current + suffix)
     cache = DirectoryCache(tmp_path_factory.mktemp("c"))
-    agent.resume(github(github_server), cache, 1, actor="cc-old")  # the write guard: read it first
-    out = agent.save(
+    resuming.resume(
+        github(github_server), cache, 1, actor="cc-old"
+    )  # the write guard: read it first
+    out = saving.save(
         github(github_server), cache, 1, block("cc-old", "new step"), writer="cc-old", now=T
     )
     assert out.status == "ok"
@@ -229,19 +231,19 @@ def test_human_text_outside_the_block_survives_save_byte_for_byte(
 
 def test_resume_named_by_the_cache_costs_one_call(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     fake.reset_requests()
-    out = agent.resume(github(fake), cache)
+    out = resuming.resume(github(fake), cache)
     assert (out.status, out.source, out.issue) == ("ok", "cache", 1)
     assert out.decision is not None and out.decision.kind == "equal"
     assert fake.count() == 1
 
 
 def test_resume_on_a_fresh_machine_takes_the_remote(fake: GitHubFake, tmp_path: Path) -> None:
-    agent.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
+    saving.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
     fresh = DirectoryCache(tmp_path / "b")
     fake.reset_requests()
-    out = agent.resume(github(fake), fresh, 1, actor="cc-ariel-phone")
+    out = resuming.resume(github(fake), fresh, 1, actor="cc-ariel-phone")
     assert out.decision is not None and out.decision.kind == "take_remote"
     assert fake.count() == 1
     entry = fresh.load(REPO, 1)
@@ -251,10 +253,10 @@ def test_resume_on_a_fresh_machine_takes_the_remote(fake: GitHubFake, tmp_path: 
 def test_resume_finds_the_actors_in_progress_issue_in_one_call(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
-    agent.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
+    saving.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
     fake.add_issue(REPO, "Someone else's", assignees=["noa"], labels=["in-progress"])
     fake.reset_requests()
-    out = agent.resume(github(fake), DirectoryCache(tmp_path / "b"), login=lambda: "ariel")
+    out = resuming.resume(github(fake), DirectoryCache(tmp_path / "b"), login=lambda: "ariel")
     assert (out.status, out.source, out.issue) == ("ok", "assigned", 1)
     assert fake.count() == 1
 
@@ -262,20 +264,20 @@ def test_resume_finds_the_actors_in_progress_issue_in_one_call(
 def test_resume_picks_by_the_blocks_last_updated_not_the_bots_activity(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
-    agent.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
+    saving.save(github(fake), DirectoryCache(tmp_path / "a"), 1, block(), writer=None, now=T)
     newer = render(replace(block(), last_updated=T + timedelta(hours=2)))
     fake.add_issue(REPO, "Newer work", newer, assignees=["ariel"], labels=["in-progress"])
     fake.clock.advance(hours=3)
     fake.add_comment(REPO, 1, "<!-- ai-context:findings -->\nbot", user="github-actions[bot]")
     fake.reset_requests()  # issue 1 is now GitHub's most recently updated, by the bot alone
-    out = agent.resume(github(fake), DirectoryCache(tmp_path / "b"), login=lambda: "ariel")
+    out = resuming.resume(github(fake), DirectoryCache(tmp_path / "b"), login=lambda: "ariel")
     assert (out.status, out.source, out.issue) == ("ok", "assigned", 2)
     assert fake.count() == 1
 
 
 def test_resume_without_a_task_lists_the_open_ones(fake: GitHubFake, tmp_path: Path) -> None:
     fake.add_issue(REPO, "Second", labels=["in-progress"])
-    out = agent.resume(github(fake), DirectoryCache(tmp_path), login="nobody")
+    out = resuming.resume(github(fake), DirectoryCache(tmp_path), login="nobody")
     assert out.status == "pick"
     assert sorted(c.number for c in out.candidates) == [1, 2]
 
@@ -285,13 +287,13 @@ def test_resume_pushes_a_save_that_never_reached_the_issue(
 ) -> None:
     """The seed's crash case: the PATCH failed, the local copy is newer and unpushed."""
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     fake.fail_next("PATCH", ISSUE, status=502, times=2)
     later = T + timedelta(minutes=20)
     with pytest.raises(GitHubUnavailable):
-        agent.save(github(fake), cache, 1, block(next_step="lost?"), writer=None, now=later)
+        saving.save(github(fake), cache, 1, block(next_step="lost?"), writer=None, now=later)
     assert parse(body(fake)).block != replace(block(next_step="lost?"), last_updated=later)
-    out = agent.resume(github(fake), cache, 1)
+    out = resuming.resume(github(fake), cache, 1)
     assert out.decision is not None and out.decision.kind == "push_local"
     assert out.wrote_remote
     assert parse(body(fake)).block == replace(block(next_step="lost?"), last_updated=later)
@@ -304,11 +306,11 @@ def test_clock_skew_is_a_conflict_not_an_overwrite(fake: GitHubFake, tmp_path: P
     unpushed work stamped 14:52; the phone saved newer work stamped (wrongly) 14:40. The seed's
     clocks alone would push the laptop's copy over the phone's."""
     laptop, phone = DirectoryCache(tmp_path / "laptop"), DirectoryCache(tmp_path / "phone")
-    agent.save(github(fake), laptop, 1, block(), writer=None, now=T)
-    agent.resume(github(fake), phone, 1)
+    saving.save(github(fake), laptop, 1, block(), writer=None, now=T)
+    resuming.resume(github(fake), phone, 1)
     fake.fail_next("PATCH", ISSUE, status=502, times=2)
     with pytest.raises(GitHubUnavailable):
-        agent.save(
+        saving.save(
             github(fake),
             laptop,
             1,
@@ -316,11 +318,11 @@ def test_clock_skew_is_a_conflict_not_an_overwrite(fake: GitHubFake, tmp_path: P
             writer=None,
             now=T + timedelta(minutes=20),
         )
-    agent.save(
+    saving.save(
         github(fake), phone, 1, block(next_step="phone"), writer=None, now=T + timedelta(minutes=8)
     )
     fake.reset_requests()
-    out = agent.resume(github(fake), laptop, 1)
+    out = resuming.resume(github(fake), laptop, 1)
     assert out.status == "conflict"
     assert fake.count("PATCH") == 0
     assert parse(body(fake)).block == replace(
@@ -330,16 +332,16 @@ def test_clock_skew_is_a_conflict_not_an_overwrite(fake: GitHubFake, tmp_path: P
 
 def test_take_resolves_a_conflict_and_logs_the_choice(fake: GitHubFake, tmp_path: Path) -> None:
     mine, theirs = DirectoryCache(tmp_path / "mine"), DirectoryCache(tmp_path / "theirs")
-    agent.save(github(fake), mine, 1, block(), writer=None, now=T)
-    agent.resume(github(fake), theirs, 1)
+    saving.save(github(fake), mine, 1, block(), writer=None, now=T)
+    resuming.resume(github(fake), theirs, 1)
     later = T + timedelta(minutes=9)  # Noa takes the task over (the block was Ariel's)
-    agent.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=later, take="local")
-    conflict = agent.save(
+    saving.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=later, take="local")
+    conflict = saving.save(
         github(fake), mine, 1, block(next_step="m"), writer=None, now=T + timedelta(minutes=10)
     )
     assert conflict.status == "conflict"
-    assert agent.resume(github(fake), mine, 1).status == "conflict"
-    out = agent.resume(github(fake), mine, 1, take="local")
+    assert resuming.resume(github(fake), mine, 1).status == "conflict"
+    out = resuming.resume(github(fake), mine, 1, take="local")
     assert out.status == "ok" and out.wrote_remote
     assert parse(body(fake)).block is not None
     assert parse(body(fake)).block.next_step == "m"  # type: ignore[union-attr]
@@ -347,20 +349,20 @@ def test_take_resolves_a_conflict_and_logs_the_choice(fake: GitHubFake, tmp_path
     assert [r["choice"] for r in log] == [None, None, "local"]
     assert log[-1]["remote"] is not None and "cc-noa" in log[-1]["remote"]
     # the other side now sees the issue moved and its own copy clean: it takes the remote
-    again = agent.resume(github(fake), theirs, 1)
+    again = resuming.resume(github(fake), theirs, 1)
     assert again.decision is not None and again.decision.kind == "take_remote"
 
 
 def test_take_remote_drops_the_local_copy_into_the_log(fake: GitHubFake, tmp_path: Path) -> None:
     mine, theirs = DirectoryCache(tmp_path / "mine"), DirectoryCache(tmp_path / "theirs")
-    agent.save(github(fake), mine, 1, block(), writer=None, now=T)
-    agent.resume(github(fake), theirs, 1)
+    saving.save(github(fake), mine, 1, block(), writer=None, now=T)
+    resuming.resume(github(fake), theirs, 1)
     later = T + timedelta(minutes=9)  # Noa takes the task over (the block was Ariel's)
-    agent.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=later, take="local")
-    agent.save(
+    saving.save(github(fake), theirs, 1, block("cc-noa"), writer=None, now=later, take="local")
+    saving.save(
         github(fake), mine, 1, block(next_step="m"), writer=None, now=T + timedelta(minutes=10)
     )
-    out = agent.resume(github(fake), mine, 1, take="remote")
+    out = resuming.resume(github(fake), mine, 1, take="remote")
     assert out.status == "ok" and not out.wrote_remote
     entry = mine.load(REPO, 1)
     assert entry is not None and entry.block.actor == "cc-noa" and not entry.dirty
@@ -371,7 +373,7 @@ def test_incomplete_state_blocks_proceeding(fake: GitHubFake, tmp_path: Path) ->
     half = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n"
     fake.edit_issue(REPO, 1, body=half + "\n" + HUMAN)
     cache = DirectoryCache(tmp_path)
-    out = agent.resume(github(fake), cache, 1)
+    out = resuming.resume(github(fake), cache, 1)
     assert out.status == "incomplete"
     assert out.missing == ("Last updated", "Plan", "Files touched", "Next step")
     assert fake.count("PATCH") == 0
@@ -383,7 +385,7 @@ def test_incomplete_state_blocks_proceeding(fake: GitHubFake, tmp_path: Path) ->
 def test_resume_of_a_task_with_no_state_anywhere_asks_for_every_field(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
-    out = agent.resume(github(fake), DirectoryCache(tmp_path), 1)
+    out = resuming.resume(github(fake), DirectoryCache(tmp_path), 1)
     assert out.status == "incomplete" and out.decision is not None
     assert out.decision.kind == "init" and len(out.missing) == 6
 
@@ -395,9 +397,9 @@ def test_handoff_sets_actor_and_phase_keeps_the_plan_and_releases_the_lease(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     released: list[tuple[int, str]] = []
-    out = agent.handoff(
+    out = finishing.handoff(
         github(fake),
         cache,
         1,
@@ -418,15 +420,15 @@ def test_handoff_sets_actor_and_phase_keeps_the_plan_and_releases_the_lease(
 
 def test_handoff_to_a_bad_actor_id_is_a_clear_error(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
-    with pytest.raises(agent.AgentError, match="one word"):
-        agent.handoff(github(fake), cache, 1, "Noa Levi", now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
+    with pytest.raises(model.AgentError, match="one word"):
+        finishing.handoff(github(fake), cache, 1, "Noa Levi", now=T)
 
 
 def test_done_writes_the_final_block(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
-    out = agent.done(
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
+    out = finishing.done(
         github(fake),
         cache,
         1,
@@ -442,8 +444,8 @@ def test_done_writes_the_final_block(fake: GitHubFake, tmp_path: Path) -> None:
     assert final.extra["Shipped"] == "Add UserBookingRepository; Wire into BookingService"
     assert final.extra["Follow-ups"] == "\n    - Add metrics\n    - Backfill old bookings"
     assert body(fake).endswith(HUMAN)
-    with pytest.raises(agent.AgentError, match="not a URL"):
-        agent.done(github(fake), cache, 1, pr="#9", now=T)
+    with pytest.raises(model.AgentError, match="not a URL"):
+        finishing.done(github(fake), cache, 1, pr="#9", now=T)
 
 
 # --- issue 15: no lost work, nothing left behind --------------------------------------------
@@ -455,14 +457,14 @@ def test_a_stale_save_by_the_same_actor_on_another_machine_is_a_conflict(
     """Issue 15 item 7: one actor, two machines. The desktop saved newer work after the laptop
     last read the issue; the laptop's save must not replace it, whatever the clocks say."""
     laptop, desktop = DirectoryCache(tmp_path / "laptop"), DirectoryCache(tmp_path / "desktop")
-    agent.save(github(fake), laptop, 1, block(), writer=None, now=T)
-    agent.resume(github(fake), desktop, 1)
+    saving.save(github(fake), laptop, 1, block(), writer=None, now=T)
+    resuming.resume(github(fake), desktop, 1)
     later = T + timedelta(minutes=8)
-    agent.save(github(fake), desktop, 1, block(next_step="desktop"), writer=None, now=later)
+    saving.save(github(fake), desktop, 1, block(next_step="desktop"), writer=None, now=later)
     newer = body(fake)
     fake.reset_requests()
     stale = block(next_step="laptop")
-    out = agent.save(github(fake), laptop, 1, stale, writer=None, now=T + timedelta(minutes=20))
+    out = saving.save(github(fake), laptop, 1, stale, writer=None, now=T + timedelta(minutes=20))
     assert out.status == "conflict"
     assert fake.count("PATCH") == 0 and body(fake) == newer
     assert out.decision is not None and "this same actor" in out.decision.reasons[0]
@@ -475,12 +477,12 @@ def test_save_take_local_replaces_the_moved_block_and_logs_both(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
     laptop, desktop = DirectoryCache(tmp_path / "laptop"), DirectoryCache(tmp_path / "desktop")
-    agent.save(github(fake), laptop, 1, block(), writer=None, now=T)
-    agent.resume(github(fake), desktop, 1)
+    saving.save(github(fake), laptop, 1, block(), writer=None, now=T)
+    resuming.resume(github(fake), desktop, 1)
     later = T + timedelta(minutes=8)
-    agent.save(github(fake), desktop, 1, block(next_step="desktop"), writer=None, now=later)
+    saving.save(github(fake), desktop, 1, block(next_step="desktop"), writer=None, now=later)
     mine = block(next_step="laptop")
-    out = agent.save(
+    out = saving.save(
         github(fake), laptop, 1, mine, writer=None, now=T + timedelta(minutes=20), take="local"
     )
     assert out.status == "ok" and out.wrote_remote and out.conflict_log is not None
@@ -497,13 +499,13 @@ def test_a_save_to_a_missing_issue_leaves_no_cache_entry(fake: GitHubFake, tmp_p
     """Issue 15 item 8: a failed save on bad input leaves the cache as it was, so a later
     bare resume does not trip over an entry for an issue that does not exist."""
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     before = sorted(p.name for p in tmp_path.iterdir())
     with pytest.raises(GitHubNotFound):
-        agent.save(github(fake), cache, 999, block(), writer=None, now=T + timedelta(minutes=1))
+        saving.save(github(fake), cache, 999, block(), writer=None, now=T + timedelta(minutes=1))
     assert cache.load(REPO, 999) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == before
-    out = agent.resume(github(fake), cache)
+    out = resuming.resume(github(fake), cache)
     assert (out.status, out.issue, out.source) == ("ok", 1, "cache")
 
 
@@ -511,12 +513,12 @@ def test_a_save_over_the_body_limit_restores_the_previous_cache_entry(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     previous = cache.load(REPO, 1)
     before = body(fake)
-    huge = block(next_step="x" * agent.BODY_LIMIT)
-    with pytest.raises(agent.AgentError, match="GitHub allows 65,536"):
-        agent.save(github(fake), cache, 1, huge, writer=None, now=T + timedelta(minutes=1))
+    huge = block(next_step="x" * model.BODY_LIMIT)
+    with pytest.raises(model.AgentError, match="GitHub allows 65,536"):
+        saving.save(github(fake), cache, 1, huge, writer=None, now=T + timedelta(minutes=1))
     assert cache.load(REPO, 1) == previous
     assert body(fake) == before
 
@@ -526,7 +528,7 @@ def test_an_outage_keeps_the_unpushed_copy_for_resume(fake: GitHubFake, tmp_path
     cache = DirectoryCache(tmp_path)
     fake.fail_next("PATCH", ISSUE, status=502, times=2)
     with pytest.raises(GitHubUnavailable):
-        agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+        saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     entry = cache.load(REPO, 1)
     assert entry is not None and entry.dirty
 
@@ -537,9 +539,9 @@ def test_done_closes_open_steps_and_releases_the_lease(fake: GitHubFake, tmp_pat
     seed = block()
     assert SEED is not None
     blocked = (*SEED.plan[:4], replace(SEED.plan[4], status="blocked"))
-    agent.save(github(fake), cache, 1, replace(seed, plan=blocked), writer=None, now=T)
+    saving.save(github(fake), cache, 1, replace(seed, plan=blocked), writer=None, now=T)
     released: list[tuple[int, str]] = []
-    out = agent.done(
+    out = finishing.done(
         github(fake),
         cache,
         1,
@@ -558,10 +560,10 @@ def test_done_closes_open_steps_and_releases_the_lease(fake: GitHubFake, tmp_pat
 
 def test_a_dry_run_done_releases_nothing(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     before = body(fake)
     released: list[tuple[int, str]] = []
-    out = agent.done(
+    out = finishing.done(
         github(fake),
         cache,
         1,
@@ -587,16 +589,16 @@ def test_resume_finds_the_open_task_whose_block_names_this_actor(
     fake.add_issue(REPO, "Booking history", mine)
     fake.add_issue(REPO, "Finished", render(replace(block(), phase="done", last_updated=T)))
     fake.reset_requests()
-    out = agent.resume(github(fake), DirectoryCache(tmp_path), actor="cc-ariel-laptop")
+    out = resuming.resume(github(fake), DirectoryCache(tmp_path), actor="cc-ariel-laptop")
     assert (out.status, out.source, out.issue) == ("ok", "block", 2)
     assert fake.count() == 1  # one listing, the block read from it
 
 
 def test_resume_named_by_the_cache_lists_nothing(fake: GitHubFake, tmp_path: Path) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     fake.reset_requests()
-    out = agent.resume(github(fake), cache, actor="cc-ariel-laptop")
+    out = resuming.resume(github(fake), cache, actor="cc-ariel-laptop")
     assert out.source == "cache"
     assert fake.calls == {("GET", "/repos/{owner}/{repo}/issues/{number}"): 1}
 
@@ -607,10 +609,10 @@ def test_resume_of_a_task_without_a_block_offers_a_starting_block(
     """Seeds/000's initialize_empty(): this actor, Phase planning, the plan to write; exit 5
     still, and the block saves as it is."""
     cache = DirectoryCache(tmp_path)
-    out = agent.resume(github(fake), cache, 1, actor="cc-ariel-laptop", now=T)
+    out = resuming.resume(github(fake), cache, 1, actor="cc-ariel-laptop", now=T)
     assert out.status == "incomplete" and len(out.missing) == 6
     assert out.state is not None
     assert (out.state.actor, out.state.phase) == ("cc-ariel-laptop", "planning")
     assert out.state.plan[0].status == "pending"
-    saved = agent.save(github(fake), cache, 1, out.state, writer="cc-ariel-laptop", now=T)
+    saved = saving.save(github(fake), cache, 1, out.state, writer="cc-ariel-laptop", now=T)
     assert saved.status == "ok"

@@ -207,7 +207,12 @@ def test_owner_of_reads_actors_from_the_config(tmp_path: Path) -> None:
 def test_the_agent_side_imports_neither_jinja2_nor_the_github_client_to_start() -> None:
     """The GitHub client loads only when a command runs; the agent modules need no templates."""
     probes = {
-        "import ai_context.jobs.agent": ("jinja2", "github", "requests", "yaml"),
+        "from ai_context.jobs.agent import finishing, resuming, saving": (
+            "jinja2",
+            "github",
+            "requests",
+            "yaml",
+        ),
         "from ai_context.cli.main import build_parser; build_parser()": ("github", "requests"),
     }
     for code, heavy in probes.items():

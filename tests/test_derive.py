@@ -20,8 +20,8 @@ from ai_context.adapters.gitrepo import (
     log,
     remote_repository,
 )
-from ai_context.rules.gitlog.checkpoints import format_checkpoint
 from tests.conftest import SEED_BLOCK, run_cli
+from tests.test_gitlog import checkpoint_message
 
 T0 = datetime(2026, 5, 26, 14, 32, tzinfo=UTC)
 
@@ -63,7 +63,7 @@ HISTORY = [
     ),
     Change("Unrelated work on #1010", T0 - timedelta(hours=20), {"other.ts": "x"}),
     Change(
-        format_checkpoint("Wire into BookingService", 101, 2),
+        checkpoint_message("Wire into BookingService", 101, 2),
         T0 - timedelta(hours=2),
         {"apps/api/src/booking/service.ts": "2"},
     ),
@@ -73,7 +73,7 @@ HISTORY = [
         {"apps/api/src/app.ts": "3", "other.ts": None},
         author="Bo",
     ),
-    Change(format_checkpoint("Add unit tests", 101, 3), T0 + timedelta(hours=4), {"t.ts": "4"}),
+    Change(checkpoint_message("Add unit tests", 101, 3), T0 + timedelta(hours=4), {"t.ts": "4"}),
 ]
 
 

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 from ai_context.rules.gitlog.checkpoints import (
     Checkpoint,
     CheckpointProblem,
-    format_checkpoint,
     read_checkpoint,
 )
 from ai_context.rules.gitlog.refs import issues_named
+from tests.test_gitlog import checkpoint_message
 
 # Text rich in the characters the rules look at.
 ALPHABET = st.sampled_from(list("#/`~:-_. \n\tabcGHIikstue0123456789@&[]()AIC,"))
@@ -46,7 +46,7 @@ def test_read_checkpoint_never_raises(text: str) -> None:
     st.none() | st.integers(1, 999),
 )
 def test_checkpoint_round_trip(text: str, issue: int, step: int | None) -> None:
-    result = read_checkpoint(format_checkpoint(text, issue, step))
+    result = read_checkpoint(checkpoint_message(text, issue, step))
     assert result == Checkpoint(version=1, issue=issue, step=step, text=" ".join(text.split()))
 
 

@@ -22,8 +22,8 @@ from ai_context.core.block.model import Block
 from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render
 from ai_context.core.models import BodyHistory
-from ai_context.jobs import agent
-from ai_context.jobs.agent import Outcome
+from ai_context.jobs.agent import finishing, resuming, saving
+from ai_context.jobs.agent.model import Outcome
 from ai_context.rules.overwrite import UNKNOWN, Region, judge, merge3, predecessor
 from ai_context.rules.runstate import decode
 from tests.actionrun import run_action
@@ -82,7 +82,7 @@ def test_a_person_edit_landing_while_the_patch_is_held_is_re_applied(
     cache = DirectoryCache(tmp_path)
     out = while_held(
         fake,
-        lambda: agent.save(github(fake), cache, 1, block(), writer=None, now=T),
+        lambda: saving.save(github(fake), cache, 1, block(), writer=None, now=T),
         lambda: fake.edit_issue(REPO, 1, body=body(fake) + PERSON, editor="ana"),
     )
     assert (out.status, out.wrote_remote) == ("ok", True)
@@ -97,12 +97,14 @@ def test_a_person_edit_of_the_block_while_the_patch_is_held_is_restored_and_a_co
     fake: GitHubFake, tmp_path: Path
 ) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     by_hand = body(fake).replace("Finish unit tests", "Ask Noa first (edited by hand)")
     mine = block("Open the PR")
     out = while_held(
         fake,
-        lambda: agent.save(github(fake), cache, 1, mine, writer=None, now=T + timedelta(minutes=5)),
+        lambda: saving.save(
+            github(fake), cache, 1, mine, writer=None, now=T + timedelta(minutes=5)
+        ),
         lambda: fake.edit_issue(REPO, 1, body=by_hand, editor="ana"),
     )
     assert out.status == "conflict"
@@ -123,18 +125,18 @@ def test_another_agents_save_landing_while_the_patch_is_held_is_kept(
     """Two sessions of one actor save at once: the one whose PATCH went last put the other's
     block back and is told (conflict); the other's save stands."""
     cache = DirectoryCache(tmp_path / "mine")
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     theirs = DirectoryCache(tmp_path / "theirs")
-    agent.resume(github(fake), theirs, 1, now=T + timedelta(minutes=1))
+    resuming.resume(github(fake), theirs, 1, now=T + timedelta(minutes=1))
     later = T + timedelta(minutes=5)
 
     def they_save() -> None:
-        done = agent.save(github(fake), theirs, 1, block("Theirs"), writer=None, now=later)
+        done = saving.save(github(fake), theirs, 1, block("Theirs"), writer=None, now=later)
         assert done.status == "ok"
 
     out = while_held(
         fake,
-        lambda: agent.save(github(fake), cache, 1, block("Mine"), writer=None, now=later),
+        lambda: saving.save(github(fake), cache, 1, block("Mine"), writer=None, now=later),
         they_save,
     )
     assert out.status == "conflict"
@@ -147,10 +149,10 @@ def test_handoff_re_applies_an_edit_that_landed_while_its_patch_was_held(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
     cache = DirectoryCache(tmp_path)
-    agent.save(github(fake), cache, 1, block(), writer=None, now=T)
+    saving.save(github(fake), cache, 1, block(), writer=None, now=T)
     out = while_held(
         fake,
-        lambda: agent.handoff(
+        lambda: finishing.handoff(
             github(fake),
             cache,
             1,
@@ -168,7 +170,7 @@ def test_handoff_re_applies_an_edit_that_landed_while_its_patch_was_held(
 def test_no_edit_between_costs_one_history_read_and_no_second_write(
     fake: GitHubFake, tmp_path: Path
 ) -> None:
-    agent.save(github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T)
+    saving.save(github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T)
     assert fake.count("PATCH") == 1 and fake.count("POST", "/graphql") == 1
 
 
@@ -179,7 +181,7 @@ def test_an_unreadable_history_still_catches_a_block_replaced_after_the_write(
     fake.fail_next("POST", "/graphql", status=502, times=None)
     theirs = render(replace(block("Theirs"), actor="cc-noa-desktop"), markers=True)
     fake.after("PATCH", ISSUE, lambda _: fake.edit_issue(REPO, 1, body=theirs), times=1)
-    out = agent.save(github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T)
+    out = saving.save(github(fake), DirectoryCache(tmp_path), 1, block(), writer=None, now=T)
     assert out.status == "conflict"
     assert out.decision is not None and out.decision.remote is not None
     assert out.decision.remote.next_step == "Theirs"

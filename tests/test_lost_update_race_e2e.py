@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from ai_context.adapters.cache import DirectoryCache
 from ai_context.adapters.github import GitHub
 from ai_context.core.block.parse import parse
-from ai_context.jobs import agent
+from ai_context.jobs.agent import resuming
 from tests.conftest import ROOT, SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -57,7 +57,7 @@ def save(fake: GitHubFake, cache: Path, next_step: str) -> subprocess.Popen[str]
 
 def resume(fake: GitHubFake, cache: Path) -> str:
     api = GitHub(SecretStr("t"), REPO, api_url=fake.url, write_interval=0)
-    return agent.resume(api, DirectoryCache(cache), 1, now=datetime.now(UTC)).status
+    return resuming.resume(api, DirectoryCache(cache), 1, now=datetime.now(UTC)).status
 
 
 def test_two_save_processes_race_and_no_block_is_lost_silently(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""`ai-context save | resume | handoff | done`: the agent side's commands (agent.py does the work).
+"""`ai-context save | resume | handoff | done`: the agent commands, run by jobs/agent/.
 
 Agents run these at every checkpoint, so start-up stays lean: this module imports nothing heavy
 at the top; a command imports the GitHub adapter only when it runs, and nothing imports jinja2.
@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.adapters.clients import TOKEN_ENVS
@@ -38,10 +39,9 @@ from ai_context.jobs.agent.mirror import agent_mirror_hook
 from ai_context.jobs.agent.output import EXIT_BY_STATUS, outcome_json, outcome_text
 
 if TYPE_CHECKING:
-    from ai_context.adapters.cache import Cache
     from ai_context.adapters.github import GitHub
     from ai_context.core.block.model import Block
-    from ai_context.jobs.agent import Outcome
+    from ai_context.jobs.agent.model import Outcome
 
 # --- arguments ----------------------------------------------------------------------------
 
@@ -70,48 +70,45 @@ def add_agent_commands(sub: Any) -> None:
         p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601) for timestamps")
         add_format(p)
 
-    def take_local(p: argparse.ArgumentParser) -> None:
+    def writes(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
         p.add_argument(
             "--take",
             choices=("local",),
             help="write even though the write guard refuses (another actor's block, or one "
             "this machine has not read); logged with both copies",
         )
+        common(p)
 
-    save = sub.add_parser("save", help="write an AI Context block into its issue")
-    add_issue(save)
+    def command(name: str, about: str, handler: Any) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = sub.add_parser(name, help=about)
+        add_issue(p, nargs="?" if name == "resume" else None)
+        p.set_defaults(handler=handler)
+        return p
+
+    save = command("save", "write an AI Context block into its issue", cmd_save)
     save.add_argument(
         "--from",
         dest="source",
         metavar="FILE",
         help="the block (or a body holding it); default stdin",
     )
-    save.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    take_local(save)
-    common(save)
-    save.set_defaults(handler=cmd_save)
+    writes(save)
 
-    resume = sub.add_parser("resume", help="reconcile the local copy with the issue and go on")
-    add_issue(resume, nargs="?")
+    resume = command("resume", "reconcile the local copy with the issue and go on", cmd_resume)
     resume.add_argument(
         "--take", choices=("local", "remote"), help="resolve a conflict with this copy"
     )
     resume.add_argument("--assignee", metavar="LOGIN", help="your GitHub login (finds your task)")
     common(resume)
-    resume.set_defaults(handler=cmd_resume)
 
-    handoff = sub.add_parser("handoff", help="hand the task to another actor")
-    add_issue(handoff)
+    handoff = command("handoff", "hand the task to another actor", cmd_handoff)
     handoff.add_argument("--to", required=True, metavar="ACTOR", help="the next actor's id")
     handoff.add_argument("--description", metavar="TEXT", help="who the next actor is")
     handoff.add_argument("--next-step", metavar="TEXT", help="replace Next step")
-    handoff.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    take_local(handoff)
-    common(handoff)
-    handoff.set_defaults(handler=cmd_handoff)
+    writes(handoff)
 
-    done = sub.add_parser("done", help="write the final block: what shipped, the PR, follow-ups")
-    add_issue(done)
+    done = command("done", "write the final block: what shipped, the PR, follow-ups", cmd_done)
     done.add_argument("--pr", metavar="URL", help="the pull request that shipped it")
     done.add_argument(
         "--followup",
@@ -132,10 +129,7 @@ def add_agent_commands(sub: Any) -> None:
         help="plan step N is done with the finish (e.g. the Open PR step, with --pr); a step "
         "still pending that is not named is marked skipped (repeatable)",
     )
-    done.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    take_local(done)
-    common(done)
-    done.set_defaults(handler=cmd_done)
+    writes(done)
 
 
 # --- settings -----------------------------------------------------------------------------
@@ -150,27 +144,10 @@ def _github(args: argparse.Namespace, env: Mapping[str, str]) -> GitHub:
     return github_from_env(repository, env, token_names=names)
 
 
-def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
-    from ai_context.adapters.cache import open_cache  # noqa: PLC0415
-
-    return open_cache(args.cache, dict(env))
-
-
 def _step_number(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a plan step number (1, 2, ...)")
     return int(text)
-
-
-def _required(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, ...]:
-    """The fields a complete block needs, as the Action reads them (config_file.check_config:
-    --config, else $AI_CONTEXT_CONFIG, else .github/ai-context.yml; no file, no YAML)."""
-    return check_config(config_path(env, getattr(args, "config", None)), env).required
-
-
-def _now(args: argparse.Namespace) -> datetime:
-    now: datetime = args.now or datetime.now(UTC)
-    return now
 
 
 def _read_text(name: str, stdin: TextIO) -> tuple[str, str]:
@@ -200,18 +177,28 @@ def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
 
 
 def _run(
-    args: argparse.Namespace,
-    out: TextIO,
-    work: Callable[[GitHub, Cache], Outcome],
-    env: Mapping[str, str] | None = None,
+    args: argparse.Namespace, out: TextIO, work: Callable[..., Outcome], *, release: bool = False
 ) -> int:
-    env = os.environ if env is None else env
+    """WORK (a job, its own options bound) with the settings, `--take` and `--dry-run` the
+    agent commands share; RELEASE: the writer's lease is released once the block has landed."""
+    env = os.environ
+    # The fields a complete block needs, as the Action reads them (no file, no YAML).
+    required = check_config(config_path(env, args.config), env).required
     gh = _github(args, env)
-    cache = _cache(args, env)
+    from ai_context.adapters.cache import open_cache  # noqa: PLC0415
     from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415
 
+    cache = open_cache(args.cache, dict(env))
+    common: dict[str, Any] = {"required": required, "take": args.take}
+    common["now"] = args.now or datetime.now(UTC)
+    if "dry_run" in args:  # resume has no dry run
+        common["dry_run"] = args.dry_run
+    if release:
+        from ai_context.jobs.agent.finishing import lease_release  # noqa: PLC0415
+
+        common["release_lease"] = lease_release(gh)
     try:
-        outcome = work(gh, cache)
+        outcome = work(gh, cache, mirror=agent_mirror_hook(), **common)
     except GitHubNotFound as exc:
         raise UsageError(
             f"{exc}; check the issue number and the repository ({gh.repository})"
@@ -227,106 +214,40 @@ def _run(
 def cmd_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     block = _read_block(args, stdin)
     actor = resolve_actor(args, os.environ)
-    required = _required(args, os.environ)
-    from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.saving import save  # noqa: PLC0415
 
-    return _run(
-        args,
-        out,
-        lambda gh, cache: agent.save(
-            gh,
-            cache,
-            args.issue.number,
-            block,
-            writer=actor,
-            now=_now(args),
-            dry_run=args.dry_run,
-            take=args.take,
-            required=required,
-            mirror=agent_mirror_hook(),
-        ),
-    )
+    return _run(args, out, partial(save, number=args.issue.number, block=block, writer=actor))
 
 
 def cmd_resume(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
-    config = config_path(os.environ, args.config)
-    required = check_config(config, os.environ).required
-    from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.resuming import resume  # noqa: PLC0415
 
     def login() -> str | None:
         from ai_context.adapters.config import owner_of  # noqa: PLC0415 - resume step 1 only
 
-        return args.assignee or owner_of(actor, config)
+        return args.assignee or owner_of(actor, config_path(os.environ, args.config))
 
-    return _run(
-        args,
-        out,
-        lambda gh, cache: agent.resume(
-            gh,
-            cache,
-            args.issue.number if args.issue else None,
-            actor=actor,
-            login=login,
-            now=_now(args),
-            take=args.take,
-            required=required,
-            mirror=agent_mirror_hook(),
-        ),
-    )
+    number = args.issue.number if args.issue else None
+    return _run(args, out, partial(resume, number=number, actor=actor, login=login))
 
 
 def cmd_handoff(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
-    required = _required(args, os.environ)
-    from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.finishing import handoff  # noqa: PLC0415
 
-    return _run(
-        args,
-        out,
-        lambda gh, cache: agent.handoff(
-            gh,
-            cache,
-            args.issue.number,
-            args.to,
-            description=args.description,
-            next_step=args.next_step,
-            writer=actor,
-            now=_now(args),
-            dry_run=args.dry_run,
-            take=args.take,
-            required=required,
-            release_lease=agent.lease_release(gh),
-            mirror=agent_mirror_hook(),
-        ),
-    )
+    options = {"description": args.description, "next_step": args.next_step}
+    work = partial(handoff, number=args.issue.number, to=args.to, writer=actor, **options)
+    return _run(args, out, work, release=True)
 
 
 def cmd_done(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     actor = resolve_actor(args, os.environ)
-    required = _required(args, os.environ)
-    from ai_context.jobs import agent  # noqa: PLC0415
+    from ai_context.jobs.agent.finishing import done  # noqa: PLC0415
 
-    return _run(
-        args,
-        out,
-        lambda gh, cache: agent.done(
-            gh,
-            cache,
-            args.issue.number,
-            pr=args.pr,
-            followups=args.followup,
-            shipped=args.shipped,
-            done_steps=args.done_steps,
-            writer=actor,
-            now=_now(args),
-            dry_run=args.dry_run,
-            take=args.take,
-            required=required,
-            release_lease=agent.lease_release(gh),
-            mirror=agent_mirror_hook(),
-        ),
-    )
+    options = {"followups": args.followup, "shipped": args.shipped, "done_steps": args.done_steps}
+    work = partial(done, number=args.issue.number, pr=args.pr, writer=actor, **options)
+    return _run(args, out, work, release=True)

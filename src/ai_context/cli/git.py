@@ -1,7 +1,5 @@
-"""`ai-context derive ISSUE`: what git can tell about a task, beside its block.
-
-Run in a checkout so an agent can fix its block from the record of work (docs/seeds/001).
-Errors are raised (core/errors.py) and reported by cli/main.py.
+"""`ai-context derive ISSUE`: what git can tell about a task, beside its block, so an agent can fix
+its block from the record of work (docs/seeds/001).
 """
 
 from __future__ import annotations
@@ -12,12 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from ai_context.adapters.gitrepo import (
-    current_branch,
-    head_sha,
-    is_repo,
-    log,
-)
+from ai_context.adapters.gitrepo import current_branch, head_sha, is_repo, log
 from ai_context.adapters.store import DirectoryStore, split_front_matter
 from ai_context.cli.common import (
     add_checkout,

@@ -1,26 +1,11 @@
 """`ai-context hook session-start | stop | post-tool-use | pre-compact`: Claude Code's hooks.
 
-`ai-context setup claude` writes them. Each reads the hook's JSON on stdin and answers JSON on
-stdout, as Claude Code defines them:
-- session-start: the resume reconciliation (seeds/000 steps 1-6; one GitHub call when the local
-  cache names the task) and the reconciled block as `hookSpecificOutput.additionalContext`, so
-  every session and every window after a compaction starts from the authority. The block is
-  framed as what it is: the issue's content, written by others, to be checked against the
-  user's instructions, never followed as instructions;
-- stop: blocks the end of a turn once (`{"decision": "block", "reason": ...}`) when the block is
-  behind git or older than the cadence with work waiting; never when `stop_hook_active` is set;
-- post-tool-use (matcher Bash): after a `git commit`, asks for a checkpoint at the cadence
-  (3 commits or 30 minutes since Last updated by default: `--every-commits`, `--every`), in
-  one sentence (the block's reason, which Claude Code shows the agent);
-- pre-compact: before the context is summarised (seeds/000: save "before context pressure"),
-  pushes a local copy that never reached the issue (the save this machine can make alone), and
-  when the block is behind the work, asks for a save: a manual /compact is held once per
-  session (`decision: block`) so the agent can save first; an automatic one is not held, and
-  the user is told.
-Only session-start and pre-compact talk to GitHub; stop and post-tool-use read the local cache
-and git. A hook never fails the agent's turn: whatever goes wrong (GitHub down, no token, bad
-input) it exits 0 and says so in one line. Start-up stays lean: nothing heavy is imported at
-the top.
+`ai-context setup claude` installs them; each reads the hook's JSON on stdin and answers JSON,
+as Claude Code defines them. session-start runs the resume reconciliation and gives the block
+as context, framed as the issue's content (data, never instructions); stop and post-tool-use
+ask for a checkpoint at the cadence, from the local cache and git alone; pre-compact pushes an
+unpushed local copy and asks for a save first. A hook never fails the agent's turn: whatever
+goes wrong, it exits 0 and says so in one line. Nothing heavy is imported at the top.
 """
 
 from __future__ import annotations
@@ -50,10 +35,9 @@ if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
     from ai_context.adapters.cache_entry import CacheEntry
     from ai_context.adapters.github import GitHub
-    from ai_context.jobs.agent import Outcome
+    from ai_context.jobs.agent.model import Outcome
     from ai_context.rules.cadence import Progress
 
-EVENTS = HOOK_EVENTS
 RECENT = timedelta(hours=24)
 SESSION_FILE = "sp.json"  # `ai-context session save`'s default, in the project's root
 Answer = dict[str, Any] | None
@@ -70,7 +54,19 @@ def add_hook_command(sub: Any) -> None:
         description="Claude Code hooks (`ai-context setup claude` installs them). Always exits "
         "0: a hook never fails the agent's turn.",
     )
-    p.add_argument("event", choices=EVENTS)
+    p.add_argument("event", choices=HOOK_EVENTS)
+    add_cadence(p)
+    add_repo(p)
+    p.add_argument(
+        "--cache", metavar="PATH", help="default: $AI_CONTEXT_CACHE or .ai-context/cache"
+    )
+    add_actor(p)
+    p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601), for tests")
+    p.set_defaults(handler=cmd_hook)
+
+
+def add_cadence(p: argparse.ArgumentParser) -> None:
+    """--every-commits and --every: when a checkpoint is due (the hooks, and setup for them)."""
     p.add_argument(
         "--every-commits",
         type=int,
@@ -85,13 +81,6 @@ def add_hook_command(sub: Any) -> None:
         metavar="DURATION",
         help="... or this long after the last save (default 30m)",
     )
-    add_repo(p)
-    p.add_argument(
-        "--cache", metavar="PATH", help="default: $AI_CONTEXT_CACHE or .ai-context/cache"
-    )
-    add_actor(p)
-    p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601), for tests")
-    p.set_defaults(handler=cmd_hook)
 
 
 def cmd_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
@@ -205,33 +194,28 @@ def session_context(outcome: Outcome) -> str:
     )
 
 
-def _offline_note(exc: Exception, cache: Cache, repository: str) -> str:
-    recent = cache.recent(repository, RECENT, datetime.now(UTC))
+def _offline_note(exc: Exception, active: CacheEntry | None) -> str:
     local = ""
-    if recent and recent[0].block.next_step:
-        local = (
-            f"; the local copy of #{recent[0].issue} says Next step: {recent[0].block.next_step}"
-        )
+    if active is not None and active.block.next_step:
+        local = f"; the local copy of #{active.issue} says Next step: {active.block.next_step}"
     return (
         f"GitHub did not answer ({exc}): the AI Context block was not reconciled{local}. "
         "Go on, and run /task-resume once GitHub is back."
     )
 
 
-def session_start(
-    args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str, str]
-) -> Answer:
-    del payload  # every source (startup, resume, clear, compact) starts from the authority
+def _resume(args: argparse.Namespace, env: Mapping[str, str], issue: int | None = None) -> Outcome:
+    """The resume reconciliation (seeds/000 steps 1-6) of ISSUE, else of the task this machine
+    (or its actor) is on; it pushes a local copy the issue never had."""
+    from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
+    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs.agent.resuming import resume  # noqa: PLC0415
+
     repository = _repository(args, env)
     cache = _cache(args, env)
     gh = _github(repository, env)
     actor = resolve_actor(args, env)
-    from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
-    from ai_context.adapters.github import GitHubConfigError, GitHubError  # noqa: PLC0415
-    from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
-
-    config = config_path(env, getattr(args, "config", None))
+    config = config_path(env)
 
     def login() -> str | None:
         from ai_context.adapters.config import owner_of  # noqa: PLC0415
@@ -241,21 +225,31 @@ def session_start(
         except Exception:
             return None
 
+    required = check_config(config, env).required
+    return resume(
+        gh,
+        cache,
+        issue,
+        actor=actor,
+        login=login,
+        now=_now(args),
+        required=required,
+        mirror=agent_mirror_hook(),
+    )
+
+
+def session_start(
+    args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str, str]
+) -> Answer:
+    del payload  # every source (startup, resume, clear, compact) starts from the authority
+    from ai_context.adapters.github import GitHubConfigError, GitHubError  # noqa: PLC0415
+
     try:
-        outcome = agent.resume(
-            gh,
-            cache,
-            None,
-            actor=actor,
-            login=login,
-            now=_now(args),
-            required=check_config(config, env).required,
-            mirror=agent_mirror_hook(),
-        )
+        outcome = _resume(args, env)
     except GitHubConfigError as exc:
         raise HookNote(f"GitHub refused the request ({exc}); the block was not reconciled") from exc
     except GitHubError as exc:
-        raise HookNote(_offline_note(exc, cache, repository)) from exc
+        raise HookNote(_offline_note(exc, _active(args, env))) from exc
     context = session_context(outcome)
     if Path(SESSION_FILE).is_file():
         context += (
@@ -318,17 +312,13 @@ def post_tool_use(
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if payload.get("tool_name") != "Bash" or not isinstance(command, str):
         return None
-    if not is_git_commit(command):
-        return None
-    entry = _active(args, env)
+    entry = _active(args, env) if is_git_commit(command) else None
     if entry is None:
         return None
     reason = commit_nudge(progress_of(entry, _now(args), Path.cwd()), _cadence(args))
-    if reason is None:
-        return None
     # Claude Code shows a PostToolUse block's reason to the agent: said once, not also as
     # additionalContext.
-    return {"decision": "block", "reason": reason}
+    return {"decision": "block", "reason": reason} if reason else None
 
 
 # --- pre-compact ----------------------------------------------------------------------------
@@ -364,22 +354,10 @@ def pre_compact(
 def _push_unsaved(args: argparse.Namespace, env: Mapping[str, str], entry: CacheEntry) -> str:
     """The resume reconciliation of ENTRY's task, which pushes its unpushed copy through the
     write guard; one line saying what happened."""
-    from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
     from ai_context.adapters.github import GitHubError  # noqa: PLC0415
-    from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
 
-    repository = _repository(args, env)
     try:
-        outcome = agent.resume(
-            _github(repository, env),
-            _cache(args, env),
-            entry.issue,
-            actor=resolve_actor(args, env),
-            now=_now(args),
-            required=check_config(config_path(env, getattr(args, "config", None)), env).required,
-            mirror=agent_mirror_hook(),
-        )
+        outcome = _resume(args, env, entry.issue)
     except (GitHubError, HookNote) as exc:
         return f"this machine's unsaved copy of #{entry.issue} was not pushed ({exc})."
     if outcome.status == "ok" and outcome.wrote_remote:
@@ -399,28 +377,15 @@ def _asked_before(
     args: argparse.Namespace, env: Mapping[str, str], session: str, issue: int
 ) -> bool:
     """Whether this session was held for this task's save in the last ASKED minutes."""
-    try:
-        data = json.loads(_read_small(_asked_path(args, env)))
+    from ai_context.adapters.cache import CacheError, read_bounded  # noqa: PLC0415
+
+    try:  # never through a link nor from a FIFO: a checkout may ship any file there
+        data = json.loads(read_bounded(_asked_path(args, env), 4096) or b"")
         at = datetime.fromisoformat(data["at"])
         same = data["session_id"] == session and data["issue"] == issue
-    except (OSError, ValueError, KeyError, TypeError):
+    except (CacheError, OSError, ValueError, KeyError, TypeError):
         return False
     return bool(same and timedelta(0) <= _now(args) - at <= ASKED)
-
-
-def _read_small(path: Path) -> bytes:
-    """A few bytes of a regular file, never through a link nor from a device or a FIFO (a
-    checkout may ship any file under the cache's path)."""
-    import stat  # noqa: PLC0415
-
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        return os.read(fd, 4096)
-    finally:
-        os.close(fd)
 
 
 def _remember_asked(

@@ -1,17 +1,9 @@
 """`ai-context session save|load` (sp.json, docs/seeds/004) and `ai-context scrub`.
 
-`session save --from FILE` takes what the agent knows, as JSON (a file, or - for stdin)::
-
-    {"tasks": [{"title": "Fix auth middleware", "status": "pending", "priority": "P1",
-                "category": "BUGFIX", "context": "...", "files": ["src/auth.ts:45"],
-                "area": "auth"}, ...],
-     "context_blocks": [{"title": "JWT setup", "content": "...",
-                         "related_tasks": ["TASK_001"]}]}
-
-or just the list of tasks. Only `title` and `status` (pending, in_progress, completed) are
-required; `id` (TASK_001...) keeps a task matched to the one in the file, `created` and
-`completed` default to now. Without --overwrite the file is read and merged (the agent did not
-load it this session); with it the file is replaced (the agent loaded it, its list is whole).
+`session save --from FILE` takes what the agent knows as JSON, `{"tasks": [...],
+"context_blocks": [...]}` or the list of tasks (only `title` and `status` required; `id` matches
+a task in the file); merged with the file unless `--overwrite` (the agent loaded it this session,
+so its list is whole).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Writing an issue body with nothing lost in silence: an agent's block, the run-state line.
 
-GitHub's issue PATCH has no compare-and-swap. So a writer re-reads the issue right before
-its PATCH (after any write spacing: `pace_write`), and after the PATCH reads the issue's edit
-history (adapters/github_edits.py) to see what its write replaced. An edit that landed in
-between is put back by rules/overwrite.py's rules: re-applied when it left the writer's
-region alone, restored (and the write reported as not landed) when it changed it, or, when
-the two cannot be merged, left for the writer with both copies. Each corrective write is
-checked the same way, a few times at most.
+GitHub's issue PATCH has no compare-and-swap: a writer re-reads right before its PATCH (after
+the write spacing), then reads the edit history to see what its write replaced; an edit that
+landed in between is put back by rules/overwrite.py's rules, each correction checked the same
+way, a few times at most.
 """
 
 from __future__ import annotations
@@ -37,10 +34,8 @@ class BodyTracker(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Committed:
-    """How a body write ended. LANDED: the writer's region is in the issue now. OTHER: the
-    body of the edit that could not be kept beside ours (both copies go to the writer).
-    PROBLEM says why the write did not land; NOTES what else happened; WRITES counts the
-    PATCHes made (the first and any corrective one)."""
+    """How a body write ended: LANDED (the writer's region is in the issue), OTHER (the copy kept
+    instead of ours), PROBLEM (why it did not land), WRITES (the PATCHes made)."""
 
     issue: Issue
     writes: int
@@ -79,14 +74,7 @@ def commit_body(
         fresh = fresh_read(tracker, number)
         target = merge3(written.body, verdict.want, fresh.body)
         if target is None:
-            return Committed(
-                fresh,
-                writes,
-                landed=False,
-                other=verdict.lost,
-                problem="an edit of the issue landed while this write was on its way and "
-                "cannot be merged with the issue as it is now; nothing more was written",
-            )
+            return _lost(fresh, writes, verdict.lost, _UNMERGED)
         if verdict.kind == "restore":
             restored = verdict.lost
         else:
@@ -94,13 +82,24 @@ def commit_body(
         read = fresh.body
         written = tracker.update_issue_body(number, target)
         writes += 1
-    return Committed(
+    return _lost(
         written,
         writes,
-        landed=False,
-        other=restored,
-        problem=f"the issue's body kept changing during {ATTEMPTS} checked writes",
+        restored,
+        f"the issue's body kept changing during {ATTEMPTS} checked writes",
     )
+
+
+_UNMERGED = (
+    "an edit of the issue landed while this write was on its way and cannot be merged with the "
+    "issue as it is now; nothing more was written"
+)
+_REPLACED = "the issue's copy was replaced right after this write"
+
+
+def _lost(issue: Issue, writes: int, other: str | None, problem: str) -> Committed:
+    """A write that did not stay: OTHER is the copy kept instead, PROBLEM why."""
+    return Committed(issue, writes, landed=False, other=other, problem=problem)
 
 
 def _history(tracker: BodyTracker, number: int) -> BodyHistory | None:
@@ -124,22 +123,15 @@ def _settled(
 ) -> Committed:
     """The last write replaced nothing; did ours stay, and was anything put back?"""
     if restored is not None:
-        return Committed(
+        return _lost(
             written,
             writes,
-            landed=False,
-            other=restored,
-            problem="another edit of the same part of the issue landed while this write was "
-            "on its way; it was put back, and this write was not kept",
+            restored,
+            "another edit of the same part of the issue landed while this write was on its way; "
+            "it was put back, and this write was not kept",
         )
     if region.own(history.body) != region.own(written.body):
-        return Committed(
-            written,
-            writes,
-            landed=False,
-            other=history.body,
-            problem="the issue's copy was replaced right after this write",
-        )
+        return _lost(written, writes, history.body, _REPLACED)
     notes = ("an edit made while this write was on its way was re-applied on top of it",)
     return Committed(written, writes, reapplied=reapplied, notes=notes if reapplied else ())
 
@@ -156,13 +148,7 @@ def _unchecked(
     """No edit history to read: what a re-read can tell (ours replaced since) is checked."""
     now = history.body if history is not None else tracker.get_issue(number).body
     if region.own(now) != region.own(written.body):
-        return Committed(
-            written,
-            writes,
-            landed=False,
-            other=now,
-            problem="the issue's copy was replaced right after this write",
-        )
+        return _lost(written, writes, now, _REPLACED)
     note = (
         "the issue's edit history could not be read or did not show this write, so an edit "
         "made between the re-read and this write would not have been seen"

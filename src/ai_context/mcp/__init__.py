@@ -1,9 +1,7 @@
 """`ai-context mcp`: the agent commands as an MCP server over stdio (server.py does the work).
 
-A face beside the command line: agents without a shell (or that prefer tools) call resume,
-save, checkpoint, handoff, done, claim, renew, release, who, status, summary and validate with
-structured input and get structured content back. The `mcp` SDK is an optional extra
-(`pip install 'ai-context[mcp]'`); only running the server imports it.
+The `mcp` SDK is an optional extra (`pip install 'ai-context[mcp]'`); only running the server
+imports it.
 """
 
 from __future__ import annotations

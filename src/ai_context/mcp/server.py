@@ -1,15 +1,15 @@
 """The MCP server: tools.py's bodies registered with the official `mcp` SDK, served over stdio.
 
-Written for the SDK's 2.x (`mcp.server.mcpserver.MCPServer`) and also runs on 1.x (`FastMCP`,
-the same decorator API). A failure is a tool error whose text starts with the command line's
-exit code and its meaning ("exit 2 (bad input): ...", "exit 4 (conflict): ..."): arguments
-that do not fit a tool's schema included, which the SDK would answer with a validation dump;
-results are structured content.
+For the SDK's 2.x (`MCPServer`) and 1.x (`FastMCP`, the same API). A failure, arguments that do
+not fit a tool's schema included, is a tool error starting with the command line's exit code and
+meaning ("exit 2 (bad input): ..."), never the SDK's validation dump; results are structured
+content.
 """
 
 # No `from __future__ import annotations` here: the SDK reads the tools' annotations at runtime.
 
 import importlib
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -64,14 +64,14 @@ class ToolSet:
     def __init__(self, session: Session, tool_error: type[Exception]) -> None:
         self._session, self._error = session, tool_error
 
-    def _call(self, work: Any) -> dict[str, Any]:
+    def _call(self, tool: Callable[..., dict[str, Any]], *args: Any, **kw: Any) -> dict[str, Any]:
+        """TOOL on this session, its failures as the SDK's tool errors."""
         try:
-            result: dict[str, Any] = work()
+            return tool(self._session, *args, **kw)
         except ToolFailure as exc:
             raise self._error(str(exc)) from exc
         except ValidationError as exc:
             raise self._error(str(tools.bad_arguments(exc))) from None
-        return result
 
     def resume(
         self,
@@ -84,7 +84,7 @@ class ToolSet:
         and return the reconciled block. No issue: the task this machine was last on, else the
         open issue whose block names this actor, else the assignee's in-progress issue, else
         the open tasks to pick from."""
-        return self._call(lambda: tools.resume(self._session, issue, take, assignee, repo))
+        return self._call(tools.resume, issue, take, assignee, repo)
 
     def save(
         self,
@@ -116,17 +116,7 @@ class ToolSet:
             blockers=blockers or [],
             next_step=next_step,
         )
-        session = self._session
-        return self._call(
-            lambda: tools.save(
-                session,
-                issue,
-                tools.block_of(fields, session.actor),
-                dry_run,
-                take=take,
-                repo=repo,
-            )
-        )
+        return self._call(tools.save, issue, fields, dry_run, take=take, repo=repo)
 
     def checkpoint(
         self,
@@ -153,9 +143,7 @@ class ToolSet:
             blockers=blockers,
             next_step=next_step,
         )
-        return self._call(
-            lambda: tools.checkpoint(self._session, issue, changes, take=take, repo=repo)
-        )
+        return self._call(tools.checkpoint, issue, changes, take=take, repo=repo)
 
     def handoff(
         self,
@@ -169,18 +157,8 @@ class ToolSet:
         repo: Repo = None,
     ) -> dict[str, Any]:
         """Hand the task to another actor; releases this actor's lease."""
-        return self._call(
-            lambda: tools.handoff(
-                self._session,
-                issue,
-                to,
-                description=description,
-                next_step=next_step,
-                dry_run=dry_run,
-                take=take,
-                repo=repo,
-            )
-        )
+        options = {"description": description, "next_step": next_step, "dry_run": dry_run}
+        return self._call(tools.handoff, issue, to, take=take, repo=repo, **options)
 
     def done(
         self,
@@ -196,64 +174,47 @@ class ToolSet:
     ) -> dict[str, Any]:
         """Write the final block: what shipped, the pull request, follow-ups. A plan step
         still open is skipped, unless done_steps names it (the Open PR step, with pr)."""
-        return self._call(
-            lambda: tools.done(
-                self._session,
-                issue,
-                pr=pr,
-                followups=followups or [],
-                shipped=shipped,
-                done_steps=done_steps,
-                dry_run=dry_run,
-                take=take,
-                repo=repo,
-            )
-        )
+        finish: dict[str, Any] = {"pr": pr, "followups": followups or [], "shipped": shipped}
+        finish |= {"done_steps": done_steps, "dry_run": dry_run}
+        return self._call(tools.done, issue, take=take, repo=repo, **finish)
 
     def claim(self, issue: IssueRef, ttl: str | None = None, repo: Repo = None) -> dict[str, Any]:
         """Take the lease on an issue (exit_code 4: another actor holds it)."""
-        return self._call(
-            lambda: queries.lease(self._session, "claim", issue, ttl, None, repo=repo)
-        )
+        return self._call(queries.lease, "claim", issue, ttl, None, repo=repo)
 
     def renew(self, issue: IssueRef, ttl: str | None = None, repo: Repo = None) -> dict[str, Any]:
         """Extend the lease this actor holds."""
-        return self._call(
-            lambda: queries.lease(self._session, "renew", issue, ttl, None, repo=repo)
-        )
+        return self._call(queries.lease, "renew", issue, ttl, None, repo=repo)
 
     def release(
         self, issue: IssueRef, lease: str | None = None, repo: Repo = None
     ) -> dict[str, Any]:
         """Give up the lease this actor holds."""
-        return self._call(
-            lambda: queries.lease(self._session, "release", issue, None, lease, repo=repo)
-        )
+        return self._call(queries.lease, "release", issue, None, lease, repo=repo)
 
     def who(self, issue: IssueRef, repo: Repo = None) -> dict[str, Any]:
         """Who holds the lease on an issue, and until when."""
-        return self._call(lambda: queries.lease(self._session, "who", issue, None, None, repo=repo))
+        return self._call(queries.lease, "who", issue, None, None, repo=repo)
 
     def status(self, actor: str | None = None, repo: Repo = None) -> dict[str, Any]:
         """What is on each actor's plate (or ACTOR's), most urgent first: `ai-context status`'s
         JSON, with the command line's settings."""
-        return self._call(lambda: queries.status(self._session, actor, repo))
+        return self._call(queries.status, actor, repo)
 
     def summary(self, issue: IssueRef, repo: Repo = None) -> dict[str, Any]:
         """One task's progress summary, from its block: `ai-context summary`'s JSON."""
-        return self._call(lambda: queries.summary(self._session, issue, repo))
+        return self._call(queries.summary, issue, repo)
 
     def validate(self, body: str) -> dict[str, Any]:
         """Check an AI Context block (or an issue body holding one), with the command line's
         settings (the config's required:)."""
-        return self._call(lambda: queries.validate(self._session, body))
+        return self._call(queries.validate, body)
 
 
 def _answering_bad_input(server_class: Any, tool_error: type[Exception]) -> Any:
-    """SERVER_CLASS whose tools answer arguments that do not fit their schema as the command
-    line does (`exit 2 (bad input): plan.0.text: Field required`), never with the SDK's
-    validation dump (which repeats the input and links to pydantic's pages); a tool's own
-    failure keeps its text as the command line's, without the SDK's prefix."""
+    """SERVER_CLASS whose tools answer arguments that do not fit their schema as the command line
+    does (`exit 2 (bad input): plan.0.text: Field required`), and a tool's own failure without
+    the SDK's prefix."""
 
     class Server(server_class):  # type: ignore[misc]
         async def call_tool(self, *args: Any, **kwargs: Any) -> Any:

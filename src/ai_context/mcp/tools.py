@@ -1,17 +1,11 @@
-"""The MCP tools' bodies, without the SDK: each takes structured input and returns the same JSON
-the command line prints with `--format json` (cli/agent.py's `outcome_json`, the lease JSON, the
-check JSON), so an agent reads one shape whichever face it uses.
+"""The MCP tools' bodies, without the SDK: structured input in, the JSON the command line
+prints with `--format json` out, so an agent reads one shape whichever face it uses.
 
-One `Session` per server: the settings are read once (GITHUB_TOKEN, GITHUB_REPOSITORY or
---repo, AI_CONTEXT_ACTOR or --actor, GITHUB_API_URL, AI_CONTEXT_CACHE, and the fields a complete
-block needs, as the command line reads them) and a GitHub client per repository is made on
-first use and kept, so a call after the first pays only for its HTTP round trips. Every tool
-takes an optional `repo` (OWNER/NAME) over the server's repository.
-Failures raise `ToolFailure` with the command line's exit code and its text: bad input is
-`exit 2 (bad input): ...`, a conflict (a write the guard refused, two copies that disagree) is
-`exit 4 (conflict): ...` with both copies and how to go on, as the command line prints it.
-Outcomes the agent reads and acts on (an incomplete block, a lease held by another) are
-content, with `exit_code`.
+One `Session` per server reads the settings once, as the command line does, and keeps a GitHub
+client per repository (every tool takes an optional `repo`). A failure raises `ToolFailure`
+with the command line's exit code and text (`exit 2 (bad input): ...`, `exit 4 (conflict): ...`
+with both copies); outcomes the agent acts on (an incomplete block, a lease held by another)
+are content, with `exit_code`.
 """
 
 from __future__ import annotations
@@ -19,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
@@ -29,7 +24,7 @@ from ai_context.core.errors import AIContextError, Exit
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
     from ai_context.adapters.github import GitHub
-    from ai_context.jobs.agent import Outcome
+    from ai_context.jobs.agent.model import Outcome
 
 T = TypeVar("T")
 EXIT_MEANING = {
@@ -122,8 +117,6 @@ class Session:
         self._repo, self._cache_path = repo, cache
         self.actor = actor or self.env.get("AI_CONTEXT_ACTOR", "").strip() or None
         self._github: dict[str, GitHub] = {}
-        self._cache: Cache | None = None
-        self._required: tuple[str, ...] | None = None
 
     @property
     def repository(self) -> str:
@@ -159,22 +152,18 @@ class Session:
             self._github[key] = self.run(lambda: github_from_env(repository, self.env))
         return self._github[key]
 
+    @cached_property
     def cache(self) -> Cache:
-        if self._cache is None:
-            from ai_context.adapters.cache import open_cache  # noqa: PLC0415
+        from ai_context.adapters.cache import open_cache  # noqa: PLC0415
 
-            self._cache = self.run(lambda: open_cache(self._cache_path, self.env))
-        return self._cache
+        return self.run(lambda: open_cache(self._cache_path, self.env))
 
-    @property
+    @cached_property
     def required(self) -> tuple[str, ...]:
         """The fields a complete block needs, read as the command line reads them."""
-        if self._required is None:
-            from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
+        from ai_context.adapters.config_file import check_config, config_path  # noqa: PLC0415
 
-            path = config_path(self.env)
-            self._required = self.run(lambda: check_config(path, self.env).required)
-        return self._required
+        return self.run(lambda: check_config(config_path(self.env), self.env).required)
 
     def run(self, work: Callable[[], T]) -> T:
         """WORK, with the tool's errors carrying the command line's exit codes."""
@@ -189,13 +178,26 @@ class Session:
         except AIContextError as exc:
             raise ToolFailure(exc.exit_code, str(exc)) from exc
 
-    def outcome(self, repo: str | None, work: Callable[[GitHub, Cache], Outcome]) -> dict[str, Any]:
-        """The command's JSON; a conflict is the command line's exit-4 text, as a failure."""
+    def outcome(
+        self, repo: str, work: Callable[..., Outcome], *, release: bool = False
+    ) -> dict[str, Any]:
+        """WORK (a job, its own options bound) with the session's settings, as the command line
+        runs it; its JSON. A conflict is the command line's exit-4 text, as a failure. RELEASE:
+        the writer's lease is released once the block has landed (a done task holds no one)."""
+        from ai_context.jobs.agent.finishing import lease_release  # noqa: PLC0415
+        from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
         from ai_context.jobs.agent.output import outcome_json, outcome_text  # noqa: PLC0415
 
-        gh, cache = self.github(repo), self.cache()
+        gh, cache = self.github(repo), self.cache
+        common: dict[str, Any] = {
+            "now": now(),
+            "required": self.required,
+            "mirror": agent_mirror_hook(),
+        }
+        if release:
+            common["release_lease"] = lease_release(gh)
         before = gh.counter.total
-        result = self.run(lambda: work(gh, cache))
+        result = self.run(lambda: work(gh, cache, **common))
         if result.status == "conflict":
             raise ToolFailure(Exit.CONFLICT, outcome_text(result, None))
         return outcome_json(result, gh.counter.total - before)
@@ -216,8 +218,7 @@ def resume(
     repo: str | None = None,
 ) -> dict[str, Any]:
     from ai_context.adapters.config_file import config_path  # noqa: PLC0415
-    from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    from ai_context.jobs.agent import resuming  # noqa: PLC0415
 
     config = config_path(s.env)
 
@@ -228,58 +229,35 @@ def resume(
 
     repository = s.repo(repo)
     number = None if issue in (None, "") else issue_number(issue, repository)
-    return s.outcome(
-        repository,
-        lambda gh, cache: agent.resume(
-            gh,
-            cache,
-            number,
-            actor=s.actor,
-            login=login,
-            now=now(),
-            take=take,
-            required=s.required,
-            mirror=agent_mirror_hook(),
-        ),
-    )
+    work = partial(resuming.resume, number=number, actor=s.actor, login=login, take=take)
+    return s.outcome(repository, work)
 
 
 def save(
     s: Session,
     issue: int | str,
-    block: Block,
+    block: Block | BlockFields,
     dry_run: bool,
     *,
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    """Write BLOCK (or the block FIELDS give, for the session's actor by default)."""
+    if isinstance(block, BlockFields):
+        block = block_of(block, s.actor)
+    from ai_context.jobs.agent import saving  # noqa: PLC0415
 
     repository = s.repo(repo)
     number = issue_number(issue, repository)
-    return s.outcome(
-        repository,
-        lambda gh, cache: agent.save(
-            gh,
-            cache,
-            number,
-            block,
-            writer=s.actor,
-            now=now(),
-            dry_run=dry_run,
-            take=take,
-            required=s.required,
-            mirror=agent_mirror_hook(),
-        ),
-    )
+    options: dict[str, Any] = {"writer": s.actor, "dry_run": dry_run, "take": take}
+    return s.outcome(repository, partial(saving.save, number=number, block=block, **options))
 
 
 def current_block(s: Session, repository: str, number: int) -> Block:
     """The block as this machine last wrote or read it (the cache), else the issue's."""
     from ai_context.core.block.parse import parse  # noqa: PLC0415
 
-    entry = s.cache().load(repository, number)
+    entry = s.cache.load(repository, number)
     if entry is not None:
         return entry.block
     found = parse(s.run(lambda: s.github(repository).get_issue(number)).body).block
@@ -349,18 +327,18 @@ def handoff(
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.jobs import agent  # noqa: PLC0415
+    """handoff as the CLI's: written by the session's actor, its lease released."""
+    from ai_context.jobs.agent import finishing  # noqa: PLC0415
 
-    return _finishing(
-        s,
-        issue,
-        lambda gh, cache, number, **hooks: agent.handoff(
-            gh, cache, number, to, description=description, next_step=next_step, **hooks
-        ),
-        dry_run=dry_run,
-        take=take,
-        repo=repo,
-    )
+    repository = s.repo(repo)
+    number = issue_number(issue, repository)
+    options: dict[str, Any] = {
+        "description": description,
+        "next_step": next_step,
+        "dry_run": dry_run,
+    }
+    work = partial(finishing.handoff, number=number, to=to, writer=s.actor, take=take, **options)
+    return s.outcome(repository, work, release=True)
 
 
 def done(
@@ -375,55 +353,13 @@ def done(
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    from ai_context.jobs import agent  # noqa: PLC0415
-
-    return _finishing(
-        s,
-        issue,
-        lambda gh, cache, number, **hooks: agent.done(
-            gh,
-            cache,
-            number,
-            pr=pr,
-            followups=followups,
-            shipped=shipped,
-            done_steps=done_steps or [],
-            **hooks,
-        ),
-        dry_run=dry_run,
-        take=take,
-        repo=repo,
-    )
-
-
-def _finishing(
-    s: Session,
-    issue: int | str,
-    call: Callable[..., Any],
-    *,
-    dry_run: bool,
-    take: Literal["local"] | None,
-    repo: str | None,
-) -> dict[str, Any]:
-    """handoff and done, as the CLI's: written by the session's actor, the lease released once
-    the block has landed (a done task holds no one), the ClickUp mirror told."""
-    from ai_context.jobs import agent  # noqa: PLC0415
-    from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
+    """done as the CLI's: written by the session's actor, its lease released."""
+    from ai_context.jobs.agent import finishing  # noqa: PLC0415
 
     repository = s.repo(repo)
-    number = issue_number(issue, repository)
+    options: dict[str, Any] = {"pr": pr, "followups": followups, "shipped": shipped}
+    options["done_steps"] = done_steps or []
+    work = partial(finishing.done, number=issue_number(issue, repository), **options)
     return s.outcome(
-        repository,
-        lambda gh, cache: call(
-            gh,
-            cache,
-            number,
-            writer=s.actor,
-            now=now(),
-            dry_run=dry_run,
-            take=take,
-            required=s.required,
-            release_lease=agent.lease_release(gh),
-            mirror=agent_mirror_hook(),
-        ),
+        repository, partial(work, writer=s.actor, dry_run=dry_run, take=take), release=True
     )

@@ -1,12 +1,8 @@
-"""What `ai-context setup` changes in files people also edit: merged, never clobbered, and the
-names it gives Claude Code's slash commands.
+"""What `ai-context setup` merges into files people also edit (pure), and its command names.
 
-- `.claude/settings.json` or `settings.local.json`: our hooks (commands that run `ai-context
-  hook ...`, however ai-context is started) replace our earlier ones in place; our permission
-  rules are added and the broad one an earlier setup wrote is taken back; `env` gets the
-  values asked for; every other hook, matcher group, permission and key is kept as it was.
-- `AGENTS.md`: our section lives between two markers; the rest of the file is never touched.
-Pure: text and JSON in, text and JSON out; cli/setup.py reads and writes the files.
+In `.claude/settings*.json` our hooks replace our earlier ones in place, our permission rules are
+added (the retired broad one taken back) and `env` gets the values asked for; every other key is
+kept. In `AGENTS.md` our section lives between two markers.
 """
 
 from __future__ import annotations

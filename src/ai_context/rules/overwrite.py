@@ -1,20 +1,10 @@
 """Was an edit overwritten by our body write, and how to put it back (pure).
 
-GitHub's issue PATCH replaces the whole body and takes no precondition: an edit that lands
-between our re-read and our PATCH is overwritten without a word. The issue's edit history
-(GraphQL `userContentEdits`, the full text of every revision) shows it afterwards: the
-revision just before ours should be the body we read. When it is not, that revision is the
-LOST edit, and the rules here decide what to write next:
-
-- the lost edit left our region alone (the block, the run-state line): it is re-applied, by a
-  three-way merge of its text into the body as it is now;
-- it changed our region (another agent's save, a person editing the block): it is restored
-  the same way, and our write counts as not landed, so its writer is told;
-- the merge cannot combine them: nothing more is written, and both copies go to the writer.
-
-The three-way merge is line by line (difflib against the common base): changes to different
-lines of the base are combined; two changes to the same lines, or an insertion where the
-other side changed or inserted too, are a conflict, unless both made the same change.
+GitHub's issue PATCH replaces the whole body without a precondition; the issue's edit history
+shows afterwards the revision our PATCH replaced. When that is not the body we read, the LOST
+edit is put back by a line-level three-way merge (difflib): re-applied when it left our region
+alone, restored (our write not landed) when it changed it; changes to the same lines of the
+base are a conflict unless both made the same change.
 """
 
 from __future__ import annotations

@@ -1,20 +1,15 @@
 """Reconciliation of a task's local copy with the issue's block (docs/seeds/000 steps 3-5), pure.
 
-The seed orders the two copies by their Last updated clocks. Clocks on different machines
-drift, so every copy also carries a revision: the SHA-256 of its canonical text. The cache
-remembers the revision of the issue's block it was last based on (`base`), which settles what
-the clocks cannot:
-- "local is newer" only counts while the issue is still at `base`; if the issue moved on, both
-  sides changed and it is a conflict, whatever the clocks say;
-- a local copy with changes the issue never had (revision != base) is never dropped on the
-  clocks' say-so; taking the remote then needs a person's choice too.
-A conflict is never merged: both copies and their diff go to the user, who picks one.
+The seed orders the copies by their Last updated clocks; clocks drift, so each copy also has a
+revision (SHA-256 of its canonical text) and the cache remembers the issue's revision it was
+based on. A local copy newer by the clock is pushed only while the issue is still at that base,
+and unpushed changes are never dropped on the clocks' say-so. A conflict is never merged: both
+copies and their diff go to the user, who picks one.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -82,6 +77,30 @@ def _short(rev: str | None) -> str:
     return rev[:12] if rev else "none"
 
 
+@dataclass(frozen=True, slots=True)
+class _Copies:
+    """The two copies and the base, with the Decision makers every branch of `decide` uses."""
+
+    local: Block | None
+    remote: Block | None
+    base: str | None
+    local_rev: str | None
+    remote_rev: str | None
+
+    def make(self, kind: DecisionKind, *reasons: str, **fields: Any) -> Decision:
+        fields |= {"local": self.local, "remote": self.remote, "base_revision": self.base}
+        fields |= {"local_revision": self.local_rev, "remote_revision": self.remote_rev}
+        return Decision(kind=kind, reasons=reasons, **fields)
+
+    def theirs(self, kind: DecisionKind, *reasons: str) -> Decision:
+        """Go on from the issue's copy, refreshing the cache."""
+        return self.make(kind, *reasons, state=self.remote, write_local=True)
+
+    def ours(self, kind: DecisionKind, *reasons: str) -> Decision:
+        """Go on from the local copy, writing it to the issue."""
+        return self.make(kind, *reasons, state=self.local, write_remote=True)
+
+
 def decide(local: Block | None, remote: Block | None, *, base: str | None) -> Decision:
     """Seeds/000 step 3, with the revision rule. LOCAL is the cache's copy, REMOTE the issue's
     block (None or empty when the issue has none), BASE the remote revision LOCAL was based on.
@@ -89,143 +108,93 @@ def decide(local: Block | None, remote: Block | None, *, base: str | None) -> De
     remote = None if is_empty(remote) else remote
     local_rev = revision(local) if local is not None else None
     remote_rev = revision(remote) if remote is not None else None
-    common: dict[str, Any] = {
-        "local": local,
-        "remote": remote,
-        "local_revision": local_rev,
-        "remote_revision": remote_rev,
-        "base_revision": base,
-    }
-
-    def make(kind: DecisionKind, *reasons: str, **fields: Any) -> Decision:
-        return Decision(kind=kind, reasons=reasons, **common, **fields)
-
-    if remote is None:
+    c = _Copies(local, remote, base, local_rev, remote_rev)
+    if c.remote is None:
         if local is None:
-            return make(
+            return c.make(
                 "init", "no block on the issue and no local copy: a new task", state=Block()
             )
-        return make(
-            "init",
-            "the issue has no AI Context block; the local copy becomes its first state",
-            state=local,
-            write_remote=True,
+        return c.ours(
+            "init", "the issue has no AI Context block; the local copy becomes its first state"
         )
     if local is None:
-        return make(
+        return c.theirs(
             "take_remote",
             "no local copy (fresh machine, new session or wiped cache): the issue's copy",
-            state=remote,
-            write_local=True,
         )
-    if local_rev == remote_rev:
-        return make(
-            "equal",
-            "the local copy and the issue's block are identical",
-            state=remote,
-            write_local=base != remote_rev,
-        )
-    return _by_clocks(make, local, remote, local_rev=local_rev, remote_rev=remote_rev, base=base)
+    if c.local_rev == c.remote_rev:
+        same = "the local copy and the issue's block are identical"
+        return c.make("equal", same, state=c.remote, write_local=base != c.remote_rev)
+    return _by_clocks(c, local, c.remote)
 
 
-_Make = Callable[..., Decision]
-
-
-def _by_clocks(
-    make: _Make,
-    local: Block,
-    remote: Block,
-    *,
-    local_rev: str | None,
-    remote_rev: str | None,
-    base: str | None,
-) -> Decision:
+def _by_clocks(c: _Copies, local: Block, remote: Block) -> Decision:
     """Two different copies: the clocks order them, the revisions overrule the clocks."""
     # Changes the issue never had: neither made from nor pushed as any revision we saw.
-    dirty = local_rev != base
+    dirty = c.local_rev != c.base
     lt, rt = local.last_updated, remote.last_updated
     clocks = f"remote Last updated {_stamp(remote)}, local {_stamp(local)}"
     unpushed = (
-        f"the local copy has changes the issue never had (its revision {_short(local_rev)} "
-        f"is not the base {_short(base)} it was made from)"
+        f"the local copy has changes the issue never had (its revision {_short(c.local_rev)} "
+        f"is not the base {_short(c.base)} it was made from)"
     )
     if lt is None or rt is None:
         if not dirty:
-            return make(
+            return c.theirs(
                 "take_remote",
                 f"cannot order the copies by clock ({clocks}); the local copy has no "
                 "unpushed changes, so the issue's copy wins",
-                state=remote,
-                write_local=True,
             )
-        return make("conflict", f"cannot order the copies by clock ({clocks})", unpushed)
+        return c.make("conflict", f"cannot order the copies by clock ({clocks})", unpushed)
     if rt > lt:
         if dirty:
-            return make(
+            return c.make(
                 "conflict",
                 f"the issue's copy is newer by the clocks ({clocks})",
                 unpushed + "; taking the issue's copy would drop them",
             )
-        return make(
+        return c.theirs(
             "take_remote",
             f"the issue's copy is newer ({clocks}): updated from another machine or actor",
-            state=remote,
-            write_local=True,
         )
     if lt > rt:
-        return _local_newer(
-            make, local, remote, clocks=clocks, remote_rev=remote_rev, base=base, dirty=dirty
-        )
+        return _local_newer(c, local, remote, clocks=clocks, dirty=dirty)
     if dirty:
-        return make("conflict", f"both copies carry the same Last updated ({clocks})", unpushed)
-    return make(
+        return c.make("conflict", f"both copies carry the same Last updated ({clocks})", unpushed)
+    return c.theirs(
         "equal",
         f"both copies carry the same Last updated ({clocks}) but differ; the local copy has no "
         "unpushed changes, so the issue's copy (the authority) wins",
-        state=remote,
-        write_local=True,
     )
 
 
-def _local_newer(
-    make: _Make,
-    local: Block,
-    remote: Block,
-    *,
-    clocks: str,
-    remote_rev: str | None,
-    base: str | None,
-    dirty: bool,
-) -> Decision:
+def _local_newer(c: _Copies, local: Block, remote: Block, *, clocks: str, dirty: bool) -> Decision:
     """The local clock is ahead: push only if the issue is still where the copy started."""
-    if remote_rev != base:  # the issue moved since the copy was based on it
+    base, remote_rev = _short(c.base), _short(c.remote_rev)
+    if c.remote_rev != c.base:  # the issue moved since the copy was based on it
         if not dirty:
-            return make(
+            return c.theirs(
                 "take_remote",
-                f"the clocks say the local copy is newer ({clocks}), but it has no "
-                f"unpushed changes and the issue moved from base {_short(base)} to "
-                f"{_short(remote_rev)}: a clock is behind; the issue's copy wins",
-                state=remote,
-                write_local=True,
+                f"the clocks say the local copy is newer ({clocks}), but it has no unpushed "
+                f"changes and the issue moved from base {base} to {remote_rev}: a clock is "
+                "behind; the issue's copy wins",
             )
-        return make(
+        return c.make(
             "conflict",
             f"the clocks say the local copy is newer ({clocks}), but the issue's block "
-            f"changed since this copy was based on it (base {_short(base)}, now "
-            f"{_short(remote_rev)}): both sides changed, whatever the clocks say",
+            f"changed since this copy was based on it (base {base}, now {remote_rev}): both "
+            "sides changed, whatever the clocks say",
         )
     if remote.actor != local.actor:
-        return make(
+        return c.make(
             "conflict",
             f"the local copy is newer ({clocks}) but the issue's block was written by "
             f"{remote.actor or 'no actor'} and the local copy by {local.actor or 'no actor'}",
         )
-    return make(
+    return c.ours(
         "push_local",
         f"the local copy is newer ({clocks}) and the issue is still at the revision it was "
         "based on: changes that never reached the issue (a crash before the save?)",
-        state=local,
-        write_remote=True,
     )
 
 
@@ -237,16 +206,12 @@ def may_write(
     hand_edited: bool = False,
     issue: int | str = "ISSUE",
 ) -> Decision:
-    """The write guard: may WRITER replace the issue's block REMOTE? Every command and MCP tool
-    that writes a block asks it, on the body as read and again on the re-read before the PATCH.
-
-    Yes when the issue has no block yet (the command's own read is then the read), or when both
-    hold: this machine holds the current revision (HELD, the revision it last read through
-    `resume`, the SessionStart hook or its own save, is REMOTE's), and WRITER is REMOTE's Active
-    actor (after a handoff, the actor it was handed to). Anything else is a conflict whose
-    reasons say why and how to go on: `resume` to read the issue's copy, `--take local` to write
-    over it anyway. HAND_EDITED (the block's hash marker no longer matches its text) names a
-    person's edit as the change."""
+    """The write guard, asked by every command and MCP tool that writes a block (on the body as
+    read, and again on the re-read before the PATCH): may WRITER replace REMOTE? Yes when the
+    issue has no block yet, or when this machine holds its current revision (HELD, last read
+    by `resume`, the SessionStart hook or its own save) and WRITER is its Active actor. Else a
+    conflict saying why and how to go on. HAND_EDITED (the hash marker no longer matches) names
+    a person's edit as the change."""
     remote = None if is_empty(remote) else remote
     remote_rev = revision(remote) if remote is not None else None
     common: dict[str, Any] = {
@@ -259,14 +224,8 @@ def may_write(
     owner = remote.actor
     why = _refusal(remote, remote_rev, held=held, writer=writer, hand_edited=hand_edited)
     if why is None:
-        return Decision(
-            kind="push_local",
-            reasons=(
-                f"this machine holds the issue's current block and {owner or 'no actor'} "
-                "holds the task",
-            ),
-            **common,
-        )
+        ours = f"this machine holds the issue's current block and {owner or 'no actor'}"
+        return Decision(kind="push_local", reasons=(ours + " holds the task",), **common)
     if why.startswith("the task is"):
         remedy = (
             f"to go on: ask {owner} to hand it over (`ai-context handoff {issue} --to "
@@ -323,22 +282,20 @@ def missing_labels(block: Block | None, required: tuple[str, ...] = REQUIRED_DEF
 
 def conflict_diff(local: Block | None, remote: Block | None, *, issue: int | None = None) -> str:
     """A unified diff from the issue's copy to the local one."""
-    before = render(remote).splitlines(keepends=True) if remote is not None else []
-    after = render(local).splitlines(keepends=True) if local is not None else []
+    before = render(remote) if remote is not None else ""
+    after = render(local) if local is not None else ""
     where = f"issue #{issue}" if issue is not None else "issue"
-    lines = difflib.unified_diff(before, after, f"remote ({where})", "local (cache)", n=2)
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return _diff(before, after, f"remote ({where})", "local (cache)")
 
 
-def body_diff(before: str, after: str, *, name: str = "issue body") -> str:
+def body_diff(before: str, after: str) -> str:
     """A unified diff of an issue body before and after a write, for --dry-run."""
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        f"{name} (now)",
-        f"{name} (after save)",
-        n=2,
-    )
+    return _diff(before, after, "issue body (now)", "issue body (after save)")
+
+
+def _diff(before: str, after: str, old: str, new: str) -> str:
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, old, new, n=2)
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 

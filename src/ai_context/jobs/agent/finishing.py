@@ -13,138 +13,70 @@ from ai_context.core.block.parse import parse
 from ai_context.core.block.syntax import StepStatus
 from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome, Tracker
-from ai_context.jobs.agent.write import (
-    as_utc,
-    conflict_outcome,
-    guard,
-    log_conflict,
-    settle,
-    with_changes,
-    with_local,
-    write_block,
-)
+from ai_context.jobs.agent.write import Turn, as_utc, guard, with_changes, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import decide, missing_labels, resolve
 
 
 def _rewrite(
-    command: Literal["handoff", "done"],
-    tracker: Tracker,
-    cache: Cache,
-    number: int,
+    turn: Turn,
     change: Callable[[Block], Block],
     *,
-    writer: str | None,
-    now: datetime,
     dry_run: bool,
+    take: Literal["local"] | None,
     required: tuple[str, ...],
     mirror: MirrorHook | None,
     release_lease: LeaseHook | None,
-    take: Literal["local"] | None = None,
 ) -> Outcome:
-    """Reconcile (as resume does), apply CHANGE to the state, and write it if the write guard
-    allows (this machine holds the issue's current block and WRITER, by default the actor that
-    wrote this machine's copy, is its Active actor; TAKE "local" writes over a refusal, logged):
-    4 GitHub calls (read, re-read, PATCH, edit history). Once the block is written, the
-    writer's lease is released through RELEASE_LEASE: a task handed off or done holds no
-    one."""
-    repository = tracker.repository
-    entry = cache.load(repository, number)
+    """Reconcile as resume does, apply CHANGE to the state, and write it if the write guard allows
+    (TAKE "local" writes over a refusal, logged): 4 GitHub calls. Once written, the writer's lease
+    is released through RELEASE_LEASE: a task handed off or done holds no one."""
+    tracker, number = turn.tracker, turn.number
+    entry = turn.cache.load(tracker.repository, number)
     issue = tracker.get_issue(number)
     held = entry.base_revision if entry else None
+    turn = replace(turn, actor=turn.actor or (entry.actor if entry else None))
     decision = decide(entry.block if entry else None, parse(issue.body).block, base=held)
-    writer = writer or (entry.actor if entry else None)
     if decision.conflict and take == "local":
         decision = resolve(decision, "local")
     elif decision.conflict:
-        return conflict_outcome(
-            command,
-            tracker,
-            cache,
-            number,
-            decision,
-            actor=writer,
-            now=now,
-            issue=issue,
-            notes=(f"resolve it first with `ai-context resume {number} --take local|remote`",),
-            dry_run=dry_run,
-        )
+        first = f"resolve it first with `ai-context resume {number} --take local|remote`"
+        return turn.conflict(decision, issue, (first,), dry_run=dry_run)
     block = change(decision.state or Block())
-    check, _ = guard(issue.body, number, base=held, writer=writer)
+    check, _ = guard(issue.body, number, base=held, writer=turn.actor)
     if check.conflict and take != "local":
-        return conflict_outcome(
-            command,
-            tracker,
-            cache,
-            number,
-            with_local(check, block),
-            actor=writer,
-            now=now,
-            issue=issue,
-            dry_run=dry_run,
-        )
-    common: dict[str, Any] = {
-        "command": command,
-        "repository": repository,
-        "issue": number,
-        "title": issue.title,
-        "html_url": issue.html_url,
-        "state": block,
-        "dry_run": dry_run,
-    }
+        return turn.conflict(with_local(check, block), issue, dry_run=dry_run)
     missing = missing_labels(block, required)
     if missing:
-        return Outcome(status="incomplete", missing=tuple(missing), **common)
+        return turn.outcome(
+            issue, status="incomplete", missing=tuple(missing), state=block, dry_run=dry_run
+        )
     written = write_block(
         tracker,
         number,
         block,
-        writer=writer,
+        writer=turn.actor,
         base=held,
         read_body=issue.body,
         dry_run=dry_run,
         force=take == "local",
     )
     if written.decision.conflict:
-        return conflict_outcome(
-            command,
-            tracker,
-            cache,
-            number,
-            with_local(written.decision, block),
-            actor=writer,
-            now=now,
-            issue=issue,
-            dry_run=dry_run,
-        )
+        return turn.conflict(with_local(written.decision, block), issue, dry_run=dry_run)
     if dry_run:
-        return Outcome(diff=written.diff, **common)
-    assert written.issue is not None
-    notes = settle(cache, tracker, number, block, written, writer=writer, now=now, mirror=mirror)
-    log = None
-    if written.overridden is not None:
-        log = log_conflict(
-            cache,
-            tracker,
-            command,
-            number,
-            with_local(written.overridden, block),
-            actor=writer,
-            now=now,
-            choice="local",
-        )
-        notes = (*notes, "--take local: the issue's block was replaced; both are in the log")
-    outcome = Outcome(
+        return turn.outcome(issue, state=block, dry_run=True, diff=written.diff)
+    notes, log = turn.landed(block, written, mirror)
+    if release_lease is not None and written.issue is not None and turn.actor:
+        release_lease(written.issue, turn.actor)
+    return turn.outcome(
+        issue,
+        state=block,
         wrote_remote=written.changed,
         wrote_local=True,
         reapplied=written.reapplied,
         notes=notes,
         conflict_log=log,
-        **common,
     )
-    if release_lease is not None and writer:
-        release_lease(written.issue, writer)
-    return outcome
 
 
 def handoff(
@@ -176,13 +108,8 @@ def handoff(
     if next_step is not None:
         changes["next_step"] = next_step
     return _rewrite(
-        "handoff",
-        tracker,
-        cache,
-        number,
+        Turn("handoff", tracker, cache, number, writer, now),
         lambda block: with_changes(block, **changes),
-        writer=writer,
-        now=now,
         dry_run=dry_run,
         take=take,
         required=required,
@@ -274,23 +201,17 @@ def done(
     release_lease: LeaseHook | None = None,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
-    """The final block (docs/seeds/000 "Task complete"): Phase `done`, what shipped, the PR, and
-    the follow-ups. A step still open is skipped, unless DONE_STEPS names it: the agent says
-    which steps the finish completed ("Open PR" when it passes the PR). The finishing actor's
-    lease is released through RELEASE_LEASE once the block is written, as a handoff does."""
+    """The final block (seeds/000 "Task complete"): Phase `done`, what shipped, the PR, follow-ups;
+    a step still open is skipped unless DONE_STEPS names it. The lease is released as on a
+    handoff."""
     if pr is not None and not pr.startswith(("https://", "http://")):
         raise AgentError(f"--pr {pr!r} is not a URL; pass the pull request's https:// link")
     now = as_utc(now)
     return _rewrite(
-        "done",
-        tracker,
-        cache,
-        number,
+        Turn("done", tracker, cache, number, writer, now),
         lambda block: final_block(
             block, now=now, pr=pr, followups=followups, shipped=shipped, done_steps=done_steps
         ),
-        writer=writer,
-        now=now,
         dry_run=dry_run,
         take=take,
         required=required,

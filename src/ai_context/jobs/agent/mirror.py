@@ -17,10 +17,9 @@ CLICKUP_TOKEN_VARS = ("INPUT_CLICKUP-TOKEN", "AI_CONTEXT_CLICKUP_TOKEN", "CLICKU
 
 
 def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], None] | None:
-    """The mirror to run after an agent's write; None when no ClickUp token is set, so agents
-    without ClickUp pay nothing. The issue body is the authority and was written already: a
-    mirror that fails is reported (on stderr, so a `--format json` answer stays parseable),
-    never fatal."""
+    """The mirror to run after an agent's write; None without a ClickUp token. A failing mirror is
+    reported on stderr (a `--format json` answer stays parseable), never fatal: the issue holds
+    the block."""
     out = out or sys.stderr
     if not any(os.environ.get(name, "").strip() for name in CLICKUP_TOKEN_VARS):
         return None

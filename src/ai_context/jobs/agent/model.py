@@ -5,34 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from ai_context.core.block.model import Block
 from ai_context.core.errors import UsageError
 from ai_context.core.models import Issue
-from ai_context.rules.reconcile import (
-    Decision,
-)
+from ai_context.jobs.bodywrite import BodyTracker
+from ai_context.rules.reconcile import Decision
 
 IN_PROGRESS = "in-progress"
 BODY_LIMIT = 65536
 RECENT = timedelta(hours=24)
+Command = Literal["save", "resume", "handoff", "done"]
 Status = Literal["ok", "conflict", "incomplete", "pick"]
 Take = Literal["local", "remote"]
 
 
-class Tracker(Protocol):
+class Tracker(BodyTracker, Protocol):
     """What the commands need from GitHub; `ai_context.adapters.github.GitHub` is one."""
-
-    repository: str
-
-    def get_issue(self, number: int) -> Issue: ...
-
-    def update_issue_body(self, number: int, body: str) -> Issue: ...
-
-    def graphql(self, query: str, variables: Any) -> dict[str, Any]: ...
-
-    def pace_write(self) -> None: ...
 
     def list_issues(
         self,
@@ -71,10 +61,10 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Outcome:
-    """What a command did: cli_agent renders it and maps `status` to the exit code. Plain
+    """What a command did: output.py renders it and maps `status` to the exit code. Plain
     dataclasses (the jobs build them from checked values): no pydantic on the agent's path."""
 
-    command: Literal["save", "resume", "handoff", "done"]
+    command: Command
     repository: str
     issue: int | None = None
     title: str = ""

@@ -11,7 +11,7 @@ from ai_context.core.errors import Exit
 from ai_context.core.phases import plan_progress
 
 if TYPE_CHECKING:
-    from ai_context.jobs.agent import Candidate, Outcome
+    from ai_context.jobs.agent.model import Candidate, Outcome
     from ai_context.rules.reconcile import Decision
 
 EXIT_BY_STATUS = {

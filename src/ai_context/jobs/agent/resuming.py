@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from functools import partial
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import CacheEntry
+from ai_context.core.block.model import Block
 from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal
@@ -21,16 +22,7 @@ from ai_context.jobs.agent.model import (
     Take,
     Tracker,
 )
-from ai_context.jobs.agent.write import (
-    Written,
-    as_utc,
-    conflict_outcome,
-    log_conflict,
-    settle,
-    store_copy,
-    with_local,
-    write_block,
-)
+from ai_context.jobs.agent.write import Turn, as_utc, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import (
     Decision,
@@ -84,12 +76,10 @@ def _choose(
     login: str | Callable[[], str | None] | None,
     notes: list[str],
 ) -> _Chosen | Outcome:
-    """Step 1 without an issue number: the recent local copy (no GitHub call), else one
-    listing of the open issues, in which the task is the one whose block names ACTOR as Active
-    actor (a new machine knows its actor before any config), else the one assigned to LOGIN
-    with the in-progress label (seeds/000's rule); when neither is found, an Outcome asking to
-    pick among them. GitHub's "updated" moves with the bot's own comments and labels, so a
-    task is chosen by its block's Last updated (docs/design.md §5)."""
+    """Step 1 without an issue number: the recent local copy, else in one listing of open issues the
+    one whose block names ACTOR (a new machine knows its actor before any config), else LOGIN's
+    in-progress one, else an Outcome asking to pick. Chosen by the block's Last updated: GitHub's
+    "updated" moves with the bot's own comments (docs/design.md §5)."""
     repository = tracker.repository
     recent = cache.recent(repository, RECENT, datetime.now(UTC))
     if recent:
@@ -135,48 +125,6 @@ def _active_actor(issue: Issue) -> str | None:
     return block.actor
 
 
-def _push(
-    tracker: Tracker,
-    cache: Cache,
-    issue: Issue,
-    decision: Decision,
-    *,
-    actor: str | None,
-    now: datetime,
-    mirror: MirrorHook | None,
-    force: bool,
-) -> Outcome | Written:
-    """Step 6 when the local copy is newer: write it, then the cache matches the issue. The
-    write guard is asked as for any write; this resume's own read is the revision held, and
-    FORCE is the person's `--take local`."""
-    state = decision.state
-    assert state is not None  # only conflicts carry no state
-    number = issue.number
-    written = write_block(
-        tracker,
-        number,
-        state,
-        writer=actor or state.actor,
-        base=decision.remote_revision,
-        read_body=issue.body,
-        force=force,
-    )
-    if written.decision.conflict:
-        return conflict_outcome(
-            "resume",
-            tracker,
-            cache,
-            number,
-            with_local(written.decision, state),
-            actor=actor,
-            now=now,
-            issue=issue,
-            notes=("the issue changed again while this machine was pushing its copy",),
-        )
-    settle(cache, tracker, number, state, written, writer=actor, now=now, mirror=mirror)
-    return written
-
-
 def resume(
     tracker: Tracker,
     cache: Cache,
@@ -192,8 +140,6 @@ def resume(
     """Seeds/000 steps 1-6. One GitHub call when the task is known (argument or cache) and the
     copies need no push; a push adds the write's re-read and PATCH. LOGIN (or a function
     giving it, called only when step 1 gets that far) finds the actor's in-progress issue."""
-    now = as_utc(now or datetime.now(UTC))
-    repository = tracker.repository
     notes: list[str] = []
     chosen = _Chosen(number, "argument") if number is not None else None
     if chosen is None:  # step 1: which task
@@ -201,162 +147,98 @@ def resume(
         if isinstance(picked, Outcome):
             return picked
         chosen = picked
-    number = chosen.number
-    entry = chosen.entry or cache.load(repository, number)
-    issue = chosen.issue or tracker.get_issue(number)  # step 2: both copies
+    entry = chosen.entry or cache.load(tracker.repository, chosen.number)
+    issue = chosen.issue or tracker.get_issue(chosen.number)  # step 2: both copies
+    actor = actor or (entry.actor if entry else None)
+    turn = Turn("resume", tracker, cache, chosen.number, actor, as_utc(now or datetime.now(UTC)))
     if issue.state == "closed":
-        notes.append(f"issue #{number} is closed")
+        notes.append(f"issue #{issue.number} is closed")
     parsed = parse(issue.body)
     if parsed.marker is not None and parsed.marker.sha256 and not parsed.marker.matches:
         notes.append(
             "the issue's block was edited by hand on GitHub (its hash marker no longer matches)"
         )
-    actor = actor or (entry.actor if entry else None)
-    decision = decide(
-        entry.block if entry else None,
-        parsed.block,
-        base=entry.base_revision if entry else None,
-    )
+    base = entry.base_revision if entry else None
+    decision = decide(entry.block if entry else None, parsed.block, base=base)
     log: str | None = None
     if decision.conflict:  # step 4
         if take is None:
-            return conflict_outcome(
-                "resume",
-                tracker,
-                cache,
-                number,
-                decision,
-                actor=actor,
-                now=now,
-                issue=issue,
-                notes=(
-                    *notes,
-                    f"pick one: `ai-context resume {number} --take local` pushes this "
-                    "machine's copy, `--take remote` keeps the issue's",
-                ),
+            pick = (
+                f"pick one: `ai-context resume {issue.number} --take local` pushes this "
+                "machine's copy, `--take remote` keeps the issue's"
             )
-        log = log_conflict(
-            cache, tracker, "resume", number, decision, actor=actor, now=now, choice=take
-        )
+            return turn.conflict(decision, issue, (*notes, pick))
+        log = turn.log(decision, take)
         decision = resolve(decision, take)
     elif take is not None:
         notes.append(f"no conflict to resolve; --take {take} was ignored")
-    common: dict[str, Any] = {
-        "command": "resume",
-        "repository": repository,
-        "issue": number,
-        "title": issue.title,
-        "html_url": issue.html_url,
-        "source": chosen.source,
-        "decision": decision,
-        "state": decision.state,
-        "conflict_log": log,
-    }
+    reconciled = partial(
+        turn.outcome, issue, source=chosen.source, decision=decision, conflict_log=log
+    )
     missing = missing_labels(decision.state, required)  # step 5
     if missing:
-        return _incomplete(
-            tracker,
-            cache,
-            issue,
-            decision,
-            actor=actor,
-            now=now,
-            missing=missing,
-            notes=notes,
-            common=common,
+        state, stored = _incomplete(turn, issue, decision, notes)
+        return reconciled(
+            status="incomplete",
+            state=state,
+            missing=tuple(missing),
+            wrote_local=stored,
+            notes=tuple(notes),
         )
-    return _step_six(
-        tracker,
-        cache,
-        issue,
-        decision,
-        actor=actor,
-        now=now,
-        mirror=mirror,
-        force=take == "local",
-        common=common,
-        notes=notes,
+    pushed = _step_six(turn, issue, decision, mirror=mirror, force=take == "local")
+    if isinstance(pushed, Outcome):
+        return pushed
+    return reconciled(
+        state=decision.state,
+        wrote_remote=pushed[0],
+        wrote_local=decision.write_local or decision.write_remote,
+        reapplied=pushed[1],
+        notes=tuple(notes),
     )
 
 
 def _incomplete(
-    tracker: Tracker,
-    cache: Cache,
-    issue: Issue,
-    decision: Decision,
-    *,
-    actor: str | None,
-    now: datetime,
-    missing: list[str],
-    notes: list[str],
-    common: dict[str, Any],
-) -> Outcome:
-    """Step 5 found a gap; nothing is pushed. A task with no state anywhere gets seeds/000's
-    `initialize_empty()`: a block for ACTOR, Phase planning, its plan to write, ready for
-    `save`. An issue's half block is remembered as read (the cache's base), so the save that
-    completes it passes the write guard."""
+    turn: Turn, issue: Issue, decision: Decision, notes: list[str]
+) -> tuple[Block | None, bool]:
+    """Step 5 found a gap, nothing is pushed: a task with no state gets seeds/000's
+    `initialize_empty()`; an issue's half block is stored as read, so the save completing it passes
+    the write guard. The state to show, and whether it was stored."""
     state = decision.state
     if is_empty(state):
-        common["state"] = initialize_empty(actor, now)
         notes.append(
-            f"a new task: the block below is a starting point for {actor or 'your actor id'}; "
-            f"write its plan and save it with `ai-context save {issue.number}`"
+            f"a new task: the block below is a starting point for "
+            f"{turn.actor or 'your actor id'}; write its plan and save it with "
+            f"`ai-context save {issue.number}`"
         )
-    elif decision.write_local and state is decision.remote and state is not None:
-        store_copy(
-            cache,
-            tracker,
-            issue.number,
-            state,
-            base=decision.remote_revision,
-            actor=actor,
-            body=issue.body,
-            now=now,
-        )
-        common["wrote_local"] = True
-    return Outcome(status="incomplete", missing=tuple(missing), notes=tuple(notes), **common)
+        return initialize_empty(turn.actor, turn.now), False
+    if decision.write_local and state is decision.remote and state is not None:
+        turn.store(state, base=decision.remote_revision, body=issue.body)
+        return state, True
+    return state, False
 
 
 def _step_six(
-    tracker: Tracker,
-    cache: Cache,
-    issue: Issue,
-    decision: Decision,
-    *,
-    actor: str | None,
-    now: datetime,
-    mirror: MirrorHook | None,
-    force: bool,
-    common: dict[str, Any],
-    notes: list[str],
-) -> Outcome:
-    """Step 6: push the local copy (FORCE: the person took it with --take local), or store the
-    issue's, as the decision says."""
+    turn: Turn, issue: Issue, decision: Decision, *, mirror: MirrorHook | None, force: bool
+) -> Outcome | tuple[bool, bool]:
+    """Step 6: push the local copy (through the write guard, this read held; FORCE is --take local)
+    or store the issue's; whether the issue was written and the block re-applied."""
     state = decision.state
     assert state is not None  # only conflicts carry no state
-    wrote_remote = reapplied = False
-    if decision.write_remote:
-        pushed = _push(
-            tracker, cache, issue, decision, actor=actor, now=now, mirror=mirror, force=force
-        )
-        if isinstance(pushed, Outcome):
-            return pushed
-        wrote_remote, reapplied = pushed.changed, pushed.reapplied
-    elif decision.write_local:
-        store_copy(
-            cache,
-            tracker,
-            issue.number,
-            state,
-            base=decision.remote_revision,
-            actor=actor,
-            body=issue.body,
-            now=now,
-        )
-    return Outcome(
-        wrote_remote=wrote_remote,
-        wrote_local=decision.write_local or decision.write_remote,
-        reapplied=reapplied,
-        notes=tuple(notes),
-        **common,
+    if not decision.write_remote:
+        if decision.write_local:
+            turn.store(state, base=decision.remote_revision, body=issue.body)
+        return False, False
+    written = write_block(
+        turn.tracker,
+        issue.number,
+        state,
+        writer=turn.actor or state.actor,
+        base=decision.remote_revision,
+        read_body=issue.body,
+        force=force,
     )
+    if written.decision.conflict:
+        again = ("the issue changed again while this machine was pushing its copy",)
+        return turn.conflict(with_local(written.decision, state), issue, again)
+    turn.landed(state, written, mirror, logged=True)  # --take was logged as it resolved
+    return written.changed, written.reapplied

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any
 
 from ai_context.adapters.cache import Cache
-from ai_context.adapters.cache_entry import CacheEntry, entry_for
-from ai_context.core.block.model import Block, BlockError
+from ai_context.adapters.cache_entry import entry_for
+from ai_context.core.block.model import Block, BlockError, format_timestamp
 from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render, replace_block
+from ai_context.core.fields import utc
 from ai_context.core.models import Issue
-from ai_context.jobs.agent.model import BODY_LIMIT, AgentError, MirrorHook, Outcome, Take, Tracker
+from ai_context.jobs.agent.model import (
+    BODY_LIMIT,
+    AgentError,
+    Command,
+    MirrorHook,
+    Outcome,
+    Take,
+    Tracker,
+)
 from ai_context.jobs.bodywrite import Committed, commit_body, fresh_read
 from ai_context.rules.overwrite import Region
-from ai_context.rules.reconcile import (
-    Decision,
-    body_diff,
-    conflict_diff,
-    may_write,
-    revision,
+from ai_context.rules.reconcile import Decision, body_diff, conflict_diff, may_write, revision
+
+TAKEN_LOCAL = (
+    "--take local: the issue's block was replaced by this copy; both are in the conflict log"
 )
 
 
@@ -46,19 +53,10 @@ def write_block(
     dry_run: bool = False,
     force: bool = False,
 ) -> Written:
-    """Put BLOCK into the issue body, keeping every byte outside it.
-
-    READ_BODY is the body as last read (the cache's copy, or a GET the caller just made);
-    without it the issue is read first. The write guard (reconcile.may_write: this machine
-    holds revision BASE, the issue's current one, and WRITER is its Active actor) is asked on
-    that body (a refusal on a cached body is checked again on the issue as it is now) and again
-    on the re-read before the PATCH (made after the write spacing); if the body changed
-    outside the block, the block is re-applied on the fresh body. After the PATCH the issue's
-    edit history says whether an edit landed in between (jobs/bodywrite.py): one outside the
-    block is re-applied, one of the block is put back and this write becomes a conflict with
-    both copies. A refusal writes nothing, unless FORCE (the user chose this copy with
-    --take local; the refusal is returned as `overridden` for the log). Dry-run stops after
-    the read and returns the body's diff."""
+    """Put BLOCK into the issue body, keeping every byte outside it. The write guard is asked on
+    READ_BODY (the body as last read; else a GET) and on the re-read before the PATCH, where a
+    body changed outside the block gets it re-applied; the PATCH is checked by jobs/bodywrite.py.
+    A refusal writes nothing unless FORCE (--take local; the refusal comes back as `overridden`)."""
     read: Issue | None = None
     if read_body is None:
         read = tracker.get_issue(number)
@@ -150,129 +148,9 @@ def guard(
     return forced, check
 
 
-# --- helpers ------------------------------------------------------------------------------
-
-
 def as_utc(now: datetime) -> datetime:
-    return now.astimezone(UTC).replace(microsecond=0)
-
-
-def store_copy(
-    cache: Cache,
-    tracker: Tracker,
-    number: int,
-    block: Block,
-    *,
-    base: str | None,
-    actor: str | None,
-    body: str | None,
-    now: datetime,
-) -> CacheEntry:
-    entry = entry_for(
-        repository=tracker.repository,
-        issue=number,
-        block=block,
-        text=render(block),
-        revision=revision(block),
-        base_revision=base,
-        actor=actor,
-        body=body,
-        now=now,
-    )
-    cache.store(entry)
-    return entry
-
-
-def log_conflict(
-    cache: Cache,
-    tracker: Tracker,
-    command: str,
-    number: int,
-    decision: Decision,
-    *,
-    actor: str | None,
-    now: datetime,
-    choice: Take | None = None,
-) -> str:
-    """Seeds/000 step 4: every conflict is logged, with both copies, for later analysis."""
-    record: dict[str, Any] = {
-        "at": as_utc(now).isoformat().replace("+00:00", "Z"),
-        "command": command,
-        "repository": tracker.repository,
-        "issue": number,
-        "actor": actor,
-        "choice": choice,
-        "reasons": list(decision.reasons),
-        "local_revision": decision.local_revision,
-        "remote_revision": decision.remote_revision,
-        "base_revision": decision.base_revision,
-        "local": render(decision.local) if decision.local is not None else None,
-        "remote": render(decision.remote) if decision.remote is not None else None,
-    }
-    return str(cache.log_conflict(record))
-
-
-def settle(
-    cache: Cache,
-    tracker: Tracker,
-    number: int,
-    block: Block,
-    written: Written,
-    *,
-    writer: str | None,
-    now: datetime,
-    mirror: MirrorHook | None,
-) -> tuple[str, ...]:
-    """After a write that landed: the cache now matches the issue, the mirror follows."""
-    assert written.issue is not None
-    store_copy(
-        cache,
-        tracker,
-        number,
-        block,
-        base=revision(block),
-        actor=writer,
-        body=written.issue.body,
-        now=now,
-    )
-    if mirror is not None and written.changed:
-        mirror(written.issue, block)
-    if written.reapplied and not written.notes:
-        return ("the issue body changed since the read; the block was re-applied on it",)
-    return written.notes
-
-
-def conflict_outcome(
-    command: Literal["save", "resume", "handoff", "done"],
-    tracker: Tracker,
-    cache: Cache,
-    number: int,
-    decision: Decision,
-    *,
-    actor: str | None,
-    now: datetime,
-    issue: Issue | None = None,
-    notes: tuple[str, ...] = (),
-    dry_run: bool = False,
-) -> Outcome:
-    # A dry run writes nothing, the conflict log included.
-    log = (
-        None
-        if dry_run
-        else log_conflict(cache, tracker, command, number, decision, actor=actor, now=now)
-    )
-    return Outcome(
-        command=command,
-        repository=tracker.repository,
-        issue=number,
-        title=issue.title if issue else "",
-        html_url=issue.html_url if issue else "",
-        status="conflict",
-        decision=decision,
-        diff=conflict_diff(decision.local, decision.remote, issue=number),
-        notes=(decision.remedy, *notes) if decision.remedy else notes,
-        conflict_log=log,
-    )
+    """NOW in UTC to the second, as a block's Last updated holds it."""
+    return utc(now).replace(microsecond=0)
 
 
 def with_local(decision: Decision, block: Block) -> Decision:
@@ -285,3 +163,97 @@ def with_changes(block: Block, **changes: Any) -> Block:
         return replace(block, **changes)
     except BlockError as exc:
         raise AgentError(str(exc)) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One command on one issue, by ACTOR at NOW: what its outcomes, cache writes and conflict
+    log share."""
+
+    command: Command
+    tracker: Tracker
+    cache: Cache
+    number: int
+    actor: str | None
+    now: datetime
+
+    def outcome(self, read: Issue | None = None, **fields: Any) -> Outcome:
+        """The command's Outcome on this issue (its title and link from READ, when read)."""
+        return Outcome(
+            command=self.command,
+            repository=self.tracker.repository,
+            issue=self.number,
+            title=read.title if read else "",
+            html_url=read.html_url if read else "",
+            **fields,
+        )
+
+    def store(self, block: Block, *, base: str | None, body: str | None) -> None:
+        """BLOCK as this machine's copy, made from the issue's revision BASE (body BODY)."""
+        entry = entry_for(
+            repository=self.tracker.repository,
+            issue=self.number,
+            block=block,
+            text=render(block),
+            revision=revision(block),
+            base_revision=base,
+            actor=self.actor,
+            body=body,
+            now=self.now,
+        )
+        self.cache.store(entry)
+
+    def log(self, decision: Decision, choice: Take | None = None) -> str:
+        """Seeds/000 step 4: every conflict is logged, with both copies, for later analysis."""
+        local, remote = decision.local, decision.remote
+        record = {
+            "at": format_timestamp(self.now),
+            "command": self.command,
+            "repository": self.tracker.repository,
+            "issue": self.number,
+            "actor": self.actor,
+            "choice": choice,
+            "reasons": list(decision.reasons),
+            "local_revision": decision.local_revision,
+            "remote_revision": decision.remote_revision,
+            "base_revision": decision.base_revision,
+            "local": render(local) if local is not None else None,
+            "remote": render(remote) if remote is not None else None,
+        }
+        return str(self.cache.log_conflict(record))
+
+    def conflict(
+        self,
+        decision: Decision,
+        read: Issue | None = None,
+        notes: tuple[str, ...] = (),
+        *,
+        dry_run: bool = False,
+    ) -> Outcome:
+        """Both copies and their diff, logged (a dry run writes nothing, the log included)."""
+        return self.outcome(
+            read,
+            status="conflict",
+            decision=decision,
+            diff=conflict_diff(decision.local, decision.remote, issue=self.number),
+            notes=(decision.remedy, *notes) if decision.remedy else notes,
+            conflict_log=None if dry_run else self.log(decision),
+        )
+
+    def landed(
+        self, block: Block, written: Written, mirror: MirrorHook | None, *, logged: bool = False
+    ) -> tuple[tuple[str, ...], str | None]:
+        """After a write that landed: the cache matches the issue, the mirror follows, and a
+        write made over the guard's refusal (--take local) is logged unless LOGGED already;
+        its notes and log."""
+        assert written.issue is not None
+        self.store(block, base=revision(block), body=written.issue.body)
+        if mirror is not None and written.changed:
+            mirror(written.issue, block)
+        notes = written.notes
+        if written.reapplied and not notes:
+            notes = ("the issue body changed since the read; the block was re-applied on it",)
+        if written.overridden is None or logged:
+            return notes, None
+        log = self.log(with_local(written.overridden, block), "local")
+        return (*notes, TAKEN_LOCAL), log

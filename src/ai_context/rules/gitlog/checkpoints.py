@@ -1,4 +1,4 @@
-"""Checkpoint commits: the one writer and the one reader of their messages (format v1)."""
+"""Checkpoint commits: the one reader of their messages (format v1, written by the agent)."""
 
 from __future__ import annotations
 
@@ -53,18 +53,6 @@ class CheckpointProblem(BaseModel):
     issue: int | None = None  # the `[issue:N]` its subject names, read leniently
 
 
-def format_checkpoint(text: str, issue: int, step: int | None = None) -> str:
-    """The message of a checkpoint commit in the current format (v1)."""
-    clean = " ".join(text.split())
-    if not clean:
-        raise ValueError("a checkpoint needs the text of the step it completes")
-    if issue <= 0 or (step is not None and step <= 0):
-        raise ValueError("issue and step numbers are positive")
-    step_part = f" [step:{step}]" if step is not None else ""
-    subject = f"ai-context: {clean} completed [issue:{issue}]{step_part}"
-    return f"{subject}\n\n{CHECKPOINT_TRAILER}: v{CHECKPOINT_VERSION}\n"
-
-
 def _read_v1(subject: str) -> Checkpoint | CheckpointProblem:
     match = _V1_SUBJECT_RE.fullmatch(subject) if len(subject) <= _MAX_SUBJECT else None
     if match is None:
@@ -76,7 +64,7 @@ def _read_v1(subject: str) -> Checkpoint | CheckpointProblem:
         )
     step = match.group("step")
     issue = int(match.group("issue"))
-    if issue == 0 or step == "0" or (step is not None and int(step) == 0):
+    if issue == 0 or (step is not None and int(step) == 0):
         return CheckpointProblem(
             kind="malformed", version="v1", message="issue and step numbers start at 1"
         )
@@ -92,12 +80,9 @@ _READERS = {1: _read_v1}
 
 
 def read_checkpoint(message: str) -> Checkpoint | CheckpointProblem | None:
-    """The checkpoint a commit message records; None for an ordinary commit.
-
-    The only reader of checkpoint messages: it dispatches on the trailer's version. A commit
-    that claims to be a checkpoint but cannot be read keeps the issue its subject names, so
-    its AIC505/AIC506 reaches that issue whether or not the message also says `#N`.
-    """
+    """The checkpoint a commit message records (dispatched on the trailer's version); None for an
+    ordinary commit. One that cannot be read keeps the issue its subject names, so its
+    AIC505/AIC506 reaches that issue."""
     subject = message.split("\n", 1)[0].strip()
     result = _read(message, subject)
     if isinstance(result, CheckpointProblem) and result.issue is None:

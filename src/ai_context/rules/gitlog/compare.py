@@ -9,7 +9,6 @@ from fnmatch import fnmatchcase
 from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.block.model import Block, format_timestamp
-from ai_context.core.block.parse import parse
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding, make_finding
@@ -83,10 +82,6 @@ class GitRules(BaseModel):
     max_listed: int = 10
 
 
-def _finding(code: str, severity: str, message: str, line: int | None, hint: str) -> Finding:
-    return make_finding(code, severity, message, line, hint)
-
-
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 
@@ -109,7 +104,7 @@ def behind_git(
         return []
     newest = max(late, key=lambda c: c.timestamp)
     return [
-        _finding(
+        make_finding(
             "AIC501",
             "warning",
             f"block is behind git: {_plural(len(late), 'commit')} naming #{issue} landed after "
@@ -150,7 +145,7 @@ def files_drift(
     shown = ", ".join(missing[: rules.max_listed])
     more = f" (+{len(missing) - rules.max_listed} more)" if len(missing) > rules.max_listed else ""
     return [
-        _finding(
+        make_finding(
             "AIC502",
             "info",
             f"{_plural(len(missing), 'file')} changed by commits naming #{issue} "
@@ -165,12 +160,7 @@ def checkpoints_of(
     commits: Iterable[Commit],
 ) -> list[tuple[Commit, Checkpoint | CheckpointProblem]]:
     """Every commit that is (or claims to be) a checkpoint, with what reading it gave."""
-    out: list[tuple[Commit, Checkpoint | CheckpointProblem]] = []
-    for commit in commits:
-        result = read_checkpoint(commit.message)
-        if result is not None:
-            out.append((commit, result))
-    return out
+    return [(c, found) for c in commits if (found := read_checkpoint(c.message)) is not None]
 
 
 def checkpoint_drift(
@@ -199,7 +189,7 @@ def checkpoint_drift(
         step = steps.get(number)
         if step is None:
             out.append(
-                _finding(
+                make_finding(
                     "AIC504",
                     "warning",
                     f"checkpoint {commit.short} completed step {number} "
@@ -211,7 +201,7 @@ def checkpoint_drift(
             )
         elif step.status not in ("done", "skipped"):
             out.append(
-                _finding(
+                make_finding(
                     "AIC503",
                     "warning",
                     f"checkpoint {commit.short} at {format_timestamp(commit.timestamp)} completed "
@@ -228,14 +218,14 @@ def checkpoint_drift(
 def checkpoint_problem_finding(commit: Commit, problem: CheckpointProblem) -> Finding:
     """AIC505 for an unknown format version, AIC506 for anything else unreadable."""
     if problem.kind == "unknown-version":
-        return _finding(
+        return make_finding(
             "AIC505",
             "warning",
             f"commit {commit.short}: {problem.message}",
             None,
             "Upgrade ai-context to read this checkpoint; it was not guessed at.",
         )
-    return _finding(
+    return make_finding(
         "AIC506",
         "warning",
         f"commit {commit.short}: checkpoint not read: {problem.message}",
@@ -267,40 +257,11 @@ def compare_block(
     ]
 
 
-def push_findings(
-    commits: Iterable[Commit],
-    bodies: Mapping[int, str],
-    *,
-    repo: str | None = None,
-    rules: GitRules | None = None,
-) -> dict[int, list[Finding]]:
-    """The git rules for a push event: for each issue given with its body, its findings.
-
-    The router fetches the bodies of the issues the push names (`group_by_issue`); an issue
-    whose body has no block gets no git finding (it is not a task).
-    """
-    commits = list(commits)
-    out: dict[int, list[Finding]] = {}
-    for number, body in bodies.items():
-        parsed = parse(body)
-        if parsed.block is None:
-            out[number] = []
-            continue
-        out[number] = compare_block(
-            number, parsed.block, commits, repo=repo, rules=rules, field_lines=parsed.field_lines
-        )
-    return out
-
-
 SESSION_FILE_NAME = "sp.json"
 
 
 def session_files_changed(commits: Iterable[Commit]) -> list[str]:
-    """Session files (`sp.json`, any directory) the commits leave added or modified, in order.
-
-    Commits are taken oldest first, as a push payload lists them; a file whose last change
-    removed it is not listed.
-    """
+    """Session files (`sp.json`, anywhere) the commits, oldest first, leave added or modified."""
     state: dict[str, bool] = {}
     for commit in commits:
         for path in (*commit.added, *commit.modified):

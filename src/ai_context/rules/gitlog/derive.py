@@ -78,9 +78,7 @@ def derive(
 ) -> Derivation:
     """Rebuild what git can tell about a task and compare it with the block in `body`."""
     naming = sorted(
-        (c for c in commits if issue in issues_of(c, repo)),
-        key=lambda c: c.timestamp,
-        reverse=True,
+        (c for c in commits if issue in issues_of(c, repo)), key=lambda c: c.timestamp, reverse=True
     )
     parsed = parse(body) if body is not None else None
     block = parsed.block if parsed is not None else None
@@ -134,7 +132,11 @@ def derive(
             field_lines=parsed.field_lines if parsed else None,
         )
         if block is not None
-        else [checkpoint_problem_finding(c, p) for c, p in _problems(naming)]
+        else [
+            checkpoint_problem_finding(c, r)
+            for c, r in checkpoints_of(naming)
+            if isinstance(r, CheckpointProblem)
+        ]
     )
     return Derivation(
         issue=issue,
@@ -148,7 +150,3 @@ def derive(
         block_findings=tuple(parsed.findings) if parsed is not None else (),
         findings=tuple(findings),
     )
-
-
-def _problems(commits: Iterable[Commit]) -> list[tuple[Commit, CheckpointProblem]]:
-    return [(c, r) for c, r in checkpoints_of(commits) if isinstance(r, CheckpointProblem)]

@@ -18,11 +18,8 @@ class GitLogError(ValueError):
 
 
 def parse_log_record(record: str) -> Commit:
-    """One record of LOG_FORMAT output (without its leading RS).
-
-    The timestamp is the committer date: when the work landed in this history (a rebase moves
-    it), which is what "activity" means here.
-    """
+    """One record of LOG_FORMAT output (without its leading RS); the time is the committer date,
+    when the work landed in this history."""
     head = record.split(_US, 4)
     if len(head) != 5:
         raise GitLogError(f"git log record has {len(head)} fields, expected 5: {record[:60]!r}")
@@ -30,21 +27,12 @@ def parse_log_record(record: str) -> Commit:
     message, sep, changes = rest.rpartition(_US)
     if not sep or not seconds.isdigit():
         raise GitLogError(f"git log record for {sha[:12]!r} is not in the expected format")
-    added: list[str] = []
-    modified: list[str] = []
-    removed: list[str] = []
+    # A added, D removed, anything else (M, T: a type change) modified; --no-renames.
+    changed: dict[str, list[str]] = {"A": [], "D": [], "M": []}
     fields = changes.lstrip("\0\n").split("\0")
-    for i in range(0, len(fields) - 1, 2):
-        status, path = fields[i].strip(), fields[i + 1]
-        if not status or not path:
-            continue
-        kind = status[0]
-        if kind == "A":
-            added.append(path)
-        elif kind == "D":
-            removed.append(path)
-        else:  # M, T (type change); renames and copies are off (--no-renames)
-            modified.append(path)
+    for status, path in zip(fields[0::2], fields[1::2], strict=False):
+        if status.strip() and path:
+            changed.get(status.strip()[0], changed["M"]).append(path)
     # Trusted, typed values straight from git: skip validation, it is the hot path.
     return Commit.model_construct(
         sha=sha.lower(),
@@ -52,9 +40,9 @@ def parse_log_record(record: str) -> Commit:
         author_name=name,
         author_email=email,
         timestamp=datetime.fromtimestamp(int(seconds), UTC),
-        added=tuple(added),
-        modified=tuple(modified),
-        removed=tuple(removed),
+        added=tuple(changed["A"]),
+        modified=tuple(changed["M"]),
+        removed=tuple(changed["D"]),
     )
 
 

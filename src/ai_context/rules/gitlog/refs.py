@@ -1,8 +1,10 @@
-"""Which issues a commit message names (see the package docstring for the forms)."""
+"""Which issues a commit message names (the forms: `issues_named`)."""
 
 from __future__ import annotations
 
 import re
+
+from ai_context.core.block.syntax import FENCE_CLOSE_RE, FENCE_OPEN_RE
 
 _NUMBER = r"(\d{1,9})"
 # `owner/repo#N` or `#N`, not glued to a word, a path or an entity; bounded repeats only, and
@@ -21,21 +23,23 @@ _GITHUB = ("github.com", "www.github.com")
 _TRAILER_RE = re.compile(r"^[ \t]*AI-Context-Issue[ \t]*:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
 _TRAILER_NUMBER_RE = re.compile(r"(?<![\w/])#?" + _NUMBER + r"(?![\w])")
 _INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
-_FENCE_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 
 
 def _without_code(text: str) -> str:
-    """The text with fenced blocks and inline code spans blanked out."""
+    """The text with fenced blocks and inline code spans blanked out; a fence opens and closes
+    as GitHub reads it (the block parser's patterns: no backtick in a backtick fence's info
+    string, nothing but spaces after a closing fence)."""
     kept: list[str] = []
-    fence: str | None = None
+    fence = ""
     for line in text.split("\n"):
-        opened = _FENCE_RE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
+        at = len(line) - len(line.lstrip(" "))
+        if fence:
+            close = FENCE_CLOSE_RE.match(line.rstrip("\r"), at) if at <= 3 else None
+            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
+                fence = ""
             kept.append("")
-        elif opened:
-            fence = opened.group(1)
+        elif at <= 3 and (opened := FENCE_OPEN_RE.match(line, at)):
+            fence = opened.group()
             kept.append("")
         else:
             kept.append(_INLINE_CODE_RE.sub(" ", line))
@@ -47,10 +51,10 @@ def _same_repo(owner: str, name: str, repo: str | None) -> bool:
 
 
 def issues_named(message: str, repo: str | None = None) -> list[int]:
-    """Issue numbers a commit message names, in order of first mention, each once.
-
-    `repo` ("owner/name") restricts cross-repository references to that repository.
-    """
+    """Issue numbers a commit message names, in order of first mention, each once: `#N` (so
+    `Fixes #N`), `GH-N`, `owner/repo#N`, `https://<host>/owner/repo/issues/N` (REPO's only
+    when given, else any repository's, but URLs only on github.com) and the trailer
+    `AI-Context-Issue: N[, M]`; never `#N` glued to a word or a path, nor anything in code."""
     found: dict[int, int] = {}  # number -> position of first mention
 
     def add(number: str, position: int) -> None:

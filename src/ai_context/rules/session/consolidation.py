@@ -1,4 +1,11 @@
-"""The consolidation matrix: which completed tasks fold into one per area (see the package)."""
+"""The consolidation matrix (seeds/004): which completed tasks fold into one per area.
+
+Never folded: a critical bug (BUGFIX, P1), a task with a pitfall or lesson no other repeats, one
+completed under 3 days ago, one open work references. An area (a task's `area`; tasks without
+one form one group) folds its other completed tasks into one when three of four hold: the area
+is named, more than 5 completed, none kept as critical, 3 days since its last completion. Then
+at most 5 individual completed tasks stay: the oldest foldable ones beyond go to their area's.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-)
+from pydantic import BaseModel, ConfigDict
 
 from ai_context.rules.session.model import TASK_MENTION_RE, ContextBlock, Task, task_number
 
@@ -171,12 +175,7 @@ def _force_limit(
             key = ""  # a lone task is not a group of its own: it joins the catch-all
         folding.setdefault(key, []).append(task)
         decision = decisions.get(key) or AreaDecision(
-            area=None,
-            members=(),
-            same_area=False,
-            many_related=False,
-            no_critical=True,
-            quiet=True,
+            area=None, members=(), same_area=False, many_related=False, no_critical=True, quiet=True
         )
         decisions[key] = decision.model_copy(update={"forced": (*decision.forced, task.id)})
     still = len(remaining) - min(excess, len(movable))
@@ -187,14 +186,11 @@ def _force_limit(
 
 def _substitute(tasks: Sequence[Task], replaced: dict[str, Task]) -> list[Task]:
     """The tasks in file order, each folded one replaced by its group (emitted once)."""
-    out: list[Task] = []
-    emitted: set[str] = set()
+    out: dict[str, Task] = {}
     for task in tasks:
         target = replaced.get(task.id, task)
-        if target.id not in emitted:
-            out.append(target)
-            emitted.add(target.id)
-    return out
+        out.setdefault(target.id, target)
+    return list(out.values())
 
 
 def consolidate(

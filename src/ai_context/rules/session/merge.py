@@ -6,13 +6,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ai_context.rules.session.model import (
     ContextBlock,

@@ -207,7 +207,8 @@ class SessionError(UsageError):
 # --- reading ----------------------------------------------------------------------------
 
 
-def problems(exc: ValidationError, prefix: str = "") -> str:
+def problems(exc: ValidationError) -> str:
+    """The first five problems pydantic found, each `where: what`."""
     parts = []
     for error in exc.errors()[:5]:
         where = "".join(
@@ -215,7 +216,7 @@ def problems(exc: ValidationError, prefix: str = "") -> str:
             for i, p in enumerate(error["loc"])
         )
         message = str(error["msg"]).removeprefix("Value error, ")
-        parts.append(f"{prefix}{where}: {message}" if where else f"{prefix}{message}")
+        parts.append(f"{where}: {message}" if where else message)
     more = len(exc.errors()) - 5
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
@@ -247,23 +248,15 @@ def loads(text: str) -> SessionFile:
         raise SessionError(f"Cannot load: {problems(exc)}") from None
 
 
-def _task_json(task: Task) -> dict[str, Any]:
-    data: dict[str, Any] = task.model_dump(mode="json", exclude={"area"})
-    data["files"] = list(task.files)
-    if task.area is not None:
-        data["area"] = task.area
-    return data
-
-
 def to_json(session: SessionFile) -> dict[str, Any]:
-    """The seed's shape, fields in its order (`area` only when set)."""
+    """The seed's shape, fields in its order (`area`, ours, only when set)."""
     return {
         "metadata": session.metadata.model_dump(mode="json"),
-        "tasks": [_task_json(t) for t in session.tasks],
-        "context_blocks": [
-            {**b.model_dump(mode="json"), "related_tasks": list(b.related_tasks)}
-            for b in session.context_blocks
+        "tasks": [
+            t.model_dump(mode="json", exclude={"area"} if t.area is None else None)
+            for t in session.tasks
         ],
+        "context_blocks": [b.model_dump(mode="json") for b in session.context_blocks],
     }
 
 
@@ -276,10 +269,8 @@ def dumps(session: SessionFile) -> str:
 
 
 def check_session_file(path: str, text: str) -> list[Finding]:
-    """Findings for a committed sp.json: AIC520 unreadable, AIC521 invalid, AIC53x privacy.
-
-    A secret is an error naming file, line and column, never the value (scrub.py).
-    """
+    """Findings for a committed sp.json: AIC520 unreadable, AIC521 invalid, AIC53x privacy (a secret
+    named by file, line and column, never its value)."""
     out: list[Finding] = []
     try:
         loads(text)

@@ -5,11 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    ValidationError,
-)
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ai_context.rules.scrub import scrub_counted
 from ai_context.rules.session.consolidation import (
@@ -67,12 +63,7 @@ def scrub_session(
         for t in session.tasks
     )
     blocks = tuple(
-        b.model_copy(
-            update={
-                "title": clean(b.title),
-                "content": clean(b.content),
-            }
-        )
+        b.model_copy(update={"title": clean(b.title), "content": clean(b.content)})
         for b in session.context_blocks
     )
     meta = session.metadata

@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timedelta
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-)
+from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.durations import format_duration
 from ai_context.rules.scrub import describe_counts
@@ -31,10 +28,7 @@ class Counts(BaseModel):
 def counts(session: SessionFile) -> Counts:
     tasks = session.tasks
     groups = [t for t in tasks if t.status == "completed" and t.consolidated]
-    priorities: dict[str, int] = {}
-    for task in tasks:
-        if task.is_open and task.priority:
-            priorities[task.priority] = priorities.get(task.priority, 0) + 1
+    priorities = Counter(t.priority for t in tasks if t.is_open and t.priority)
     return Counts(
         pending=sum(1 for t in tasks if t.status == "pending"),
         in_progress=sum(1 for t in tasks if t.status == "in_progress"),
@@ -56,11 +50,10 @@ def _short(sha: str | None) -> str:
 
 
 def _done_detail(c: Counts) -> str:
-    parts = []
-    if c.consolidated_groups:
-        parts.append(f"{c.done_individual} individual")
-        parts.append(f"{c.consolidated_groups} consolidated from {c.consolidated_from}")
-    return f" ({', '.join(parts)})" if parts else ""
+    if not c.consolidated_groups:
+        return ""
+    groups = f"{c.consolidated_groups} consolidated from {c.consolidated_from}"
+    return f" ({c.done_individual} individual, {groups})"
 
 
 def _next_line(session: SessionFile) -> str:
@@ -142,7 +135,8 @@ def _age(delta: timedelta) -> str:
 
 
 def summarize(session: SessionFile, *, now: datetime, git: GitState | None) -> LoadSummary:
-    """WF2: age, counts, next task, git drift warnings."""
+    """WF2: age, counts, next task, git drift warnings. The age counts from `updated` (the last
+    save), not the seed's `created`: with merging, that is the first save ever."""
     meta = session.metadata
     warnings: list[str] = []
     git_line: str | None = None
