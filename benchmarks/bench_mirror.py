@@ -30,8 +30,9 @@ from ai_context.adapters.github import issue_from_json
 from ai_context.adapters.templates import Templates
 from ai_context.core.block.parse import parse
 from ai_context.core.secret import Secret
-from ai_context.jobs.mirror import run_mirror
-from ai_context.rules.mirror import MirrorConfig, mirror_text
+from ai_context.jobs.mirror.run import run_mirror
+from ai_context.rules.mirror.targets import MirrorConfig
+from ai_context.rules.mirror.text import mirror_text
 
 TASKS, CHANGED, PER_MINUTE = 1000, 50, 100
 REPO = "o/r"

@@ -1,5 +1,5 @@
 """Shared test helpers: the seed's example block, the bundled examples and templates, the
-in-process CLI runner and the loopback GitHub fake's fixtures."""
+in-process and process CLI runners, and the loopback GitHub and ClickUp fakes' fixtures."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 
 from ai_context.adapters.templates import Templates
 from ai_context.cli.main import main
-from tests.fakes import GitHubFake
+from tests.fakes import ClickUpFake, GitHubFake
 
 # No timing in tests (these machines are shared and noisy): hypothesis's per-example deadline
 # and its too-slow health check are timed assertions, so they are off for every property test.
@@ -105,8 +105,31 @@ def github_server() -> Iterator[GitHubFake]:
 
 @pytest.fixture
 def github_fake(github_server: GitHubFake) -> GitHubFake:
-    """The module's GitHub fake, emptied for this test: no repositories, faults or calls."""
-    github_server.clear_faults()
-    github_server.repos.clear()
-    github_server.reset_requests()
+    """The module's GitHub fake, as new for this test (GitHubFake.reset)."""
+    github_server.reset()
     return github_server
+
+
+@pytest.fixture
+def clickup_fake() -> Iterator[ClickUpFake]:
+    """A loopback ClickUp whose list 901 has the mirror's Text field `ai_context` (f-ai)."""
+    with ClickUpFake() as fake:
+        fake.add_field("901", "ai_context", field_id="f-ai")
+        yield fake
+
+
+@pytest.fixture
+def agent_fake(
+    github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> GitHubFake:
+    """The GitHub fake with one issue, acme/shop#1 (a person's text, assigned to ariel), and
+    this process's environment pointing the agent commands at it, their cache in TMP_PATH."""
+    github_fake.add_issue("acme/shop", "Booking history", "Human text.\n", assignees=["ariel"])
+    for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/shop")
+    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
+    monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    return github_fake

@@ -48,7 +48,7 @@ def test_entries_are_parsed(actors: ActorMap) -> None:
     assert laptop.aliases == ("cc-ariel",) and laptop.emails == ("Ariel@Example.com",)
     assert actors.get("cc-ariel-phone").owner == "ariel"  # type: ignore[union-attr]
     bare = actors.get("bare")
-    assert bare is not None and bare.owner is None and len(actors) == 5
+    assert bare is not None and bare.owner is None and len(actors.actors) == 5
 
 
 def test_lookup_by_id_alias_email_and_login(actors: ActorMap) -> None:
@@ -73,7 +73,7 @@ def test_unknown_actors_still_work(actors: ActorMap) -> None:
     assert actors.owner("cc-stranger") is None
     assert actors.matches("") == () and actors.matches(None) == ()
     empty = parse_actors(None, SOURCE)
-    assert len(empty) == 0 and empty.same("a", "b") is None and empty.same("a", "A") is True
+    assert empty.actors == () and empty.same("a", "b") is None and empty.same("a", "A") is True
 
 
 def test_same_party(actors: ActorMap) -> None:

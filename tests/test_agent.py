@@ -18,9 +18,9 @@ from ai_context.core.block.model import Block
 from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render
 from ai_context.core.models import Issue
+from ai_context.core.phases import current_step
 from ai_context.core.secret import Secret
 from ai_context.jobs.agent import finishing, model, resuming, saving
-from ai_context.rules.mirror import current_step
 from ai_context.rules.reconcile import revision
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake, Request

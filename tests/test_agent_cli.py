@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.cli.main import UsageError
 from ai_context.core.block.locate import find
 from ai_context.core.block.parse import parse
+from ai_context.core.errors import UsageError
 from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import GitHubFake
 
@@ -25,20 +25,7 @@ class TtyStdin(io.StringIO):
         return True
 
 
-@pytest.fixture
-def fake(github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
-    github_fake.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
-    for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("GITHUB_TOKEN", "t")
-    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
-    monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    return github_fake
-
-
-def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
+def test_save_then_resume_in_text_and_json(agent_fake: GitHubFake) -> None:
     code, out, err = run_cli(["save", "1", "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)
     assert (code, err) == (0, "")
     assert out.startswith('saved the block to acme/shop#1 "Booking history"\n')
@@ -53,7 +40,9 @@ def test_save_then_resume_in_text_and_json(fake: GitHubFake) -> None:
     assert data["next_step"] == "Finish unit tests in booking.repository.spec.ts"
 
 
-def test_conflict_exits_4_with_both_copies_and_the_diff(fake: GitHubFake, tmp_path: Path) -> None:
+def test_conflict_exits_4_with_both_copies_and_the_diff(
+    agent_fake: GitHubFake, tmp_path: Path
+) -> None:
     run_cli(["save", "1"], SEED_BLOCK)
     assert run_cli(["resume", "1", "--cache", str(tmp_path / "noa")])[0] == 0
     run_cli(["save", "1"], SEED_BLOCK.replace("Finish unit tests", "Ariel moved on"))
@@ -76,7 +65,7 @@ def test_conflict_exits_4_with_both_copies_and_the_diff(fake: GitHubFake, tmp_pa
     assert code == 0 and "took the issue's copy" in out
 
 
-def test_incomplete_exits_5_naming_the_missing_fields(fake: GitHubFake) -> None:
+def test_incomplete_exits_5_naming_the_missing_fields(agent_fake: GitHubFake) -> None:
     code, out, _ = run_cli(["save", "1"], "## AI Context\n- **Active actor:** cc-x\n")
     assert code == 5
     assert "missing Phase, Plan, Files touched, Next step" in out
@@ -84,7 +73,7 @@ def test_incomplete_exits_5_naming_the_missing_fields(fake: GitHubFake) -> None:
     assert code == 5 and json.loads(out)["missing"][0] == "Active actor"
 
 
-def test_resume_without_a_task_lists_open_issues_and_exits_2(fake: GitHubFake) -> None:
+def test_resume_without_a_task_lists_open_issues_and_exits_2(agent_fake: GitHubFake) -> None:
     code, out, _ = run_cli(["resume"])
     assert code == 2
     assert "#1     Booking history" in out
@@ -104,10 +93,12 @@ def test_resume_without_a_task_lists_open_issues_and_exits_2(fake: GitHubFake) -
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", candidate["updated_at"])
 
 
-def test_resume_finds_the_task_through_the_actors_config(fake: GitHubFake, tmp_path: Path) -> None:
+def test_resume_finds_the_task_through_the_actors_config(
+    agent_fake: GitHubFake, tmp_path: Path
+) -> None:
     desktop = SEED_BLOCK.replace("cc-ariel-laptop", "cc-ariel-desktop")  # no block names laptop
     run_cli(["save", "1", "--cache", str(tmp_path / "elsewhere")], desktop)
-    fake.edit_issue(REPO, 1, labels=["in-progress"])
+    agent_fake.edit_issue(REPO, 1, labels=["in-progress"])
     config = tmp_path / ".github" / "ai-context.yml"
     config.parent.mkdir()
     config.write_text("actors:\n  cc-ariel-laptop:\n    owner: ariel\n", encoding="utf-8")
@@ -117,14 +108,14 @@ def test_resume_finds_the_task_through_the_actors_config(fake: GitHubFake, tmp_p
     assert data["github_calls"] == 1
 
 
-def test_dry_run_prints_the_diff_and_writes_nothing(fake: GitHubFake, tmp_path: Path) -> None:
+def test_dry_run_prints_the_diff_and_writes_nothing(agent_fake: GitHubFake, tmp_path: Path) -> None:
     code, out, _ = run_cli(["save", "1", "--dry-run"], SEED_BLOCK)
     assert code == 0 and out.startswith("dry run: save would change acme/shop#1")
     assert "+## AI Context" in out and " Human text." in out
-    assert fake.count("PATCH") == 0 and not (tmp_path / "cache").exists()
+    assert agent_fake.count("PATCH") == 0 and not (tmp_path / "cache").exists()
 
 
-def test_handoff_and_done(fake: GitHubFake, tmp_path: Path) -> None:
+def test_handoff_and_done(agent_fake: GitHubFake, tmp_path: Path) -> None:
     run_cli(["save", "1"], SEED_BLOCK)
     code, out, _ = run_cli(["handoff", "1", "--to", "cc-noa-desktop"])
     assert code == 0 and "handed off acme/shop#1" in out and "to cc-noa-desktop" in out
@@ -156,13 +147,13 @@ def test_handoff_and_done(fake: GitHubFake, tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_exits_2_saying_what_to_do(
-    fake: GitHubFake, argv: list[str], stdin: str | io.StringIO, message: str
+    agent_fake: GitHubFake, argv: list[str], stdin: str | io.StringIO, message: str
 ) -> None:
     code, _, err = run_cli(argv, stdin)
     assert code == 2 and message in err
 
 
-def test_no_token_exits_2(fake: GitHubFake, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_token_exits_2(agent_fake: GitHubFake, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_TOKEN")
     code, _, err = run_cli(["resume", "1"])
     assert code == 2 and "no GitHub token in $GITHUB_TOKEN or $GH_TOKEN" in err
@@ -171,7 +162,7 @@ def test_no_token_exits_2(fake: GitHubFake, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_an_issue_url_names_the_repository(
-    fake: GitHubFake, monkeypatch: pytest.MonkeyPatch
+    agent_fake: GitHubFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_REPOSITORY")
     code, out, _ = run_cli(["save", "https://github.com/acme/shop/issues/1"], SEED_BLOCK)
@@ -179,7 +170,7 @@ def test_an_issue_url_names_the_repository(
 
 
 def test_repository_from_the_origin_remote(
-    fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    agent_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_REPOSITORY")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
@@ -227,7 +218,7 @@ def test_the_agent_side_imports_neither_jinja2_nor_the_github_client_to_start() 
 
 
 def test_a_stale_save_by_the_same_actor_exits_4_and_writes_nothing(
-    fake: GitHubFake, tmp_path: Path
+    agent_fake: GitHubFake, tmp_path: Path
 ) -> None:
     laptop = ["--cache", str(tmp_path / "laptop")]
     desktop = ["--cache", str(tmp_path / "desktop")]
@@ -235,7 +226,7 @@ def test_a_stale_save_by_the_same_actor_exits_4_and_writes_nothing(
     assert run_cli(["resume", "1", *desktop])[0] == 0
     newer = SEED_BLOCK.replace("Finish unit tests", "Desktop work")
     assert run_cli(["save", "1", *desktop, "--now", "2026-05-26T14:40:00Z"], newer)[0] == 0
-    body = fake.issue(REPO, 1).body
+    body = agent_fake.issue(REPO, 1).body
     stale = SEED_BLOCK.replace("Finish unit tests", "Laptop work")
     code, out, _ = run_cli(["save", "1", *laptop, "--now", "2026-05-26T14:52:00Z"], stale)
     assert code == 4
@@ -243,14 +234,14 @@ def test_a_stale_save_by_the_same_actor_exits_4_and_writes_nothing(
         out.splitlines()[0] == 'CONFLICT on acme/shop#1 "Booking history": nothing was overwritten'
     )
     assert "--take local" in out
-    assert fake.issue(REPO, 1).body == body
+    assert agent_fake.issue(REPO, 1).body == body
     code, out, _ = run_cli(["save", "1", *laptop, "--take", "local"], stale)
-    assert code == 0 and "Laptop work" in (fake.issue(REPO, 1).body or "")
+    assert code == 0 and "Laptop work" in (agent_fake.issue(REPO, 1).body or "")
 
 
 @pytest.mark.parametrize("case", ["missing issue", "body too long"])
 def test_a_failed_save_leaves_no_cache_entry_behind(
-    fake: GitHubFake, tmp_path: Path, case: str
+    agent_fake: GitHubFake, tmp_path: Path, case: str
 ) -> None:
     cache = tmp_path / "cache"
     if case == "missing issue":
@@ -259,12 +250,12 @@ def test_a_failed_save_leaves_no_cache_entry_behind(
         argv = ["save", "1"]
         block = SEED_BLOCK.replace("Finish unit tests", "x" * 70_000)
         first = "issue #1's body would be"
-    before = fake.issue(REPO, 1).body
+    before = agent_fake.issue(REPO, 1).body
     code, out, err = run_cli(argv, block)
     assert code == 2 and out == ""
     assert err.startswith("ai-context: " + first), err
     assert not cache.exists() or not list(cache.glob("*.json"))
-    assert fake.issue(REPO, 1).body == before
+    assert agent_fake.issue(REPO, 1).body == before
     code, out, _ = run_cli(["resume"])  # no entry to trip over: it lists the open tasks
     assert code == 2 and "Booking history" in out
 
@@ -278,26 +269,26 @@ def test_a_failed_save_leaves_no_cache_entry_behind(
     ],
 )
 def test_save_replaces_a_block_github_shows_instead_of_adding_one(
-    fake: GitHubFake, name: str, existing: str
+    agent_fake: GitHubFake, name: str, existing: str
 ) -> None:
-    fake.edit_issue(REPO, 1, body=existing + "\n\nHuman text.\n")
+    agent_fake.edit_issue(REPO, 1, body=existing + "\n\nHuman text.\n")
     assert run_cli(["resume", "1"])[0] == 0  # the write guard: this machine reads it first
     newer = SEED_BLOCK.replace("Finish unit tests", "Second step")
     code, out, _ = run_cli(["save", "1", "--actor", "cc-ariel-laptop"], newer)
     assert code == 0, out
     assert out.splitlines()[0] == 'saved the block to acme/shop#1 "Booking history"'
-    body = fake.issue(REPO, 1).body or ""
+    body = agent_fake.issue(REPO, 1).body or ""
     assert len(find(body)) == 1 and body.count("AI Context") == 1, name
     assert body.endswith("\n\nHuman text.\n")
     assert body.startswith("\ufeff") == existing.startswith("\ufeff")
 
 
-def test_save_does_not_take_a_commented_out_block_for_the_block(fake: GitHubFake) -> None:
+def test_save_does_not_take_a_commented_out_block_for_the_block(agent_fake: GitHubFake) -> None:
     hidden = "<!--\n" + SEED_BLOCK.replace("cc-ariel-laptop", "cc-old-bot") + "\n-->\n"
-    fake.edit_issue(REPO, 1, body=hidden)
+    agent_fake.edit_issue(REPO, 1, body=hidden)
     code, out, _ = run_cli(["save", "1"], SEED_BLOCK)
     assert code == 0, out
-    body = fake.issue(REPO, 1).body or ""
+    body = agent_fake.issue(REPO, 1).body or ""
     assert body.endswith("\n\n" + hidden)  # the hidden text is kept byte for byte
     assert len(find(body)) == 1 and parse(body).block is not None
 
@@ -306,7 +297,7 @@ def test_save_does_not_take_a_commented_out_block_for_the_block(fake: GitHubFake
 
 
 def test_resume_of_a_task_without_a_block_prints_a_starting_block_ready_for_save(
-    fake: GitHubFake, tmp_path: Path
+    agent_fake: GitHubFake, tmp_path: Path
 ) -> None:
     code, out, _ = run_cli(["resume", "1", "--actor", "cc-ariel-laptop"])
     assert code == 5
@@ -320,7 +311,7 @@ def test_resume_of_a_task_without_a_block_prints_a_starting_block_ready_for_save
 
 
 def test_the_configs_required_fields_reach_every_agent_command(
-    fake: GitHubFake, tmp_path: Path
+    agent_fake: GitHubFake, tmp_path: Path
 ) -> None:
     """One notion of complete: a block the config calls incomplete (no Decisions) is refused
     by save and resume as the Action would call it incomplete; done cannot complete it."""
@@ -344,7 +335,7 @@ def test_the_configs_required_fields_reach_every_agent_command(
     assert code == 2 and "unknown required field(s) mood" in err
 
 
-def test_done_with_a_pr_marks_the_open_pr_step_done_only_when_told(fake: GitHubFake) -> None:
+def test_done_with_a_pr_marks_the_open_pr_step_done_only_when_told(agent_fake: GitHubFake) -> None:
     plan = "- **Plan:**\n  1. Repository (done)\n  2. Tests (in progress)\n  3. Open PR (pending)\n"
     text = SEED_BLOCK.split("- **Plan:**")[0] + plan + "- **Files touched:** a.py\n"
     text += "- **Next step:** Open the PR\n"
@@ -353,11 +344,11 @@ def test_done_with_a_pr_marks_the_open_pr_step_done_only_when_told(fake: GitHubF
     code, out, _ = run_cli(["done", "1", "--pr", pr, "--dry-run"])
     assert code == 0 and "+  3. Open PR (skipped)" in out
     code, out, _ = run_cli(["done", "1", "--pr", pr, "--done-step", "3"])
-    assert code == 0 and "3. Open PR (done)" in (fake.issue(REPO, 1).body or "")
+    assert code == 0 and "3. Open PR (done)" in (agent_fake.issue(REPO, 1).body or "")
     assert "Plan: 3/3 done" in out
 
 
-def test_done_counts_say_done_apart_from_skipped(fake: GitHubFake) -> None:
+def test_done_counts_say_done_apart_from_skipped(agent_fake: GitHubFake) -> None:
     plan = "- **Plan:**\n  1. Repository (done)\n  2. Tests (in progress)\n  3. Open PR (pending)\n"
     text = SEED_BLOCK.split("- **Plan:**")[0] + plan + "- **Files touched:** a.py\n"
     text += "- **Next step:** Open the PR\n"
@@ -369,7 +360,7 @@ def test_done_counts_say_done_apart_from_skipped(fake: GitHubFake) -> None:
 
 
 def test_the_token_can_come_from_gh_and_is_never_shown(
-    fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    agent_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`setup claude --token-from gh`: with no GITHUB_TOKEN, `gh auth token` gives it."""
     bin_dir = tmp_path / "bin"

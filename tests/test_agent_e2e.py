@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -176,15 +174,7 @@ def test_handoff_releases_the_lease_of_the_actor_handing_off(tmp_path: Path) -> 
         laptop.cwd.mkdir()
         v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
         assert laptop.run("save", "1", "--now", "2026-05-26T09:00:00Z", stdin=v1)[0] == 0
-        claimed = subprocess.run(
-            [sys.executable, "-m", "ai_context", "claim", "1", "--actor", "cc-ariel-laptop"],
-            env=laptop.env,
-            cwd=laptop.cwd,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        claimed = run_process(["claim", "1", "--actor", "cc-ariel-laptop"], laptop.env, laptop.cwd)
         assert claimed.returncode == 0, claimed.stdout + claimed.stderr
         assert fake.ref(REPO, "refs/ai-context/leases/1") is not None
 
@@ -206,15 +196,7 @@ def test_done_releases_the_lease_and_leaves_no_step_open(tmp_path: Path) -> None
         laptop.cwd.mkdir()
         v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
         assert laptop.run("save", "1", "--now", "2026-05-26T09:00:00Z", stdin=v1)[0] == 0
-        claimed = subprocess.run(
-            [sys.executable, "-m", "ai_context", "claim", "1", "--actor", "cc-ariel-laptop"],
-            env=laptop.env,
-            cwd=laptop.cwd,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        claimed = run_process(["claim", "1", "--actor", "cc-ariel-laptop"], laptop.env, laptop.cwd)
         assert claimed.returncode == 0, claimed.stdout + claimed.stderr
         log: list[str] = []
         code, out = laptop.run(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SEED_BLOCK
+from tests.conftest import ROOT, SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 REPO = "acme/shop"
@@ -51,16 +51,8 @@ class Checkout:
 
     def run(self, argv: list[str], stdin: str = "") -> tuple[set[str], str]:
         """(every module the process imported, its stdout)."""
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "ai_context", *argv],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=self.env,
-            cwd=self.root,
-            timeout=60,
-            check=False,
-        )
+        env = {**self.env, "PYTHONPROFILEIMPORTTIME": "1"}  # -X importtime
+        done = run_process(argv, env, self.root, stdin=stdin)
         assert done.returncode == 0, done.stderr[-2000:] + done.stdout
         lines = done.stderr.splitlines()
         rows = [ln.split("|")[-1].strip() for ln in lines if ln.startswith("import time:")]

@@ -170,21 +170,8 @@ def test_a_lone_surrogate_in_the_body_round_trips(tmp_path: Path) -> None:
 # --- as a user meets it: exit 2 or 3, one message, no traceback --------------------------------
 
 
-@pytest.fixture
-def fake(github_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitHubFake:
-    github_fake.add_issue(REPO, "Booking history", "Human text.\n", assignees=["ariel"])
-    for name in ("GH_TOKEN", "AI_CONTEXT_ACTOR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("GITHUB_TOKEN", "t")
-    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-    monkeypatch.setenv("GITHUB_API_URL", github_fake.url)
-    monkeypatch.setenv("AI_CONTEXT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    return github_fake
-
-
 def test_resume_on_a_deep_entry_is_exit_2_with_the_file_named(
-    fake: GitHubFake, tmp_path: Path
+    agent_fake: GitHubFake, tmp_path: Path
 ) -> None:
     (tmp_path / "cache").mkdir()
     entry_path(tmp_path / "cache", 1).write_text("[" * 200_000, encoding="utf-8")
@@ -195,7 +182,7 @@ def test_resume_on_a_deep_entry_is_exit_2_with_the_file_named(
 
 
 def test_save_on_a_full_disk_is_exit_3_and_the_cache_keeps_its_entry(
-    fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    agent_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert run_cli(["save", "1", "--now", "2026-05-26T14:32:00Z"], SEED_BLOCK)[0] == 0
     path = entry_path(tmp_path / "cache", 1)
@@ -220,7 +207,7 @@ def test_save_on_a_full_disk_is_exit_3_and_the_cache_keeps_its_entry(
 
 
 def test_a_conflict_with_the_log_linked_outside_appends_nothing_and_says_why(
-    fake: GitHubFake, tmp_path: Path
+    agent_fake: GitHubFake, tmp_path: Path
 ) -> None:
     assert run_cli(["save", "1"], SEED_BLOCK)[0] == 0
     outside = tmp_path / "bashrc"

@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import SEED_BLOCK, run_cli
+from tests.conftest import SEED_BLOCK, run_cli, run_process
 from tests.fakes import ClickUpFake, GitHubFake
 
 REPO = "acme/shop"
@@ -143,21 +142,19 @@ def test_derive_takes_a_number_a_hash_or_a_url(
 
 @pytest.mark.parametrize("issue", ["1", "#1", URL])
 def test_mirror_takes_a_number_a_hash_or_a_url(
-    gh: GitHubFake, monkeypatch: pytest.MonkeyPatch, issue: str
+    gh: GitHubFake, clickup_fake: ClickUpFake, monkeypatch: pytest.MonkeyPatch, issue: str
 ) -> None:
-    with ClickUpFake() as cu:
-        cu.add_field("901", "ai_context", field_id="f-ai")
-        cu.add_task("t1", task_id="tsk1", values={"ai_context": "old"})
-        gh.edit_issue(REPO, 1, body=SEED_BLOCK + "\n\nClickUp: https://app.clickup.com/t/tsk1\n")
-        monkeypatch.setenv("CLICKUP_TOKEN", cu.token)
-        monkeypatch.setenv("CLICKUP_API_URL", cu.url)
-        if issue != URL:
-            monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
-        code, out, err = run_cli(["mirror", issue, "--format", "json"])
-        assert code == 0, err
-        data = json.loads(out)
-        assert [(i["issue"], i["result"]) for i in data["items"]] == [(1, "written")]
-        assert "Plan: 2/5 done" in cu.value("tsk1")
+    clickup_fake.add_task("t1", task_id="tsk1", values={"ai_context": "old"})
+    gh.edit_issue(REPO, 1, body=SEED_BLOCK + "\n\nClickUp: https://app.clickup.com/t/tsk1\n")
+    monkeypatch.setenv("CLICKUP_TOKEN", clickup_fake.token)
+    monkeypatch.setenv("CLICKUP_API_URL", clickup_fake.url)
+    if issue != URL:
+        monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    code, out, err = run_cli(["mirror", issue, "--format", "json"])
+    assert code == 0, err
+    data = json.loads(out)
+    assert [(i["issue"], i["result"]) for i in data["items"]] == [(1, "written")]
+    assert "Plan: 2/5 done" in clickup_fake.value("tsk1")
 
 
 def test_mirror_json_error(gh: GitHubFake, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,8 +177,6 @@ def _bare(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     event.write_text(json.dumps({"action": "opened", "issue": {"number": 1}}), encoding="utf-8")
     output = tmp_path / "output.txt"
     env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
         "GITHUB_ACTIONS": "true",
         "GITHUB_EVENT_NAME": "issues",
         "GITHUB_EVENT_PATH": str(event),
@@ -190,15 +185,7 @@ def _bare(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
         "GITHUB_OUTPUT": str(output),
         "INPUT_GITHUB-TOKEN": "t",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "ai_context", *argv],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_process(argv, env, tmp_path)
 
 
 def test_a_bare_ai_context_prints_help_even_inside_github_actions(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, SEED_BLOCK, run_cli
+from tests.conftest import EXAMPLES, SEED_BLOCK, run_cli, run_process
 
 
 def test_clean_file_exits_0(tmp_path: Path) -> None:
@@ -116,14 +116,7 @@ def test_report_over_examples() -> None:
 
 
 def test_module_entrypoint_runs_as_a_process(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "ai_context", "validate", "-"],
-        input=SEED_BLOCK,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    proc = run_process(["validate", "-"], stdin=SEED_BLOCK)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -200,13 +193,7 @@ NOT_FOR_VALIDATE = ("pydantic", "yaml", "jinja2", "requests", "github", "importl
 
 def imported_modules(argv: list[str], cwd: Path) -> set[str]:
     """Every module a whole `python -X importtime -m ai_context ARGV` process imported."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "ai_context", *argv],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-    )
+    done = run_process(argv, {"PYTHONPROFILEIMPORTTIME": "1"}, cwd)
     assert done.returncode in (0, 1), done.stderr
     rows = [ln.split("|")[-1] for ln in done.stderr.splitlines() if ln.startswith("import time:")]
     return {row.strip() for row in rows} - {"package"}  # "package" is the header's last column

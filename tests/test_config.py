@@ -86,7 +86,7 @@ def test_bad_yaml(tmp_path: Path) -> None:
 
 def test_missing_file_is_fine() -> None:
     settings = load_config({"INPUT_CONFIG": "/nonexistent/ai-context.yml"})
-    assert settings.fail_on == "never" and len(settings.actors) == 0
+    assert settings.fail_on == "never" and len(settings.actors.actors) == 0
     assert settings.digest.repositories == () and settings.stale.max_active_per_actor is None
 
 

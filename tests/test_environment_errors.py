@@ -4,9 +4,6 @@ folder are exit 2 with a message naming the variable, never a traceback."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +12,8 @@ import pytest
 from ai_context.adapters.github import GitHub, GitHubConfigError, url_problem
 from ai_context.core.errors import Exit
 from ai_context.core.secret import Secret
-from tests.actionrun import ROOT, ActionRun, run_action
+from tests.actionrun import ActionRun, run_action
+from tests.conftest import run_process
 from tests.fakes import GitHubFake
 from tests.test_action_e2e import INCOMPLETE, T0, TOKEN, issue_event
 
@@ -68,22 +66,8 @@ def test_a_runner_file_in_a_missing_folder_is_exit_2_before_any_write(
 
 
 def test_the_cli_is_exit_2_naming_the_variable(gh: GitHubFake, tmp_path: Path) -> None:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "src"),
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_API_URL": "ftp://x",
-    }
-    argv = ["claim", "3", "--actor", "cc-a", "--repo", "o/r"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "ai_context", *argv],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    env = {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": "ftp://x"}
+    proc = run_process(["claim", "3", "--actor", "cc-a", "--repo", "o/r"], env, tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[0] == (
         "ai-context: environment variable GITHUB_API_URL: 'ftp://x' is not an http(s) URL like "

@@ -224,16 +224,7 @@ def test_github_down_the_hook_exits_0_with_a_one_line_note(
 
 def test_bad_input_never_fails_the_turn(tmp_path: Path, fake: GitHubFake) -> None:
     project = Project(tmp_path / "shop", fake)
-    done = subprocess.run(
-        [sys.executable, "-m", "ai_context", "hook", "stop"],
-        input="not json",
-        capture_output=True,
-        text=True,
-        env=project.env,
-        cwd=project.root,
-        timeout=60,
-        check=False,
-    )
+    done = run_process(["hook", "stop"], project.env, project.root, stdin="not json")
     assert done.returncode == 0
     assert json.loads(done.stdout)["systemMessage"].startswith("ai-context: the hook's input")
 
@@ -343,16 +334,8 @@ def test_pre_compact_pushes_a_copy_that_never_reached_the_issue(
     t0 = datetime.fromisoformat(saved["state"]["last_updated"].replace("Z", "+00:00"))
     fake.fail_next("PATCH", "/repos/acme/shop/issues/1", status=502, times=None)
     later = format_timestamp(t0 + timedelta(minutes=5))
-    done = subprocess.run(
-        [sys.executable, "-m", "ai_context", "save", "1", "--now", later],
-        input=seed(next_step="Unpushed step"),
-        capture_output=True,
-        text=True,
-        env=project.env,
-        cwd=project.root,
-        timeout=60,
-        check=False,
-    )
+    argv = ["save", "1", "--now", later]
+    done = run_process(argv, project.env, project.root, stdin=seed(next_step="Unpushed step"))
     assert done.returncode == 3  # GitHub down: the copy waits in the cache, unpushed
     fake.clear_faults()
     code, out, _ = _pre_compact(project, "auto", t0 + timedelta(minutes=6))

@@ -19,7 +19,6 @@ from ai_context.rules.lease import (
     LeaseError,
     LeaseRecord,
     decide_claim,
-    decide_release,
     decide_renew,
     next_record,
     parse_lease_config,
@@ -76,13 +75,10 @@ def test_claim_decisions() -> None:
     assert decide_claim(lease("cc-b"), "cc-a", T0, same=lambda a, b: True) == "extend"
 
 
-def test_renew_and_release_decisions() -> None:
+def test_renew_decisions() -> None:
     assert decide_renew(None, "cc-a") == "missing"
     assert decide_renew(lease("cc-a", expires=T0 - HOUR), "cc-a") == "extend"  # CAS decides
     assert decide_renew(lease("cc-b"), "cc-a") == "refuse"
-    assert decide_release(None, "cc-a") == "missing"
-    assert decide_release(lease("cc-a"), "cc-a") == "delete"
-    assert decide_release(lease("cc-b", expires=T0 - HOUR), "cc-a") == "refuse"
 
 
 def test_next_record_keeps_acquired_only_when_extending() -> None:

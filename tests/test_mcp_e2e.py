@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ai_context.core.block.parse import parse
-from tests.conftest import ROOT, SEED_BLOCK
+from tests.conftest import ROOT, SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 REPO = "acme/shop"
@@ -127,16 +126,7 @@ def test_mcp_server_over_stdio_matches_the_command_line(tmp_path: Path) -> None:
         # The command line saves the same block into issue 2 at the same clock.
         stamp = saved["state"]["last_updated"]
         env = environment(fake, tmp_path / "cli-cache")
-        done = subprocess.run(
-            [sys.executable, "-m", "ai_context", "save", "2", "--now", stamp],
-            input=SEED_BLOCK,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=work,
-            timeout=60,
-            check=False,
-        )
+        done = run_process(["save", "2", "--now", stamp], env, work, stdin=SEED_BLOCK)
         assert done.returncode == 0, done.stderr
         assert mcp_body == fake.issue(REPO, 2).body
         assert mcp_body is not None and mcp_body.endswith(HUMAN)

@@ -97,7 +97,7 @@ def test_status_and_summary_are_the_command_lines_json(
     """Issue 21: one code for both faces, with the command line's settings (the config file's
     digest window included) and its JSON."""
     from ai_context.mcp import queries
-    from tests.test_write_guard import cli_out
+    from tests.conftest import run_cli
 
     with GitHubFake() as fake:
         fake.add_issue("o/r", "Task", SEED_BLOCK, number=6)
@@ -111,10 +111,10 @@ def test_status_and_summary_are_the_command_lines_json(
         session = Session(repo="o/r", env=env, cache=str(tmp_path / "cache"))
         now = ["--now", NOW]
         status = queries.status(session, None)
-        code, out = cli_out(["status", "--all", "--repo", "o/r", "--format", "json", *now])
+        code, out, _ = run_cli(["status", "--all", "--repo", "o/r", "--format", "json", *now])
         assert code == 0 and status == {"repository": "o/r", "plates": json.loads(out)}
         summary = queries.summary(session, 6)
-        code, out = cli_out(["summary", "6", "--repo", "o/r", "--format", "json", *now])
+        code, out, _ = run_cli(["summary", "6", "--repo", "o/r", "--format", "json", *now])
         assert code == 0 and summary == json.loads(out)
         with pytest.raises(ToolFailure, match=r"^exit 2 \(bad input\)"):
             queries.summary(session, 99)

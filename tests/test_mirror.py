@@ -13,24 +13,13 @@ from ai_context.adapters.templates import Templates
 from ai_context.core.block.parse import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
-from ai_context.jobs.mirror import mirror_templates
+from ai_context.core.phases import current_step
+from ai_context.jobs.mirror.job import mirror_templates
 from ai_context.rules.actors import parse_actors
-from ai_context.rules.mirror import (
-    CustomField,
-    Link,
-    MirrorConfig,
-    clean,
-    current_step,
-    find_link,
-    fit,
-    load_mirror_config,
-    mirror_data,
-    mirror_text,
-    resolve_field,
-    same_value,
-    targets,
-)
-from ai_context.rules.mirror.link import mirrored_from, trusted
+from ai_context.rules.mirror.clickup import CustomField, resolve_field
+from ai_context.rules.mirror.link import Link, find_link, mirrored_from, trusted
+from ai_context.rules.mirror.targets import MirrorConfig, load_mirror_config, targets
+from ai_context.rules.mirror.text import clean, fit, mirror_data, mirror_text, same_value
 from tests.conftest import BUNDLED, SEED_BLOCK
 
 URL = "https://github.com/acme/shop/issues/42"
@@ -349,3 +338,17 @@ def test_the_field_names_the_issue_it_mirrors() -> None:
     )
     assert mirrored_from("AI Context — acme/shop#70 t", mine) == ("acme/shop", 70)
     assert mirrored_from("AI Context — other/repo#9 t", mine) == ("other/repo", 9)
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("``` a`b\nCU-abc123\n", 2),  # a backtick in the info string: no fence (CommonMark)
+        ("~~~ a`b\nCU-abc123\n~~~\nCU-def456", 4),  # a tilde fence's info string may hold one
+        ("````\n```\nCU-abc123\n````\nCU-def456", 5),  # a shorter run does not close it
+        ("    ```\nCU-abc123\n", 2),  # four spaces: indented code, not a fence
+    ],
+)
+def test_fences_open_and_close_as_github_shows_them(body: str, line: int) -> None:
+    found = find_link(body)
+    assert found is not None and found.line == line

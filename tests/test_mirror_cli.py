@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from ai_context.cli.main import main
@@ -16,22 +14,23 @@ FIELD_POST = "/task/{task_id}/field/{field_id}"
 
 @pytest.fixture
 def fakes(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: object
-) -> Iterator[tuple[GitHubFake, ClickUpFake]]:
-    with GitHubFake() as gh, ClickUpFake() as cu:
-        cu.add_field("901", "ai_context", field_id="f-ai")
-        monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
-        for name, value in {
-            "GITHUB_TOKEN": "t",
-            "GITHUB_API_URL": gh.url,
-            "GITHUB_REPOSITORY": REPO,
-            "CLICKUP_TOKEN": cu.token,
-            "AI_CONTEXT_CLICKUP_API_URL": cu.url,
-        }.items():
-            monkeypatch.setenv(name, value)
-        for name in ("GH_TOKEN", "AI_CONTEXT_DRY_RUN", "AI_CONTEXT_CLICKUP_TEAM_ID"):
-            monkeypatch.delenv(name, raising=False)
-        yield gh, cu
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: object,
+    github_fake: GitHubFake,
+    clickup_fake: ClickUpFake,
+) -> tuple[GitHubFake, ClickUpFake]:
+    monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
+    for name, value in {
+        "GITHUB_TOKEN": "t",
+        "GITHUB_API_URL": github_fake.url,
+        "GITHUB_REPOSITORY": REPO,
+        "CLICKUP_TOKEN": clickup_fake.token,
+        "AI_CONTEXT_CLICKUP_API_URL": clickup_fake.url,
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("GH_TOKEN", "AI_CONTEXT_DRY_RUN", "AI_CONTEXT_CLICKUP_TEAM_ID"):
+        monkeypatch.delenv(name, raising=False)
+    return github_fake, clickup_fake
 
 
 def seed(gh: GitHubFake, cu: ClickUpFake) -> None:

@@ -5,7 +5,6 @@ the Action against the GitHub and ClickUp fakes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,15 +22,13 @@ FIELD_POST = "/task/{task_id}/field/{field_id}"
 
 
 @pytest.fixture
-def fakes() -> Iterator[tuple[GitHubFake, ClickUpFake]]:
-    with GitHubFake() as gh, ClickUpFake() as cu:
-        cu.add_field("901", "ai_context", field_id="f-ai")
-        for n, task in TASKS.items():
-            when = DAY_AGO - timedelta(minutes=n)
-            body = f"{SEED_BLOCK}\n\nClickUp: https://app.clickup.com/t/{task}\n"
-            gh.add_issue(REPO, f"Task {n}", body, number=n, created_at=when, updated_at=when)
-            cu.add_task(f"Task {n}", task_id=task, values={"ai_context": "an older state"})
-        yield gh, cu
+def fakes(github_fake: GitHubFake, clickup_fake: ClickUpFake) -> tuple[GitHubFake, ClickUpFake]:
+    for n, task in TASKS.items():
+        when = DAY_AGO - timedelta(minutes=n)
+        body = f"{SEED_BLOCK}\n\nClickUp: https://app.clickup.com/t/{task}\n"
+        github_fake.add_issue(REPO, f"Task {n}", body, number=n, created_at=when, updated_at=when)
+        clickup_fake.add_task(f"Task {n}", task_id=task, values={"ai_context": "an older state"})
+    return github_fake, clickup_fake
 
 
 def run(

@@ -13,9 +13,11 @@ from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
 from ai_context.core.secret import Secret
 from ai_context.jobs.comments import plan_check
-from ai_context.jobs.mirror import MirrorReport, run_mirror, summary
+from ai_context.jobs.mirror.job import summary
+from ai_context.jobs.mirror.run import MirrorReport, run_mirror
 from ai_context.rules.checks import CheckConfig
-from ai_context.rules.mirror import MirrorConfig, mirror_text
+from ai_context.rules.mirror.targets import MirrorConfig
+from ai_context.rules.mirror.text import mirror_text
 from ai_context.rules.sticky import LABEL_INVALID
 from tests.conftest import BUNDLED, SEED_BLOCK
 from tests.fakes import ClickUpFake

@@ -362,13 +362,13 @@ def test_version_labels_come_from_build_args() -> None:
 
 
 def test_one_version_source_and_one_unknown_version() -> None:
-    """`__version__` is the installed metadata's (hatch-vcs wrote it from the tag), and a tree
+    """`version()` is the installed metadata's (hatch-vcs wrote it from the tag), and a tree
     that was never installed says the same unknown version as a build without git."""
     from importlib.metadata import version
 
     import ai_context
 
-    assert ai_context.__version__ == version("ai-context")
+    assert ai_context.version() == version("ai-context")
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in pyproject["project"]
     assert pyproject["project"]["dynamic"] == ["version"]

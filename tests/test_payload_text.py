@@ -22,7 +22,7 @@ from ai_context.rules.digest import build_digest
 from ai_context.rules.digest_render import render_markdown
 from ai_context.rules.digest_slack import slack_messages
 from ai_context.rules.gitlog.compare import files_drift
-from ai_context.rules.mirror import mirror_text
+from ai_context.rules.mirror.text import mirror_text
 from ai_context.rules.scrub import REPLACEMENT, strip_controls
 from ai_context.rules.sticky import render_findings
 from tests.conftest import BUNDLED, SEED_BLOCK

@@ -149,6 +149,17 @@ def test_filters_by_actor_owner_and_label(gh: GitHubFake, tmp_path: Path) -> Non
     assert sorted(r["number"] for r in json.loads(report.stdout)) == [5, 8]
 
 
+def test_report_rows_name_each_key_once(gh: GitHubFake, tmp_path: Path) -> None:
+    [row] = json.loads(
+        cli(gh, tmp_path, "report", "--label", "frontend", "--format", "json").stdout
+    )
+    assert list(row) == [
+        *("repository", "number", "title", "url", "state", "owners"),
+        *("complete", "block", "findings"),
+    ]
+    assert (row["number"], row["owners"], row["complete"]) == (8, ["carol"], True)
+
+
 def test_report_counts_issues_without_a_block_worst_first_and_speaks_markdown(
     gh: GitHubFake, tmp_path: Path
 ) -> None:

@@ -4,8 +4,6 @@ the file, and not one write."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +15,7 @@ from ai_context.adapters.config import load_config
 from ai_context.core.durations import duration_value, parse_duration
 from ai_context.core.errors import ConfigError
 from tests.actionrun import ActionRun, run_action
+from tests.conftest import run_process
 from tests.fakes import GitHubFake
 from tests.test_action_e2e import INCOMPLETE, T0, TOKEN, issue_event
 
@@ -160,12 +159,7 @@ def test_a_zero_or_absurd_duration_is_refused_with_a_reason(text: str) -> None:
 def test_the_command_line_refuses_them_too_with_exit_2(value: str, tmp_path: Path) -> None:
     block = tmp_path / "block.md"
     block.write_text("## AI Context\n\n- **Phase:** testing\n", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "ai_context", "validate", str(block), "--stale-after", value],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_process(["validate", str(block), "--stale-after", value])
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "cannot read duration" in done.stderr or "longer than zero" in done.stderr

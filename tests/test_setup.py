@@ -22,7 +22,7 @@ from ai_context.rules.agentsetup import (
     merge_section,
     merge_settings,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_process
 
 USER_SETTINGS: dict[str, Any] = {
     "model": "opus",
@@ -45,17 +45,8 @@ def setup(
     root: Path, *argv: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`ai-context setup ARGV` in ROOT; the hooks run `ai-context` unless ARGV says otherwise."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     runner = [] if "--runner" in argv else ["--runner", "ai-context"]
-    return subprocess.run(
-        [sys.executable, "-m", "ai_context", "setup", *argv, *runner],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root,
-        timeout=60,
-        check=False,
-    )
+    return run_process(["setup", *argv, *runner], {**os.environ, **(env or {})}, root)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

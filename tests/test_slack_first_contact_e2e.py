@@ -23,11 +23,10 @@ LATER = {"AI_CONTEXT_NOW": "2026-05-26T16:30:00Z"}  # the same day
 
 
 @pytest.fixture
-def gh() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        fake.add_repo("o/r")
-        fake.add_issue("o/r", "Task", SEED_BLOCK, number=1)
-        yield fake
+def gh(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_repo("o/r")
+    github_fake.add_issue("o/r", "Task", SEED_BLOCK, number=1)
+    return github_fake
 
 
 @pytest.fixture

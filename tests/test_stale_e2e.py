@@ -4,7 +4,6 @@ clear both once the block is refreshed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,10 +30,9 @@ actors:
 
 
 @pytest.fixture
-def gh() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        fake.add_repo("o/r")
-        yield fake
+def gh(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_repo("o/r")
+    return github_fake
 
 
 def block(updated: datetime, actor: str = "cc-ariel-laptop") -> str:

@@ -4,7 +4,6 @@ against the loopback GitHub; plans for the marker and the sticky comment's memor
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,10 +21,9 @@ from tests.test_stale_e2e import BOT, block, run
 
 
 @pytest.fixture
-def gh() -> Iterator[GitHubFake]:
-    with GitHubFake() as fake:
-        fake.add_repo("o/r")
-        yield fake
+def gh(github_fake: GitHubFake) -> GitHubFake:
+    github_fake.add_repo("o/r")
+    return github_fake
 
 
 def ours(gh: GitHubFake, number: int) -> list[str]:

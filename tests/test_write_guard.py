@@ -27,16 +27,6 @@ def block_of(actor: str, next_step: str) -> str:
     )
 
 
-def cli_out(argv: list[str], stdin: str = "") -> tuple[int, str]:
-    """`ai-context ARGV` in this process: (exit code, stdout)."""
-    code, out, _ = run_cli(argv, stdin)
-    return code, out
-
-
-def cli(argv: list[str], stdin: str = "") -> int:
-    return cli_out(argv, stdin)[0]
-
-
 @dataclass
 class Machine:
     """One machine: its cache directory and its actor."""
@@ -49,7 +39,8 @@ class Machine:
         return self.out(*argv, stdin=stdin)[0]
 
     def out(self, *argv: str, stdin: str = "") -> tuple[int, str]:
-        return cli_out([*argv, "--cache", str(self.cache), "--actor", self.actor], stdin)
+        code, out, _ = run_cli([*argv, "--cache", str(self.cache), "--actor", self.actor], stdin)
+        return code, out
 
     def session(self) -> Session:
         env = {"GITHUB_TOKEN": "t", "GITHUB_API_URL": self.fake.url}

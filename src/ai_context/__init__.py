@@ -1,10 +1,7 @@
 """ai-context: keeps the AI Context blocks of GitHub issues valid, complete and mirrored.
 
-`__version__` is the installed distribution's version (one source: the git tag, through
-hatch-vcs, whose build hook writes it into `_version.py` at every build and install). It is
-read on first access, not at import: `ai-context --version` then costs one small import, not
-importlib.metadata's (email, zipfile, csv...).
-"""
+`version()` is the git tag's version, which the build writes into `_version.py`: read when
+asked, so `--version` costs one small import, not importlib.metadata's."""
 
 from __future__ import annotations
 
@@ -18,9 +15,3 @@ def version() -> str:
     except ImportError:
         return UNKNOWN_VERSION
     return str(__version__)
-
-
-def __getattr__(name: str) -> str:
-    if name == "__version__":
-        return version()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -65,6 +65,15 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
         super().__init__(latency=latency)
         self.prefix = prefix  # e.g. "/api/v3" to look like GitHub Enterprise Server
         self.html_base = html_base
+        self._fresh = (token, login, rate_limit, now)
+        self.reset()
+
+    def reset(self) -> None:
+        """A new fake's state on the same server (conftest's `github_fake`): no repositories,
+        comments, faults or recorded calls, the first token only, the clock and limits anew."""
+        token, login, rate_limit, now = self._fresh
+        self.clear_faults()
+        self.reset_requests()
         self.clock = Clock(now)
         self.tokens: dict[str, str] = {token: login}
         self.repos: dict[str, Repo] = {}
@@ -74,7 +83,7 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
         self.rate_limit = rate_limit
         self.rate_used = 0
         self.rate_reset = int(time.time()) + 3600
-        # Switches for what the real GitHub may do to leases (issue 15, item 11):
+        # Switches for what the real GitHub may do to leases:
         self.refuse_empty_tree = False  # a commit on the empty tree answers 422
         self.ref_creations_landing_then_502 = 0  # the next N ref creations land, then 502
         self.empty_repos: set[str] = set()  # git database calls answer 409 "empty"

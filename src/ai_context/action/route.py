@@ -25,7 +25,7 @@ from ai_context.jobs.context import Route
 from ai_context.jobs.registry import AUTO_JOBS, JOBS
 from ai_context.rules.gitlog.checkpoints import group_by_issue
 from ai_context.rules.gitlog.compare import session_files_changed
-from ai_context.rules.mirror import find_link
+from ai_context.rules.mirror.link import find_link
 
 __all__ = ["ISSUE_ACTIONS", "block_text", "route"]
 

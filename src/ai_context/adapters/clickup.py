@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 from ai_context.core.errors import ServiceError, ServiceRefused
 from ai_context.core.secret import Secret
-from ai_context.rules.mirror import CustomField, Task
+from ai_context.rules.mirror.clickup import CustomField, Task
 
 PAGE_SIZE = 100  # tasks per page of GET /team/{team_id}/task (fixed by ClickUp)
 

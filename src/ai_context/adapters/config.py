@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ai_context.rules.actors import ActorMap
     from ai_context.rules.digest import DigestSection
     from ai_context.rules.lease import LeaseConfig
-    from ai_context.rules.mirror import MirrorConfig
+    from ai_context.rules.mirror.targets import MirrorConfig
     from ai_context.rules.stale import StaleConfig
 
 JOB_NAMES = ("check", "mirror", "stale", "digest")
@@ -199,7 +199,7 @@ class Config(BaseModel):
 
     @cached_property
     def mirror(self) -> MirrorConfig:
-        from ai_context.rules.mirror import load_mirror_config  # noqa: PLC0415
+        from ai_context.rules.mirror.targets import load_mirror_config  # noqa: PLC0415
 
         return load_mirror_config(self._sections.get("mirror"), self.config)
 

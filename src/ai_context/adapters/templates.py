@@ -41,7 +41,7 @@ _PRELOAD = [
     "ai_context.adapters.templates",
     "ai_context.rules.digest_render",
     "ai_context.rules.digest_slack",
-    "ai_context.rules.mirror",
+    "ai_context.rules.mirror.targets",
 ]
 
 

@@ -1,12 +1,7 @@
-"""What every `ai-context` command shares: one registration function per common flag, and the
-resolvers that turn those flags (and their environment fallbacks) into values.
-
-Every command registers `--repo`, ISSUE, `--actor` and `--format` through these functions, so
-they read and fail the same way everywhere (twine's `Settings` style). Errors are the kinds of
-core/errors.py; cli/main.py maps them to a message and an exit code, in one place.
-Kept light: building the parser must not import requests, pydantic or jinja2. The GitHub client
-and the default repository come from adapters/clients.py, as for the MCP server.
-"""
+"""What every `ai-context` command shares: one registration function per common flag (`--repo`,
+ISSUE, `--actor`, `--format`), so they read and fail the same way everywhere, and the resolvers
+that turn them and their environment fallbacks into values. Kept light: building the parser
+must not import requests, pydantic or jinja2."""
 
 from __future__ import annotations
 
@@ -32,9 +27,6 @@ ENVIRONMENT_HELP = (
     "AI_CONTEXT_ACTOR (default for --actor), GITHUB_API_URL (default https://api.github.com), "
     "CLICKUP_TOKEN and CLICKUP_API_URL (default https://api.clickup.com/api/v2)"
 )
-
-
-# --- argument types ---------------------------------------------------------------------------
 
 
 def issue_arg(value: str) -> IssueRef:
@@ -79,9 +71,6 @@ def any_duration_arg(value: str) -> timedelta:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-# --- registration: one function per flag ------------------------------------------------------
-
-
 def add_issue(p: argparse.ArgumentParser, *, nargs: str | None = None, what: str = "") -> None:
     """The positional ISSUE (`12`, `#12` or its URL)."""
     p.add_argument(
@@ -118,9 +107,6 @@ def add_actor(p: argparse.ArgumentParser) -> None:
 def add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("text", "json")) -> None:
     """`--format`; with json, an error is a JSON object on stdout too."""
     p.add_argument("--format", choices=tuple(choices), default=choices[0])
-
-
-# --- resolvers --------------------------------------------------------------------------------
 
 
 def _issue_repositories(args: argparse.Namespace) -> set[str]:
@@ -182,9 +168,6 @@ def resolve_actor(
     return check_actor(actor)
 
 
-# --- help ------------------------------------------------------------------------------------
-
-
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter, its width found as shutil.get_terminal_size finds it but without
     importing shutil (and bz2, lzma): argparse builds one for every add_argument call, so
@@ -206,9 +189,6 @@ def terminal_columns() -> int:
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or 80
-
-
-# --- input ------------------------------------------------------------------------------------
 
 
 def _not_utf8(name: str, where: str) -> UsageError:
@@ -247,7 +227,7 @@ def read_file(name: str | Path) -> str:
 
 def _read_bytes(name: str | Path) -> bytes:
     """The file's bytes through the os module: half the cost of a Path or a buffered file
-    object, which `validate` over 2,000 files pays 2,000 times (issue 14)."""
+    object, which `validate` over 2,000 files pays 2,000 times."""
     fd = os.open(name, os.O_RDONLY)
     try:
         chunks = []

@@ -32,34 +32,27 @@ if TYPE_CHECKING:
 
 def add_lease_commands(sub: Any) -> None:
     """Register claim, renew, release and who on the `ai-context` parser's subparsers."""
-
-    def common(p: argparse.ArgumentParser, actor: bool) -> None:
-        add_issue(p)
-        if actor:
-            add_actor(p)
-        add_repo(p)
-        add_format(p)
-
     for name, text in (
         ("claim", "take the lease on an issue (exit 4 when another actor holds it)"),
         ("renew", "extend the lease you hold"),
+        ("release", "give up the lease you hold"),
+        ("who", "who holds the lease on an issue, and until when"),
     ):
         p = sub.add_parser(name, help=text)
-        common(p, actor=True)
-        p.add_argument(
-            "--ttl",
-            type=any_duration_arg,
-            default=None,
-            help="how long the lease lasts, 1m to 30d, e.g. 90m, 2h (default: config, 2h)",
-        )
+        add_issue(p)
+        add_actor(p)  # optional for `who`: with it, `who` tells the holder that it is them
+        add_repo(p)
+        add_format(p)
         p.set_defaults(handler=cmd_lease, lease_op=name)
-    p = sub.add_parser("release", help="give up the lease you hold")
-    common(p, actor=True)
-    p.add_argument("--lease", metavar="SHA", help="the lease commit your claim printed")
-    p.set_defaults(handler=cmd_lease, lease_op="release")
-    p = sub.add_parser("who", help="who holds the lease on an issue, and until when")
-    common(p, actor=True)  # optional: with it, `who` tells the holder that it is them
-    p.set_defaults(handler=cmd_lease, lease_op="who")
+        if name in ("claim", "renew"):
+            p.add_argument(
+                "--ttl",
+                type=any_duration_arg,
+                default=None,
+                help="how long the lease lasts, 1m to 30d, e.g. 90m, 2h (default: config, 2h)",
+            )
+        elif name == "release":
+            p.add_argument("--lease", metavar="SHA", help="the lease commit your claim printed")
 
 
 def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
@@ -68,7 +61,6 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.jobs.lease import (  # noqa: PLC0415
         LeaseRequest,
         check_ttl,
-        issue_check,
         lease_settings,
         outcome_exit,
         outcome_json,
@@ -78,7 +70,7 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     del stdin
     env = os.environ
     config, same = lease_settings(env, Path.cwd())
-    actor = resolve_actor(args, env, required=args.lease_op not in ("who",))
+    actor = resolve_actor(args, env, required=args.lease_op != "who")
     if getattr(args, "ttl", None) is not None:
         check_ttl(args.ttl, "--ttl")
     repository = resolve_repository(args, env)
@@ -92,20 +84,17 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         ttl=getattr(args, "ttl", None),
         lease=given,
     )
-    before_write = issue_check(github, repository) if request.op == "claim" else None
-    outcome = run_lease(github, request, config, same, before_write=before_write)
-    outcome = outcome.model_copy(update={"calls": github.counter.total})
+    outcome = run_lease(github, request, config, same)
     holder = outcome.lease.record.actor if outcome.lease else None
     mine = bool(actor and holder and same(holder, actor))
     code = outcome_exit(request.op, outcome)
-    if args.format == "json" and code != Exit.OK:
-        # Every non-zero JSON answer carries the error shape too (README: the command line).
-        text = render_outcome(outcome, "text", actor, mine=mine, given=given)
+    text = render_outcome(outcome, actor, mine=mine, given=given)
+    if args.format == "json":
         data = {**outcome_json(outcome), "mine": mine}
-        data.update(error=text.splitlines()[0], exit=int(code))
-        out.write(json.dumps(data) + "\n")
-    else:
-        out.write(render_outcome(outcome, args.format, actor, mine=mine, given=given) + "\n")
+        if code != Exit.OK:  # every non-zero JSON answer carries the error shape too
+            data.update(error=text.splitlines()[0], exit=int(code))
+        text = json.dumps(data)
+    out.write(text + "\n")
     return int(code)
 
 
@@ -129,20 +118,8 @@ def _held_text(outcome: Outcome, lease: Lease, when: datetime, mine: bool, given
     return f"{lease.describe(when)}; wait, or ask {lease.record.actor}'s owner to hand it off"
 
 
-def render_outcome(
-    outcome: Outcome,
-    fmt: str,
-    actor: str | None,
-    now: datetime | None = None,
-    *,
-    mine: bool = False,
-    given: str | None = None,
-) -> str:
+def render_outcome(outcome: Outcome, actor: str | None, *, mine: bool, given: str | None) -> str:
     """What a lease command prints; MINE: the lease belongs to ACTOR (or an alias of it)."""
-    if fmt == "json":
-        from ai_context.jobs.lease import outcome_json  # noqa: PLC0415
-
-        return json.dumps({**outcome_json(outcome), "mine": mine})
     lease, issue = outcome.lease, outcome.issue
     if outcome.result == "won" and lease is not None:
         return (
@@ -158,4 +135,4 @@ def render_outcome(
             f"#{issue}: {actor or 'this actor'} holds no lease on it; claim it first "
             f"(ai-context claim {issue} --actor {actor or 'ID'})"
         )
-    return _held_text(outcome, lease, now or datetime.now(UTC), mine, given or "")
+    return _held_text(outcome, lease, datetime.now(UTC), mine, given or "")

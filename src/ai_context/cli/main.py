@@ -1,12 +1,7 @@
-"""The `ai-context` command: the parser, lazy command groups (`validate` is cli/validate.py,
-`report` cli/report.py), and the one place that maps errors to exit codes and messages (`main`).
-
-Exit codes are core/errors.py's `Exit`: 0 done; 1 findings at or above the fail threshold (for
-`validate`: errors); 2 bad configuration or usage; 3 an outside service failed, or a bug of ours
-(one line saying where to report it; the traceback with `--debug` or AI_CONTEXT_DEBUG=1);
-4 conflict or lease held by another; 5 incomplete state. A bare `ai-context` prints the help and
-exits 2; the Action runs only as `ai-context action`.
-"""
+"""The `ai-context` command: the parser, its command groups imported only when used, and the
+one place that maps errors to exit codes (core/errors.py's `Exit`) and messages (`main`). A bug
+of ours is exit 3 in one line (the traceback with `--debug`); a bare `ai-context` prints the
+help and exits 2, so the Action runs only as `ai-context action`."""
 
 from __future__ import annotations
 
@@ -14,15 +9,13 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from importlib import import_module
 from typing import Any, NoReturn, TextIO
 
-from ai_context.cli import validate as validate_command
-from ai_context.cli.common import ENVIRONMENT_HELP, HelpFormatter, duration_arg, timestamp_arg
+from ai_context.cli import validate
+from ai_context.cli.common import ENVIRONMENT_HELP, HelpFormatter
 from ai_context.core.errors import AIContextError, Exit, UsageError
 
-__all__ = ["UsageError", "build_parser", "main"]
-
-ISSUES_URL = "https://github.com/ai-context/ai-context/issues"
 DEBUG_FLAG, DEBUG_ENV = "--debug", "AI_CONTEXT_DEBUG"
 
 
@@ -48,13 +41,13 @@ def build_parser(
     command: str | None = None, more: Mapping[str, Register] | None = None
 ) -> argparse.ArgumentParser:
     """The parser; with COMMAND, only that command's module is imported and registered. MORE:
-    commands of another face, by name (`ai-context mcp`: the MCP server, see __main__.py)."""
+    the other faces' commands by name (`action`, `mcp`; see __main__.py)."""
     parser = Parser(
         prog="ai-context",
         description="Validate, mirror and report the AI Context blocks of GitHub issues.",
         epilog=ENVIRONMENT_HELP + ". Run `ai-context COMMAND --help` for a command's flags.",
     )
-    parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument("--version", action="store_true", help="show the version and exit")
     parser.add_argument(
         DEBUG_FLAG,
         action="store_true",
@@ -62,14 +55,7 @@ def build_parser(
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    action = sub.add_parser(
-        "action",
-        help="run the GitHub Action (the container's entrypoint; reads the runner's INPUT_* "
-        "and GITHUB_* variables). A bare `ai-context` never runs it.",
-    )
-    action.set_defaults(handler=cmd_action)
-
-    validate_command.register(sub)
+    validate.register(sub)
 
     groups = {**GROUPS, **(more or {})}
     wanted = _groups_for(command, groups)
@@ -79,127 +65,37 @@ def build_parser(
     return parser
 
 
-class _VersionAction(argparse.Action):
-    """`--version`, resolved only when asked: reading the installed distribution's metadata
-    would otherwise cost every command its start-up time."""
+def _lazy(module: str, name: str, **kwargs: Any) -> Register:
+    """A group whose module is imported only when its commands run (or for --help): an
+    agent's `resume` must not pay for jinja2 and the digest models at every checkpoint."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        kwargs.setdefault("help", "show the version and exit")
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+    def register(sub: Any) -> None:
+        getattr(import_module(module), name)(sub, **kwargs)
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        from ai_context import version  # noqa: PLC0415
-
-        sys.stdout.write(f"ai-context {version()}\n")
-        parser.exit()
+    return register
 
 
-def cmd_action(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    """The Action: event, settings and inputs come from the runner's environment."""
-    del args, out, stdin
-    from ai_context.action.run import run_action  # noqa: PLC0415 - only in an Action run
-
-    return run_action()
-
-
-# Commands that live in their own modules, imported only when they run (or for --help): an
-# agent's `resume` must not pay for jinja2 and the digest models at every checkpoint.
-def _git(sub: Any) -> None:
-    from ai_context.cli.git import add_derive_command  # noqa: PLC0415
-
-    add_derive_command(sub)
-
-
-def _session(sub: Any) -> None:
-    from ai_context.cli.session import add_session_commands  # noqa: PLC0415
-
-    add_session_commands(sub)
-
-
-def _digest(sub: Any) -> None:
-    from ai_context.cli import digest as cli_digest  # noqa: PLC0415
-
-    cli_digest.register(sub, timestamp=timestamp_arg, duration=duration_arg, usage_error=UsageError)
-
-
-def _report(sub: Any) -> None:
-    from ai_context.cli.report import add_report_command  # noqa: PLC0415
-
-    add_report_command(sub)
-
-
-def _agent(sub: Any) -> None:
-    from ai_context.cli.agent import add_agent_commands  # noqa: PLC0415
-
-    add_agent_commands(sub)
-
-
-def _mirror(sub: Any) -> None:
-    from ai_context.cli.mirror import add_mirror_command  # noqa: PLC0415
-
-    add_mirror_command(sub)
-
-
-def _lease(sub: Any) -> None:
-    from ai_context.cli.lease import add_lease_commands  # noqa: PLC0415
-
-    add_lease_commands(sub)
-
-
-def _hook(sub: Any) -> None:
-    from ai_context.cli.hook import add_hook_command  # noqa: PLC0415
-
-    add_hook_command(sub)
-
-
-def _setup(sub: Any) -> None:
-    from ai_context.cli.setup import add_setup_command  # noqa: PLC0415
-
-    add_setup_command(sub)
-
-
+# Each group: its module, the function that registers its commands, and those commands.
+_GROUPS = (
+    ("git", "ai_context.cli.git", "add_derive_command", ("derive",)),
+    ("session", "ai_context.cli.session", "add_session_commands", ("session", "scrub")),
+    ("digest", "ai_context.cli.digest", "register", ("digest", "summary", "status", "slack")),
+    ("report", "ai_context.cli.report", "add_report_command", ("report",)),
+    ("agent", "ai_context.cli.agent", "add_agent_commands", ("save", "resume", "handoff", "done")),
+    ("lease", "ai_context.cli.lease", "add_lease_commands", ("claim", "renew", "release", "who")),
+    ("mirror", "ai_context.cli.mirror", "add_mirror_command", ("mirror",)),
+    ("setup", "ai_context.cli.setup", "add_setup_command", ("setup",)),
+    ("hook", "ai_context.cli.hook", "add_hook_command", ("hook",)),
+)
 GROUPS: dict[str, Register] = {
-    "git": _git,
-    "session": _session,
-    "digest": _digest,
-    "report": _report,
-    "agent": _agent,
-    "lease": _lease,
-    "mirror": _mirror,
-    "setup": _setup,
-    "hook": _hook,
+    name: _lazy(module, function, **({"usage_error": UsageError} if name == "digest" else {}))
+    for name, module, function, _ in _GROUPS
 }
-COMMAND_GROUPS = {
-    "derive": "git",
-    "session": "session",
-    "scrub": "session",
-    "digest": "digest",
-    "summary": "digest",
-    "status": "digest",
-    "slack": "digest",
-    "report": "report",
-    "save": "agent",
-    "resume": "agent",
-    "handoff": "agent",
-    "done": "agent",
-    "claim": "lease",
-    "renew": "lease",
-    "release": "lease",
-    "who": "lease",
-    "mirror": "mirror",
-    "hook": "hook",
-    "setup": "setup",
-}
+COMMAND_GROUPS = {command: name for name, _, _, commands in _GROUPS for command in commands}
 
 
 # Commands defined here: they need no group, so `validate` imports nothing it does not use.
-OWN_COMMANDS = frozenset({"action", "validate"})
+OWN_COMMANDS = frozenset({"validate"})
 # `ai-context --version` with no command: it needs no command at all (registering every group
 # cost it the imports of every command, ~200 ms).
 VERSION_ONLY = "--version"
@@ -235,15 +131,6 @@ def report_error(exc: AIContextError, as_json: bool, out: TextIO, err: TextIO) -
     return code
 
 
-def _freeze_imports() -> None:
-    """The command's modules are imported and live as long as the process: the garbage
-    collector need not walk them again, in each full collection nor in the one at exit (about
-    5 ms of a `validate`, a tenth of its start-up). `gc.freeze` is made for exactly this."""
-    import gc  # noqa: PLC0415
-
-    gc.freeze()
-
-
 def main(argv: Sequence[str] | None = None, more: Mapping[str, Register] | None = None) -> int:
     """The command line: ARGV (default the process's), with MORE commands (build_parser)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -254,8 +141,17 @@ def main(argv: Sequence[str] | None = None, more: Mapping[str, Register] | None 
             first = VERSION_ONLY
         parser = build_parser(first, more)
         if argv is None:  # a process of its own (not a test calling main)
-            _freeze_imports()
+            # Its modules live as long as the process: the collector need not walk them again,
+            # in each full collection nor at exit (about 5 ms, a tenth of a `validate`).
+            import gc  # noqa: PLC0415
+
+            gc.freeze()
         args = parser.parse_args(args_list)
+        if args.version:  # resolved only when asked: one small import (ai_context.version)
+            from ai_context import version  # noqa: PLC0415
+
+            sys.stdout.write(f"ai-context {version()}\n")
+            return int(Exit.OK)
         if not getattr(args, "handler", None):
             parser.print_help(sys.stderr)  # a bare `ai-context`: help, never the Action
             return int(Exit.USAGE)
@@ -272,28 +168,22 @@ def main(argv: Sequence[str] | None = None, more: Mapping[str, Register] | None 
 
 
 def internal_error(exc: Exception, as_json: bool, debug: bool, out: TextIO, err: TextIO) -> int:
-    """An unexpected exception: one line naming it and where to report it (exit 3); the
+    """An unexpected exception: one line naming it and how to report it (exit 3); the
     traceback only when DEBUG asks for it."""
     if debug:
         import traceback  # noqa: PLC0415 - only for a bug, and only when asked
 
         traceback.print_exception(exc, file=err)
-    hint = "" if debug else f" (run with {DEBUG_FLAG} or {DEBUG_ENV}=1 for the traceback)"
     what = " ".join(str(exc).split())[:300]  # one line, whatever the exception holds
     line = (
         f"internal error: {type(exc).__name__}: {what}. This is a bug in ai-context; please "
-        f"report it at {ISSUES_URL} with the command you ran{hint}"
+        f"report it to the maintainers with the command you ran and the output of {DEBUG_FLAG}"
     )
-    return report_error(_Internal(line), as_json, out, err)
-
-
-class _Internal(AIContextError):
-    """An unexpected exception, as the one error line `report_error` writes (exit 3)."""
+    return report_error(AIContextError(line), as_json, out, err)  # its exit code is 3
 
 
 def _reader_left() -> int:
     """The reader closed the pipe (`validate ... | head`): no traceback, and nothing more is
     written; the status a Unix tool killed by SIGPIPE has (128 + 13)."""
-
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes at exit
     return 141

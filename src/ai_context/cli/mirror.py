@@ -1,9 +1,6 @@
-"""`ai-context mirror ISSUE... | --all [--dry-run]`: the mirror job from a terminal.
-
-Settings come as in the Action, from the environment and `.github/ai-context.yml` in the
-current directory: GITHUB_TOKEN (or GH_TOKEN), CLICKUP_TOKEN, AI_CONTEXT_CLICKUP_TEAM_ID...
-A dry run prints each write it would make as a diff of the field's old and new value.
-"""
+"""`ai-context mirror ISSUE... | --all [--dry-run]`: the mirror job from a terminal, with the
+Action's settings (the environment and `.github/ai-context.yml`); a dry run prints each write
+it would make as a diff of the field's old and new value."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ from ai_context.cli.common import (
 from ai_context.core.errors import Exit, UsageError
 
 if TYPE_CHECKING:
-    from ai_context.jobs.mirror import MirrorReport
+    from ai_context.jobs.mirror.run import MirrorReport
 
 
 def add_mirror_command(sub: Any) -> None:
@@ -51,14 +48,14 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.adapters.config import load_config  # noqa: PLC0415
     from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415
     from ai_context.jobs.comments import is_task  # noqa: PLC0415
-    from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
+    from ai_context.jobs.mirror.job import mirror_templates  # noqa: PLC0415
+    from ai_context.jobs.mirror.run import run_mirror  # noqa: PLC0415
 
     del stdin
     if bool(args.issue) == bool(args.all):
         raise UsageError("mirror: name issue numbers or pass --all (not both)")
     workspace = Path.cwd()
     settings = load_config(os.environ, workspace)
-    config = settings.mirror
     templates = mirror_templates(workspace / settings.templates if settings.templates else None)
     repository = resolve_repository(args, os.environ, checkout=workspace)
     assert repository is not None  # required
@@ -90,7 +87,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     report = run_mirror(
         issues,
         store,
-        config=config,
+        config=settings.mirror,
         templates=templates,
         team_id=settings.clickup_team_id,
         full=args.all,
@@ -124,7 +121,7 @@ def report_json(report: MirrorReport, calls: dict[str, int]) -> dict[str, Any]:
         "items": [
             {
                 "issue": item.number,
-                "task": item.task.id if item.task else item.target.link.task_id,
+                "task": item.task_id,
                 "result": item.result,
             }
             for item in report.items
@@ -149,8 +146,7 @@ def report_json(report: MirrorReport, calls: dict[str, int]) -> dict[str, Any]:
 
 def _print(report: MirrorReport, out: TextIO) -> None:
     for item in report.items:
-        task = item.task.id if item.task else item.target.link.task_id
-        out.write(f"#{item.number} -> ClickUp {task}: {item.result.replace('_', ' ')}\n")
+        out.write(f"#{item.number} -> ClickUp {item.task_id}: {item.result.replace('_', ' ')}\n")
     for number, findings in sorted(report.findings.items()):
         for f in findings:
             out.write(f"#{number}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")

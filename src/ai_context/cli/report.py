@@ -1,11 +1,6 @@
-"""`ai-context report`: check the AI Context block of every task, live or offline.
-
-Live, the open issues of each repository (`--repo`, as the other reports); offline, every file
-of `--issues-dir`. The tasks with errors first, then those with warnings, then the rest, each
-with its owner, title and findings with what to do; then the count of open issues without a
-block (not tasks, so not checked). Exits 1 when any block has errors, as `validate` does, so
-a script can gate on it.
-"""
+"""`ai-context report`: every task's AI Context block checked, worst first, with its owner and
+what to do; then the open issues without a block. Exits 1 when any block has errors, as
+`validate` does, so a script can gate on it."""
 
 from __future__ import annotations
 
@@ -47,10 +42,12 @@ def _open_issues(source: Source) -> list[Any]:
     return found
 
 
-def result_json(issue: Any, result: Any, owners: tuple[str, ...] = ()) -> dict[str, Any]:
-    """One checked task: the shared task keys, then validate's (`path` kept from 0.1)."""
-    from ai_context.rules.checks import result_json as checked_json  # noqa: PLC0415
+def _row_json(issue: Any, result: Any, owners: tuple[str, ...]) -> dict[str, Any]:
+    """One checked task: the shared task keys, then validate's but its `path` (`number`)."""
+    from ai_context.rules.checks import result_json  # noqa: PLC0415
 
+    checked = result_json("", result)
+    del checked["path"]
     return {
         "repository": issue.repository,
         "number": issue.number,
@@ -58,7 +55,7 @@ def result_json(issue: Any, result: Any, owners: tuple[str, ...] = ()) -> dict[s
         "url": issue.html_url,
         "state": issue.state,
         "owners": list(owners),
-        **checked_json(f"#{issue.number}", result),
+        **checked,
     }
 
 
@@ -93,12 +90,11 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     errors = sum(r.errors for _, r, _ in rows)
     code = int(Exit.FINDINGS if errors else Exit.OK)
     if args.format == "json":
-        out.write(json.dumps([result_json(*row) for row in rows], ensure_ascii=False) + "\n")
-        return code
-    if args.format == "md":
+        out.write(json.dumps([_row_json(*row) for row in rows], ensure_ascii=False) + "\n")
+    elif args.format == "md":
         out.write(_markdown(rows, without))
-        return code
-    out.write(_text(rows, source, now, colour_for(out), without))
+    else:
+        out.write(_text(rows, source, now, colour_for(out), without))
     return code
 
 

@@ -1,16 +1,7 @@
-"""Where the reports (`digest`, `summary`, `status`, `report`) read their issues from.
-
-Live, from GitHub: the repositories named by `--repo OWNER/NAME` (repeatable), else an issue
-URL's repository, else the repository as everywhere (GITHUB_REPOSITORY, then the origin
-remote) plus the config file's `repositories:`; each repository is listed once (open issues,
-and those closed within the window), as the Action does. Offline, from `--issues-dir DIR` (a
-folder of Markdown files). The token is GITHUB_TOKEN (or GH_TOKEN), the API GITHUB_API_URL.
-
-The settings are the Action's: the same config file (`--config FILE`, else
-`.github/ai-context.yml` of the checkout the command runs in, found from any folder of it) and
-the same defaults, so `stale-after`, the window and `required:` put a task in the same
-category in both.
-"""
+"""Where the reports (`digest`, `summary`, `status`, `report`) read their issues from: GitHub
+(`--repo`, else an issue URL's repository, else the default one plus the config's
+`repositories:`) or `--issues-dir` offline, with the Action's settings and config file, so a
+task falls in the same category in both."""
 
 from __future__ import annotations
 
@@ -18,7 +9,8 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,6 +28,16 @@ if TYPE_CHECKING:
     from ai_context.rules.digest import DigestConfig
 
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
+_FILTERS = (
+    ("actor", "ID", "only the tasks of this actor id (repeat for several)"),
+    (
+        "owner",
+        "LOGIN",
+        "only the tasks this GitHub login owns: assigned, or actors.<id>.owner (repeat for "
+        "several)",
+    ),
+    ("label", "NAME", "only issues with this label (repeat: any of them)"),
+)
 
 
 def add_source_options(
@@ -57,7 +59,6 @@ def add_source_options(
     )
     p.add_argument(
         "--issues-dir",
-        dest="issues_dir",
         type=Path,
         metavar="DIR",
         help="read a directory of issue files instead of GitHub (offline)",
@@ -72,14 +73,12 @@ def add_source_options(
     p.add_argument(
         "--window",
         type=duration_arg,
-        default=None,
         help="how far back closed issues count as shipped, e.g. 24h (default: the config's "
         "digest.window, else 24h)",
     )
     p.add_argument(
         "--stale-after",
         type=duration_arg,
-        default=None,
         help="e.g. 90m, 24h, 3d (default: the config file's stale-after, else 24h)",
     )
     p.add_argument(
@@ -91,30 +90,11 @@ def add_source_options(
         metavar="FILE",
         help="the config file (default: .github/ai-context.yml of the checkout you are in)",
     )
-    if filters:
-        if "actor" in filters:
+    for name, metavar, text in _FILTERS:
+        if name in filters:
             p.add_argument(
-                "--actor",
-                dest="actors",
-                action="append",
-                metavar="ID",
-                help="only the tasks of this actor id (repeat for several)",
+                f"--{name}", dest=f"{name}s", action="append", metavar=metavar, help=text
             )
-        p.add_argument(
-            "--owner",
-            dest="owners",
-            action="append",
-            metavar="LOGIN",
-            help="only the tasks this GitHub login owns: assigned, or actors.<id>.owner "
-            "(repeat for several)",
-        )
-        p.add_argument(
-            "--label",
-            dest="labels",
-            action="append",
-            metavar="NAME",
-            help="only issues with this label (repeat: any of them)",
-        )
     add_format(p, formats)  # text for a terminal (colour on a TTY unless NO_COLOR), md, json
 
 
@@ -155,17 +135,13 @@ def _load_config(config: Path | None) -> Config:
     AI_CONTEXT_CONFIG, else .github/ai-context.yml of the checkout (found from any folder of
     it); its sections are checked when a report reads them."""
     from ai_context.adapters.config import load_config  # noqa: PLC0415
-    from ai_context.core.errors import ConfigError  # noqa: PLC0415
 
     env: dict[str, str] = dict(os.environ)
     if config is not None:
         if not config.is_file():
             raise UsageError(f"--config {config}: no such file")
         env["AI_CONTEXT_CONFIG"] = str(config.resolve())
-    try:
-        return load_config(env, config_root(Path.cwd()))
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
+    return load_config(env, config_root(Path.cwd()))
 
 
 def open_source(args: argparse.Namespace) -> Source:
@@ -225,13 +201,9 @@ def now_of(args: argparse.Namespace, source: Source) -> datetime:
 def digest_config(args: argparse.Namespace, source: Source) -> DigestConfig:
     """The Action's DigestConfig (jobs.digest.digest_config) from the same settings, with the
     command line's `--window` and `--stale-after` on top."""
-    from ai_context.core.errors import ConfigError  # noqa: PLC0415
     from ai_context.jobs.digest import digest_config as config_of  # noqa: PLC0415
 
-    try:
-        return config_of(source.config, window=args.window, stale_after=args.stale_after)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
+    return config_of(source.config, window=args.window, stale_after=args.stale_after)
 
 
 def read_all(source: Source, now: datetime, window: timedelta) -> Gathered:
@@ -303,24 +275,19 @@ def read_one(source: Source, ref: IssueRef) -> Issue:
         return source.github(where).get_issue(number)
 
 
-class service_errors:
+@contextmanager
+def service_errors(repo: str) -> Iterator[None]:
     """GitHub's failures as the command line reports them, naming the repository: one that does
     not exist (or an issue that does not) is bad usage (2); the others keep their kind (a
     refused token 2, GitHub down 3: core.errors)."""
+    from ai_context.adapters.github import GitHubError, GitHubNotFound  # noqa: PLC0415
 
-    def __init__(self, repo: str) -> None:
-        self.repo = repo
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        from ai_context.adapters.github import GitHubError, GitHubNotFound  # noqa: PLC0415
-
-        if isinstance(exc, GitHubNotFound):
-            raise UsageError(f"{self.repo}: {exc}; check --repo and the issue number") from exc
-        if isinstance(exc, GitHubError):
-            raise type(exc)(f"{self.repo}: {exc}", exc.status) from exc
+    try:
+        yield
+    except GitHubNotFound as exc:
+        raise UsageError(f"{repo}: {exc}; check --repo and the issue number") from exc
+    except GitHubError as exc:
+        raise type(exc)(f"{repo}: {exc}", exc.status) from exc
 
 
 def finish(out: TextIO, text: str) -> None:

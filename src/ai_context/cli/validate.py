@@ -1,9 +1,7 @@
 """`ai-context validate`: the AI Context block of Markdown files or stdin, checked offline.
 
-The fast path of the command line (docs/design.md §6): it imports no pydantic, Jinja or HTTP
-client, and YAML only when a config file is present, so 2,000 files cost about what
-markdown-it-py takes for 200 (benchmarks/bench_parse.py).
-"""
+The command line's fast path: no pydantic, Jinja or HTTP client, and YAML only when a config
+file is present, so 2,000 files cost about what markdown-it-py takes for 200."""
 
 from __future__ import annotations
 
@@ -22,16 +20,6 @@ from ai_context.rules.checks import CheckConfig, check_body, result_json
 if TYPE_CHECKING:
     from pathlib import Path
 
-_timestamp, _duration = timestamp_arg, duration_arg
-
-
-def _checking(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--now", type=_timestamp, help="fix the clock (ISO 8601; default: the real one)")
-    p.add_argument(
-        "--stale-after", type=_duration, default=None, help="e.g. 90m, 24h, 3d (default 24h)"
-    )
-    add_format(p)
-
 
 def register(sub: Any) -> None:
     validate = sub.add_parser(
@@ -45,14 +33,14 @@ def register(sub: Any) -> None:
         help=f"the settings (required:, stale-after:) to check with (default {DEFAULT_CONFIG} "
         "when present)",
     )
-    _checking(validate)
+    validate.add_argument(
+        "--now", type=timestamp_arg, help="fix the clock (ISO 8601; default: the real one)"
+    )
+    validate.add_argument(
+        "--stale-after", type=duration_arg, help="e.g. 90m, 24h, 3d (default 24h)"
+    )
+    add_format(validate)
     validate.set_defaults(handler=cmd_validate)
-
-
-def _config(args: argparse.Namespace) -> CheckConfig:
-    if args.stale_after is None:
-        return CheckConfig()
-    return CheckConfig(stale_after=args.stale_after)
 
 
 def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
@@ -87,9 +75,7 @@ def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
         raise UsageError(f"--config {path}: no such file")
     if path is None and os.path.isfile(DEFAULT_CONFIG):
         path = _path(DEFAULT_CONFIG)
-    if path is None:
-        return _config(args), None
-    config = check_config(path, os.environ)
+    config = CheckConfig() if path is None else check_config(path, os.environ)
     if args.stale_after is not None:
         config = replace(config, stale_after=args.stale_after)
     return config, path
@@ -103,11 +89,9 @@ _OUTPUT_CHUNK = 256  # finding lines written at once (about 30 KB)
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    """Every input is read first (one error naming each unreadable one, before any output),
-    then checked and reported one at a time: the texts are held, but no file's result outlives
-    its check beyond the counts and up to _OUTPUT_CHUNK lines of pending output. Output goes
-    out in chunks: with PYTHONUNBUFFERED (set in containers) each write is a system call, and
-    a line each was a tenth of a 2,000-file run."""
+    """Every input read first (one error naming each unreadable one, before any output), then
+    checked one at a time; output goes in chunks, since with PYTHONUNBUFFERED (containers)
+    each write is a system call, and a line each was a tenth of a 2,000-file run."""
     config, path = _file_config(args)
     now = args.now or datetime.now(UTC)  # stale and future checks always run
     as_json = args.format == "json"

@@ -17,15 +17,17 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ai_context.adapters.config import load_config
 from ai_context.adapters.github import (
+    GitHub,
     GitHubConflict,
     GitHubError,
     GitHubNotFound,
@@ -41,8 +43,8 @@ from ai_context.rules.lease import (
     LeaseError,
     LeaseRecord,
     Same,
+    Step,
     decide_claim,
-    decide_release,
     decide_renew,
     next_record,
     parse_record,
@@ -56,28 +58,6 @@ TTL_MIN, TTL_MAX = timedelta(minutes=1), timedelta(days=30)
 # it): one small file, the same for every lease, created once per run and store.
 LEASE_FILES = {"LEASE": "An ai-context lease: the record is in the commit message.\n"}
 _TREES: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
-
-
-class RefStore(Protocol):
-    """The git database calls a lease needs; github.GitHub provides them."""
-
-    def get_ref(self, ref: str) -> str | None: ...
-
-    def create_ref(self, ref: str, sha: str) -> bool: ...
-
-    def update_ref(self, ref: str, sha: str, *, force: bool = False) -> bool: ...
-
-    def delete_ref(self, ref: str) -> bool: ...
-
-    def create_commit(self, message: str, tree: str, parents: Iterable[str] = ()) -> GitCommit: ...
-
-    def get_commit(self, sha: str) -> GitCommit: ...
-
-    def create_tree(self, files: Mapping[str, str]) -> str: ...
-
-
-class IssueReader(Protocol):
-    def get_issue(self, number: int) -> Issue: ...
 
 
 class Outcome(BaseModel):
@@ -104,7 +84,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def read_lease(store: RefStore, ref: str, sha: str | None = None) -> Lease | None:
+def read_lease(store: GitHub, ref: str, sha: str | None = None) -> Lease | None:
     """The lease at REF (at SHA when the ref was already read), or None when free."""
     sha = sha or store.get_ref(ref)
     if sha is None:
@@ -132,22 +112,18 @@ def check_ttl(ttl: timedelta, what: str = "the lease's ttl") -> timedelta:
     return ttl
 
 
-def issue_check(reader: IssueReader, repository: str) -> Callable[[int], None]:
+def _check_issue(store: GitHub, number: int) -> None:
     """What `claim` runs before its first write: the issue must exist (one GET)."""
-
-    def check(number: int) -> None:
-        try:
-            reader.get_issue(number)
-        except GitHubNotFound as exc:
-            raise UsageError(
-                f"no issue #{number} in {repository}: check the number and the repository; "
-                "no lease was written"
-            ) from exc
-
-    return check
+    try:
+        store.get_issue(number)
+    except GitHubNotFound as exc:
+        raise UsageError(
+            f"no issue #{number} in {store.repository}: check the number and the repository; "
+            "no lease was written"
+        ) from exc
 
 
-def _moved(store: RefStore, ref: str, current: Lease | None, sha: str) -> str:
+def _moved(store: GitHub, ref: str, current: Lease | None, sha: str) -> str:
     """Create or fast-forward REF to SHA: "moved", "lost" (someone else moved it first), or
     "landed" (GitHub answered 5xx but reading the ref back shows our write is there)."""
     try:
@@ -163,8 +139,40 @@ def _moved(store: RefStore, ref: str, current: Lease | None, sha: str) -> str:
         raise
 
 
+def _take(
+    store: GitHub,
+    issue: int,
+    actor: str,
+    decide: Callable[[Lease | None, datetime], Step],
+    *,
+    ttl: timedelta,
+    ref: str,
+    now: Clock,
+    before_write: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Read the lease, DECIDE, write; a lost compare-and-swap reads and decides again."""
+    check_ttl(ttl)
+    current: Lease | None = None
+    for _ in range(ATTEMPTS):
+        current = read_lease(store, ref)
+        when = now()
+        step = decide(current, when)
+        if step == "missing":
+            return Outcome(result="lost", issue=issue)
+        if step == "refuse":
+            return Outcome(result="held", issue=issue, lease=current)
+        if before_write is not None:
+            before_write(issue)
+            before_write = None
+        record = next_record(current, step, issue, actor, ttl=ttl, now=when)
+        won, notes = _write(store, ref, current, record)
+        if won is not None:
+            return Outcome(result="won", issue=issue, lease=won, notes=notes)
+    return Outcome(result="lost", issue=issue, lease=current)
+
+
 def claim(
-    store: RefStore,
+    store: GitHub,
     issue: int,
     actor: str,
     *,
@@ -175,28 +183,16 @@ def claim(
     before_write: Callable[[int], None] | None = None,
 ) -> Outcome:
     """Win a free or expired lease, extend your own, or report who holds it. BEFORE_WRITE
-    (e.g. `issue_check`) runs once, only when the claim is about to write."""
-    check_ttl(ttl)
+    (run_lease: the issue exists) runs once, only when the claim is about to write."""
     ref = (config or LeaseConfig()).ref(issue)
-    current: Lease | None = None
-    for _ in range(ATTEMPTS):
-        current = read_lease(store, ref)
-        when = now()
-        step = decide_claim(current, actor, when, same)
-        if step == "refuse":
-            return Outcome(result="held", issue=issue, lease=current)
-        if before_write is not None:
-            before_write(issue)
-            before_write = None
-        won, notes = _write(
-            store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=when)
-        )
-        if won is not None:
-            return Outcome(result="won", issue=issue, lease=won, notes=notes)
-    return Outcome(result="lost", issue=issue, lease=current)
+
+    def decide(current: Lease | None, when: datetime) -> Step:
+        return decide_claim(current, actor, when, same)
+
+    return _take(store, issue, actor, decide, ttl=ttl, ref=ref, now=now, before_write=before_write)
 
 
-def _lease_commit(store: RefStore, message: str, parents: list[str]) -> GitCommit:
+def _lease_commit(store: GitHub, message: str, parents: list[str]) -> GitCommit:
     """The lease commit, on the empty tree, or on LEASE_FILES' tree once GitHub refused it."""
     tree = _TREES.get(store, EMPTY_TREE)
     try:
@@ -209,7 +205,7 @@ def _lease_commit(store: RefStore, message: str, parents: list[str]) -> GitCommi
 
 
 def _write(
-    store: RefStore, ref: str, current: Lease | None, record: LeaseRecord
+    store: GitHub, ref: str, current: Lease | None, record: LeaseRecord
 ) -> tuple[Lease | None, tuple[str, ...]]:
     """A lease commit on top of CURRENT, then the compare-and-swap; None when someone moved
     the ref first (read again and decide again). Notes say what the caller should know."""
@@ -220,26 +216,20 @@ def _write(
     except GitHubError as exc:
         if exc.status != 409:
             raise
-        where = getattr(store, "repository", "the repository")
         raise UsageError(
-            f"{where} is empty (GitHub answers 409 to git writes): a lease needs a repository "
-            "with at least one commit; push one (a README will do) and claim again"
+            f"{store.repository} is empty (GitHub answers 409 to git writes): a lease needs a "
+            "repository with at least one commit; push one (a README will do) and claim again"
         ) from exc
     if moved == "lost":
         return None, ()
-    notes = (
-        (
-            "GitHub answered the ref write with an error, but the ref reads back as this lease: "
-            "it landed, and the lease is yours",
-        )
-        if moved == "landed"
-        else ()
-    )
+    landed = "GitHub answered the ref write with an error, but the ref reads back as this lease: "
+    landed += "it landed, and the lease is yours"
+    notes = (landed,) if moved == "landed" else ()
     return Lease(ref=ref, sha=commit.sha, record=record, parent=parent), notes
 
 
 def renew(
-    store: RefStore,
+    store: GitHub,
     issue: int,
     actor: str,
     *,
@@ -249,26 +239,16 @@ def renew(
     same: Same = same_actor,
 ) -> Outcome:
     """Extend your own lease (a fast-forward on top of the commit read)."""
-    check_ttl(ttl)
     ref = (config or LeaseConfig()).ref(issue)
-    current: Lease | None = None
-    for _ in range(ATTEMPTS):
-        current = read_lease(store, ref)
-        step = decide_renew(current, actor, same)
-        if step == "missing":
-            return Outcome(result="lost", issue=issue)
-        if step == "refuse" or current is None:
-            return Outcome(result="held", issue=issue, lease=current)
-        won, notes = _write(
-            store, ref, current, next_record(current, step, issue, actor, ttl=ttl, now=now())
-        )
-        if won is not None:
-            return Outcome(result="won", issue=issue, lease=won, notes=notes)
-    return Outcome(result="lost", issue=issue, lease=current)
+
+    def decide(current: Lease | None, _: datetime) -> Step:
+        return decide_renew(current, actor, same)
+
+    return _take(store, issue, actor, decide, ttl=ttl, ref=ref, now=now)
 
 
 def release(
-    store: RefStore,
+    store: GitHub,
     issue: int,
     actor: str,
     *,
@@ -278,24 +258,21 @@ def release(
 ) -> Outcome:
     """Delete your lease only if the ref still points where you read it (EXPECTED, when the
     caller kept the sha from its claim; else the commit just read and checked to be yours).
-    See lease.py for the window between that read and the DELETE."""
+    See rules/lease.py for the window between that read and the DELETE."""
     ref = (config or LeaseConfig()).ref(issue)
     sha = store.get_ref(ref)
     if sha is None:
         return Outcome(result="free", issue=issue)
-    if expected is not None and sha != expected:
+    if sha != expected:  # not the lease the caller named: whose is it?
         current = read_lease(store, ref, sha)
         mine = current is not None and same(current.record.actor, actor)
-        return Outcome(result="mismatch" if mine else "held", issue=issue, lease=current)
-    if expected is None:
-        current = read_lease(store, ref, sha)
-        if decide_release(current, actor, same) != "delete":
-            return Outcome(result="held", issue=issue, lease=current)
+        if expected is not None or not mine:
+            return Outcome(result="mismatch" if mine else "held", issue=issue, lease=current)
     store.delete_ref(ref)
     return Outcome(result="released", issue=issue)
 
 
-def who(store: RefStore, issue: int, *, config: LeaseConfig | None = None) -> Outcome:
+def who(store: GitHub, issue: int, *, config: LeaseConfig | None = None) -> Outcome:
     lease = read_lease(store, (config or LeaseConfig()).ref(issue))
     return Outcome(result="held" if lease else "free", issue=issue, lease=lease)
 
@@ -303,12 +280,7 @@ def who(store: RefStore, issue: int, *, config: LeaseConfig | None = None) -> Ou
 def lease_settings(env: Mapping[str, str], workspace: Path) -> tuple[LeaseConfig, Same]:
     """The lease section and the actor aliases of the config file (ConfigError when bad)."""
     settings = load_config(env, workspace)
-    actors = settings.actors
-
-    def same(a: str, b: str) -> bool:
-        return bool(actors.same(a, b))
-
-    return settings.lease, same
+    return settings.lease, lambda a, b: bool(settings.actors.same(a, b))
 
 
 LeaseOp = Literal["claim", "renew", "release", "who"]
@@ -327,25 +299,21 @@ class LeaseRequest(BaseModel):
     lease: str | None = None
 
 
-def run_lease(
-    store: RefStore,
-    request: LeaseRequest,
-    config: LeaseConfig,
-    same: Same,
-    *,
-    before_write: Callable[[int], None] | None = None,
-) -> Outcome:
+def run_lease(store: GitHub, request: LeaseRequest, config: LeaseConfig, same: Same) -> Outcome:
+    """One operation, its `calls` counted; a claim checks the issue exists before it writes."""
+    before = store.counter.total
     issue, actor = request.issue, request.actor
     ttl = config.ttl if request.ttl is None else request.ttl  # 0 is refused, never the default
     if request.op == "claim":
-        return claim(
-            store, issue, actor, ttl=ttl, config=config, same=same, before_write=before_write
-        )
-    if request.op == "renew":
-        return renew(store, issue, actor, ttl=ttl, config=config, same=same)
-    if request.op == "release":
-        return release(store, issue, actor, expected=request.lease, config=config, same=same)
-    return who(store, issue, config=config)
+        check = partial(_check_issue, store)
+        outcome = claim(store, issue, actor, ttl=ttl, config=config, same=same, before_write=check)
+    elif request.op == "renew":
+        outcome = renew(store, issue, actor, ttl=ttl, config=config, same=same)
+    elif request.op == "release":
+        outcome = release(store, issue, actor, expected=request.lease, config=config, same=same)
+    else:
+        outcome = who(store, issue, config=config)
+    return outcome.model_copy(update={"calls": store.counter.total - before})
 
 
 def outcome_exit(op: LeaseOp, outcome: Outcome) -> Exit:
@@ -374,27 +342,21 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-def _stderr(line: str) -> None:
+def _note(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-def handoff_release_hook(
-    store: RefStore, note: Callable[[str], None] = _stderr
-) -> Callable[[Any, str], None]:
-    """What `handoff` calls after writing the block: release the lease the actor handing off
-    holds, if any. Notes go to NOTE (stderr, so `--format json` output stays parseable); a
-    lease held by someone else is left alone and said so."""
-
-    def hook(issue: Any, actor: str) -> None:
-        try:
-            config, same = lease_settings(os.environ, Path.cwd())
-        except ConfigError as exc:
-            note(f"lease: not released ({exc})")
-            return
-        outcome = release(store, issue.number, actor, config=config, same=same)
-        if outcome.result == "released":
-            note(f"lease: released {actor}'s lease on #{issue.number}")
-        elif outcome.result == "held" and outcome.lease is not None:
-            note(f"lease: #{issue.number} is held by {outcome.lease.record.actor}; left alone")
-
-    return hook
+def release_after_handoff(store: GitHub, issue: Issue, actor: str) -> None:
+    """After `handoff` or `done` wrote the block: release the lease ACTOR holds on ISSUE, if
+    any. Notes go to stderr, so `--format json` output stays parseable; a lease held by
+    someone else is left alone and said so."""
+    try:
+        config, same = lease_settings(os.environ, Path.cwd())
+    except ConfigError as exc:
+        _note(f"lease: not released ({exc})")
+        return
+    outcome = release(store, issue.number, actor, config=config, same=same)
+    if outcome.result == "released":
+        _note(f"lease: released {actor}'s lease on #{issue.number}")
+    elif outcome.result == "held" and outcome.lease is not None:
+        _note(f"lease: #{issue.number} is held by {outcome.lease.record.actor}; left alone")

@@ -28,7 +28,7 @@ def stale_job(ctx: RunContext) -> None:
 
 
 JOBS: dict[str, Job] = {
-    "mirror": _lazy("ai_context.jobs.mirror", "mirror_job"),
+    "mirror": _lazy("ai_context.jobs.mirror.job", "mirror_job"),
     "check": _lazy("ai_context.jobs.check", "check_job"),
     "stale": stale_job,
     "digest": _lazy("ai_context.jobs.digest", "digest_job"),

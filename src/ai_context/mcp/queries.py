@@ -26,7 +26,6 @@ def lease(
     from ai_context.jobs.lease import (  # noqa: PLC0415
         LeaseRequest,
         check_ttl,
-        issue_check,
         lease_settings,
         outcome_exit,
         outcome_json,
@@ -47,10 +46,7 @@ def lease(
     config, same = s.run(lambda: lease_settings(s.env, Path.cwd()))
     request = LeaseRequest(op=op, issue=number, actor=s.actor or "", ttl=duration, lease=sha)
     gh = s.github(repository)
-    before = gh.counter.total
-    check = issue_check(gh, repository) if op == "claim" else None
-    outcome = s.run(lambda: run_lease(gh, request, config, same, before_write=check))
-    outcome = outcome.model_copy(update={"calls": gh.counter.total - before})
+    outcome = s.run(lambda: run_lease(gh, request, config, same))
     return {**outcome_json(outcome), "exit_code": int(outcome_exit(request.op, outcome))}
 
 

@@ -3,17 +3,6 @@
 An actor id (`cc-ariel-laptop`, the first word of a block's Active actor) maps to its human
 owner's GitHub login and the identities the actor shows up under: git author emails, renamed
 bot logins (`app/github-copilot` became `app/copilot-swe-agent`), ClickUp and Slack ids.
-
-    actors:
-      cc-ariel-laptop:
-        owner: ariel
-        emails: [ariel@example.com]
-        clickup: 4455667
-        slack: U024BE7LH
-      copilot:
-        owner: ariel
-        aliases: [app/github-copilot, app/copilot-swe-agent]
-
 Unknown actors still work everywhere: the map only adds mentions and git matching.
 """
 
@@ -40,16 +29,6 @@ def identity(text: str) -> str:
     if key.startswith("app/"):
         key = key[4:] + "[bot]"
     return key
-
-
-def _listed(value: Any) -> tuple[Any, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list | tuple):
-        raise ValueError(f"{value!r} is not a list: write it like [a, b] (or one text)")
-    return tuple(value)
 
 
 class Actor(BaseModel):
@@ -86,7 +65,9 @@ class Actor(BaseModel):
     @field_validator("emails", "aliases", mode="before")
     @classmethod
     def _many(cls, value: Any) -> Any:
-        items = _listed(value)
+        items = (value,) if isinstance(value, str) else () if value is None else value
+        if not isinstance(items, list | tuple):
+            raise ValueError(f"{value!r} is not a list: write it like [a, b] (or one text)")
         bad = [v for v in items if not isinstance(v, str)]
         if bad:
             raise ValueError(f"{bad[0]!r} is not text: write each entry as text")
@@ -116,12 +97,6 @@ class Actor(BaseModel):
             raise ValueError(f"{value!r} is not a Slack member id (like U024BE7LH)")
         return value.strip() if value is not None else None
 
-    def keys(self) -> set[str]:
-        """Every identity this actor answers to, comparable with `identity`."""
-        out = {identity(self.id), *(identity(a) for a in self.aliases)}
-        out.update(identity(e) for e in self.emails)
-        return out
-
 
 class ActorMap:
     """Lookups by actor id, alias, git email or GitHub login."""
@@ -140,9 +115,6 @@ class ActorMap:
                 self._emails.setdefault(identity(email), []).append(actor)
             if actor.owner:
                 self._owners.setdefault(identity(actor.owner), []).append(actor)
-
-    def __len__(self) -> int:
-        return len(self.actors)
 
     def matches(self, key: str | None) -> tuple[Actor, ...]:
         """Every actor KEY may be: one for an id or alias; one or more for an email or login
@@ -174,12 +146,8 @@ class ActorMap:
         return actor.id if actor else key
 
     def same(self, a: str | None, b: str | None) -> bool | None:
-        """Whether A and B are the same party (one actor, or actors of one owner).
-
-        None when the map cannot tell (neither is known and the texts differ): unknown
-        actors never raise a conflict by themselves. When only one is known, B is not among
-        its declared identities, so False.
-        """
+        """Whether A and B are the same party (one actor, or actors of one owner); None when
+        neither is known and the texts differ, so unknown actors never conflict by themselves."""
         if not a or not b:
             return None
         if identity(a) == identity(b):

@@ -1,20 +1,13 @@
 """The working-state lease: records, the `lease:` config section and the decisions (pure).
 
-A lease is a git ref `refs/ai-context/leases/<issue>` pointing at a commit (tree: git's empty
-tree) whose message is the JSON `{"issue", "actor", "acquired", "expires"}`. Git refs are the
-one compare-and-swap GitHub offers, so every change is one of two atomic calls:
-
-- create: `POST /git/refs` answers 422 when the ref exists, so of many claimers one wins;
-- move (renew, take over an expired lease): a new commit whose parent is the lease commit
-  that was read, then `PATCH /git/refs/...` with `force: false`; if anyone moved the ref in
-  between, the new commit is not a fast-forward, GitHub answers 422, and the mover lost.
-
-Release is a delete, which has no precondition on GitHub: it re-reads the ref and deletes it
-only if it still points at the commit it read. In the small window between that read and the
-DELETE, the ref can only move if the lease had already expired (a live lease is moved only by
-its holder): a release that late may delete the taker's fresh lease, which then shows as free.
-
-The calls themselves are in jobs/lease.py (via adapters/github.py); this module decides.
+A lease is a git ref `refs/ai-context/leases/<issue>` at a commit (git's empty tree) whose
+message is the JSON `{"issue", "actor", "acquired", "expires"}`. Git refs are GitHub's one
+compare-and-swap: creating a ref that exists is a 422, so one claimer wins; a move (renew, take
+over) is a commit on top of the one read and a `force: false` PATCH, a 422 when someone moved
+the ref in between. A release re-reads the ref and deletes it only if it still points at the
+commit read; in that window the ref moves only if the lease had expired, so a release that
+late may delete the taker's fresh lease, which then shows as free. jobs/lease.py makes the
+calls; this module decides.
 """
 
 from __future__ import annotations
@@ -166,7 +159,7 @@ def parse_lease_config(section: Any, source: str) -> LeaseConfig:
 
 # --- decisions ------------------------------------------------------------------------------
 
-Step = Literal["create", "extend", "take_over", "refuse", "missing", "delete"]
+Step = Literal["create", "extend", "take_over", "refuse", "missing"]
 Same = Callable[[str, str], bool]
 
 
@@ -190,12 +183,6 @@ def decide_renew(current: Lease | None, actor: str, same: Same = same_actor) -> 
     if current is None:
         return "missing"
     return "extend" if same(current.record.actor, actor) else "refuse"
-
-
-def decide_release(current: Lease | None, actor: str, same: Same = same_actor) -> Step:
-    if current is None:
-        return "missing"
-    return "delete" if same(current.record.actor, actor) else "refuse"
 
 
 def next_record(

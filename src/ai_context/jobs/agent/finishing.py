@@ -226,8 +226,8 @@ def lease_release(github: Any) -> LeaseHook:
     the lease models) is imported only then: a dry run or a refused write never loads it."""
 
     def release(issue: Issue, actor: str) -> None:
-        from ai_context.jobs.lease import handoff_release_hook  # noqa: PLC0415
+        from ai_context.jobs.lease import release_after_handoff  # noqa: PLC0415
 
-        handoff_release_hook(github)(issue, actor)
+        release_after_handoff(github, issue, actor)
 
     return release

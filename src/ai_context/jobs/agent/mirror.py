@@ -30,7 +30,8 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
         from ai_context.adapters.clickup import ClickUpError  # noqa: PLC0415
         from ai_context.adapters.config import load_config  # noqa: PLC0415
         from ai_context.core.errors import ConfigError  # noqa: PLC0415
-        from ai_context.jobs.mirror import mirror_templates, run_mirror  # noqa: PLC0415
+        from ai_context.jobs.mirror.job import mirror_templates  # noqa: PLC0415
+        from ai_context.jobs.mirror.run import run_mirror  # noqa: PLC0415
 
         workspace = Path.cwd()
         try:

@@ -10,22 +10,19 @@ from ai_context.adapters.clickup import ClickUpCounter
 from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
-from ai_context.rules.mirror import find_link
+from ai_context.jobs.mirror.run import MirrorReport, run_mirror
+from ai_context.rules.mirror.link import find_link
 
 if TYPE_CHECKING:
     from ai_context.jobs.context import RunContext
-from ai_context.jobs.mirror.run import MirrorReport, run_mirror
 
 SUMMARY_ROWS = 50
 
 
 def mirror_job(ctx: RunContext) -> None:
-    """The `mirror` job of an Action run (registered in action.JOBS).
-
-    Runs before `check`: its per-issue findings go into ctx.findings, which the check job
-    writes into each issue's sticky comment. ClickUp failures end in an exit code, not an
-    exception, so the check job still runs.
-    """
+    """The `mirror` job of an Action run (jobs/registry.py). Runs before `check`, which writes
+    its per-issue findings into each sticky comment; a ClickUp failure is an exit code, not an
+    exception, so the check job still runs."""
     settings = ctx.settings
     issues = ctx.issues()
     if settings.clickup_token is None:
@@ -39,7 +36,7 @@ def mirror_job(ctx: RunContext) -> None:
             ctx.summary.append(f"### ClickUp mirror\n\n{line}.")
         return
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
-    templates = mirror_templates(_templates_dir(settings.templates, workspace))
+    templates = mirror_templates(workspace / settings.templates if settings.templates else None)
     store = clients.clickup(
         settings.clickup_token,
         api_url=settings.clickup_api_url,
@@ -75,13 +72,6 @@ def mirror_templates(user_dir: Path | None) -> Templates:
         return Templates(user_dir)
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
-
-
-def _templates_dir(setting: str | None, workspace: Path) -> Path | None:
-    if not setting:
-        return None
-    path = Path(setting)
-    return path if path.is_absolute() else workspace / path
 
 
 def _annotate(ctx: RunContext, report: MirrorReport) -> None:
@@ -124,7 +114,7 @@ def summary(report: MirrorReport, counter: ClickUpCounter, *, dry_run: bool) -> 
             issue = item.target.issue
             title = escape_cell(f"#{issue.number} {issue.title}")
             link = f"[{title}]({issue.html_url})" if issue.html_url else title
-            task = escape_cell(item.task.id if item.task else item.target.link.task_id)
+            task = escape_cell(item.task_id)
             lines.append(f"| {link} | {task} | {item.result.replace('_', ' ')} |")
         if len(rows) > SUMMARY_ROWS:
             lines.append(f"\n… and {len(rows) - SUMMARY_ROWS} more.")

@@ -7,11 +7,11 @@ import difflib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal
 
 from ai_context.adapters.clickup import (
+    ClickUp,
     ClickUpConfigError,
-    ClickUpCounter,
     ClickUpError,
     ClickUpNotFound,
     ClickUpQuotaExceeded,
@@ -21,48 +21,18 @@ from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.actors import ActorMap
-from ai_context.rules.mirror import (
-    CustomField,
-    FieldMatch,
-    Link,
+from ai_context.rules.mirror.clickup import FieldMatch, Task, resolve_field
+from ai_context.rules.mirror.link import IssueKey, Link, issue_key, mirrored_from, taken
+from ai_context.rules.mirror.targets import (
     MirrorConfig,
     Target,
-    Task,
     duplicate_field,
     not_found,
-    resolve_field,
-    same_value,
     targets,
 )
-from ai_context.rules.mirror.link import IssueKey, issue_key, mirrored_from, taken
-
-if TYPE_CHECKING:
-    pass
+from ai_context.rules.mirror.text import same_value
 
 Result = Literal["written", "would_write", "unchanged", "not_found", "no_field", "skipped"]
-
-
-class TaskStore(Protocol):
-    """What the job needs from ClickUp; clickup.ClickUp provides it."""
-
-    counter: ClickUpCounter
-
-    def get_task(
-        self, task_id: str, *, custom: bool = False, team_id: str | None = None
-    ) -> Task: ...
-
-    def list_fields(self, list_id: str) -> tuple[CustomField, ...]: ...
-
-    def team_tasks(
-        self,
-        team_id: str,
-        page: int,
-        *,
-        list_ids: Sequence[str] = (),
-        custom_fields: str | None = None,
-    ) -> tuple[list[Task], bool]: ...
-
-    def set_field(self, task_id: str, field_id: str, value: str) -> None: ...
 
 
 @dataclass
@@ -78,6 +48,11 @@ class Mirrored:
     def number(self) -> int:
         return self.target.issue.number
 
+    @property
+    def task_id(self) -> str:
+        """The task's id as ClickUp gave it, else as the link wrote it."""
+        return self.task.id if self.task else self.target.link.task_id
+
 
 @dataclass
 class MirrorReport:
@@ -90,20 +65,38 @@ class MirrorReport:
     def count(self, result: Result) -> int:
         return sum(1 for item in self.items if item.result == result)
 
+    def fail(self, message: str, exit_code: int) -> None:
+        """A run-wide error: said once, and the run's exit code at least EXIT_CODE."""
+        self.errors.append(message)
+        self.exit_code = max(self.exit_code, exit_code)
+
     def add_finding(self, number: int, finding: Finding) -> None:
         self.findings.setdefault(number, []).append(finding)
 
 
-class _Fields:
-    """The mirror field per list: the task's own fields first, then the list's, cached."""
+@dataclass
+class _Run:
+    """One run's state: caches, the notes already given, whether writes may go on."""
 
-    def __init__(self, store: TaskStore, name: str) -> None:
-        self.store = store
-        self.name = name
-        self.by_list: dict[str, FieldMatch] = {}
+    store: ClickUp
+    config: MirrorConfig
+    team_id: str | None
+    dry_run: bool
+    log: Callable[[str], None]
+    report: MirrorReport = field(default_factory=MirrorReport)
+    noted_lists: set[str] = field(default_factory=set)
+    writes_stopped: bool = False
+    team_checked: bool = False
+    # The issues of this run -> the task each one mirrors ("" for none: no block, no link,
+    # not trusted): a field naming one of them for another task is a stale claim.
+    claims: dict[IssueKey, str] = field(default_factory=dict)
+    # The mirror field per list, for tasks that do not carry it themselves.
+    by_list: dict[str, FieldMatch] = field(default_factory=dict)
 
     def resolve(self, task: Task) -> FieldMatch:
-        match = resolve_field(task.fields, self.name)
+        """The mirror field: the task's own fields first, then its list's (read once)."""
+        name = self.config.field
+        match = resolve_field(task.fields, name)
         if match.status != "missing" or not task.list_id:
             return match
         if task.list_id not in self.by_list:
@@ -111,35 +104,8 @@ class _Fields:
                 fields = self.store.list_fields(task.list_id)
             except ClickUpNotFound:
                 fields = ()
-            self.by_list[task.list_id] = resolve_field(fields, self.name)
+            self.by_list[task.list_id] = resolve_field(fields, name)
         return self.by_list[task.list_id]
-
-
-class _Run:
-    """One run's state: caches, the notes already given, whether writes may go on."""
-
-    def __init__(
-        self,
-        store: TaskStore,
-        config: MirrorConfig,
-        *,
-        team_id: str | None,
-        dry_run: bool,
-        log: Callable[[str], None],
-    ) -> None:
-        self.store = store
-        self.config = config
-        self.team_id = team_id
-        self.dry_run = dry_run
-        self.log = log
-        self.fields = _Fields(store, config.field)
-        self.report = MirrorReport()
-        self.noted_lists: set[str] = set()
-        self.writes_stopped = False
-        self.team_checked = False
-        # The issues of this run -> the task each one mirrors ("" for none: no block, no
-        # link, not trusted): a field naming one of them for another task is a stale claim.
-        self.claims: dict[IssueKey, str] = {}
 
     # --- reading --------------------------------------------------------------------------
 
@@ -157,14 +123,9 @@ class _Run:
         self.report.add_finding(item.number, not_found(item.target.link, detail))
 
     def prefetch(self, items: Sequence[Mirrored]) -> dict[str, Task]:
-        """Current values for many tasks in pages of 100, filtered by list or by the field.
-
-        Without configured lists (or without a workspace id from the setting or a URL), one
-        task is read first: it names the field's id and the workspace; filtered by the field,
-        the pages hold only tasks whose field has a value. Tasks the pages do not hold are
-        read one by one afterwards, so paging stops once it would cost more reads than it
-        can still save (at most about twice the cheaper of the two ways).
-        """
+        """Current values for many tasks in pages of 100, filtered by list, else by the field
+        (one task read first names its id and the workspace). Paging stops once it would cost
+        more reads than reading the rest one by one can save."""
         found: dict[str, Task] = {}
         links = [i.target.link for i in items]
         team = self.team_id or next((link.team_id for link in links if link.team_id), None)
@@ -178,7 +139,7 @@ class _Run:
                 found[item.target.link.key] = item.task = task
                 team = team or task.team_id
                 if by_field:
-                    match = self.fields.resolve(task)
+                    match = self.resolve(task)
                     if match.status != "found" or match.field is None:
                         return found
                     rule = {"field_id": match.field.id, "operator": "IS NOT NULL"}
@@ -215,18 +176,18 @@ class _Run:
             return
         self.team_checked = True
         if task.team_id != self.team_id:
-            self.report.errors.append(
+            self.report.fail(
                 f"clickup-team-id is {self.team_id}, but ClickUp task {task.id} is in workspace "
                 f"{task.team_id}: set clickup-team-id to {task.team_id} (the number after "
-                "app.clickup.com/ in ClickUp's URLs)"
+                "app.clickup.com/ in ClickUp's URLs)",
+                2,
             )
-            self.report.exit_code = max(self.report.exit_code, 2)
 
     def mirror(self, item: Mirrored, task: Task) -> None:
         item.task = task
         self.check_team(task)
         target = item.target
-        match = self.fields.resolve(task)
+        match = self.resolve(task)
         if match.status == "duplicate":
             item.result = "no_field"
             finding = duplicate_field(target.link, match, self.config.field, task.list_id)
@@ -265,8 +226,7 @@ class _Run:
         except ClickUpQuotaExceeded as exc:
             item.result = "skipped"
             self.writes_stopped = True
-            self.report.errors.append(str(exc))
-            self.report.exit_code = max(self.report.exit_code, 2)
+            self.report.fail(str(exc), 2)
             return
         item.result = "written"
         self.log(f"set {where} ({len(target.text)} chars)")
@@ -320,7 +280,7 @@ def diff(old: str, new: str, task_id: str, number: int) -> str:
 
 def run_mirror(
     issues: Sequence[Issue],
-    store: TaskStore,
+    store: ClickUp,
     *,
     config: MirrorConfig,
     templates: Templates,
@@ -357,9 +317,7 @@ def run_mirror(
                 item.result = "skipped"
                 report.errors.append(f"#{item.number}: {exc}")
     except ClickUpConfigError as exc:
-        report.errors.append(str(exc))
-        report.exit_code = max(report.exit_code, 2)
+        report.fail(str(exc), 2)
     except ClickUpError as exc:  # unavailable after retries, or a refused listing
-        report.errors.append(str(exc))
-        report.exit_code = max(report.exit_code, 3)
+        report.fail(str(exc), 3)
     return report

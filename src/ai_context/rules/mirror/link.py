@@ -1,11 +1,7 @@
 """The link: which ClickUp task an issue body names (a `ClickUp:` line, a URL, a CU- token),
-and whether it may be followed.
-
-Anyone who can open an issue can write a link to any task: the mirror follows one only when
-the issue's author or its block's actor is trusted (GitHub's author association OWNER, MEMBER
-or COLLABORATOR; a login or actor id in the config's `actors:`), and writes a task's field
-only when the field does not already mirror another issue (the issue URL the mirror text
-carries). Otherwise a finding on the issue, and no write."""
+and whether it may be followed: anyone can link any task, so the mirror follows a link only
+when the issue's author or its block's actor is trusted, and writes a field only when it does
+not already mirror another issue. Otherwise a finding on the issue, and no write."""
 
 from __future__ import annotations
 
@@ -14,13 +10,15 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from ai_context.core.block.syntax import FENCE_CLOSE_RE, FENCE_OPEN_RE
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.actors import ActorMap, identity
 
 # A custom task id is a prefix of letters (and digits) and a number: DEV-123.
-_CUSTOM_ID = r"[A-Za-z][A-Za-z0-9]{0,15}-\d{1,12}"
+_CUSTOM_RE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,15}-\d{1,12}")
 _NATIVE_ID = r"[0-9a-z]{3,24}"
+_NATIVE_RE = re.compile(_NATIVE_ID)
 _URL_RE = re.compile(
     r"https?://app\.clickup\.com/t/(?:(?P<team>\d{1,20})/)?(?P<id>[A-Za-z0-9-]{1,40})(?![\w-])"
 )
@@ -31,9 +29,6 @@ _LABEL_RE = re.compile(
 )
 # ClickUp's GitHub convention: CU-<id> in a title or message, CU-<id>_<name> in a branch.
 _CU_TOKEN_RE = re.compile(r"(?<![\w/-])[Cc][Uu]-(?P<id>" + _NATIVE_ID + r")(?![A-Za-z0-9-])")
-_CUSTOM_RE = re.compile(_CUSTOM_ID)
-_NATIVE_RE = re.compile(_NATIVE_ID)
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 class Link(BaseModel):
@@ -57,32 +52,31 @@ class Link(BaseModel):
         return not self.custom or self.team_id is not None
 
 
-def _closes(line: str, run: str, fence: str) -> bool:
-    return run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :]
-
-
 def _outside_fences(body: str) -> Iterator[tuple[int, str]]:
+    """The lines GitHub does not show as code, by cmark-gfm's fence rule (core.block.syntax)."""
     fence: str | None = None
     for number, line in enumerate(body.splitlines(), start=1):
-        opened = _FENCE_RE.match(line)
+        at = len(line) - len(line.lstrip(" "))
         if fence is None:
-            if opened:
-                fence = opened.group(1)
-                continue
-            yield number, line
-        elif opened and _closes(line, opened.group(1), fence):
+            if at < 4 and (opened := FENCE_OPEN_RE.match(line, at)):
+                fence = opened.group()
+            else:
+                yield number, line
+        elif at < 4 and (run := FENCE_CLOSE_RE.match(line, at)) and run[1].startswith(fence):
             fence = None
 
 
-def _from_url(match: re.Match[str], line: int, team_id: str | None) -> Link | None:
-    task, team = match.group("id"), match.group("team")
-    if _CUSTOM_RE.fullmatch(task):
-        return Link(
-            task_id=task.upper(), custom=True, team_id=team or team_id, line=line, text=match[0]
-        )
-    if _NATIVE_RE.fullmatch(task):
-        return Link(task_id=task, team_id=team or team_id, line=line, text=match.group(0))
+def _link(word: str, team_id: str | None, line: int, text: str) -> Link | None:
+    """A link to WORD when it is a custom task id (DEV-123) or a native one, else None."""
+    if _CUSTOM_RE.fullmatch(word):
+        return Link(task_id=word.upper(), custom=True, team_id=team_id, line=line, text=text)
+    if _NATIVE_RE.fullmatch(word):
+        return Link(task_id=word, team_id=team_id, line=line, text=text)
     return None
+
+
+def _from_url(match: re.Match[str], line: int, team_id: str | None) -> Link | None:
+    return _link(match["id"], match["team"] or team_id, line, match[0])
 
 
 def _from_value(value: str, line: int, team_id: str | None) -> Link | None:
@@ -90,34 +84,24 @@ def _from_value(value: str, line: int, team_id: str | None) -> Link | None:
     if url := _URL_RE.search(value):
         return _from_url(url, line, team_id)
     if token := _CU_TOKEN_RE.search(value):
-        return Link(task_id=token.group("id"), team_id=team_id, line=line, text=token.group(0))
+        return _link(token["id"], team_id, line, token[0])
     word = value.strip().strip("`*_[]()<>#").strip()
-    if _CUSTOM_RE.fullmatch(word):
-        return Link(task_id=word.upper(), custom=True, team_id=team_id, line=line, text=word)
-    if _NATIVE_RE.fullmatch(word):
-        return Link(task_id=word, team_id=team_id, line=line, text=word)
-    return None
+    return _link(word, team_id, line, word)
 
 
 def find_link(body: str, team_id: str | None = None) -> Link | None:
-    """The ClickUp task an issue body names, outside code fences, or None.
-
-    In order: a `ClickUp: <url or id>` line, the first app.clickup.com/t/ URL, the first
-    `CU-<id>` token (ClickUp's own GitHub convention). TEAM_ID (the clickup-team-id setting)
-    resolves custom ids when the URL does not carry the workspace.
-    """
+    """The ClickUp task a body names outside code fences, or None: a `ClickUp:` line, else the
+    first task URL, else the first `CU-<id>` token. TEAM_ID resolves custom ids without one."""
     url: Link | None = None
     token: Link | None = None
     for number, line in _outside_fences(body):
         labelled = _LABEL_RE.match(line)
-        if labelled:
-            found = _from_value(labelled.group("value"), number, team_id)
-            if found is not None:
-                return found
+        if labelled and (found := _from_value(labelled["value"], number, team_id)):
+            return found
         if url is None and (match := _URL_RE.search(line)):
             url = _from_url(match, number, team_id)
         if token is None and (match := _CU_TOKEN_RE.search(line)):
-            token = Link(task_id=match["id"], team_id=team_id, line=number, text=match[0])
+            token = _link(match["id"], team_id, number, match[0])
     return url or token
 
 

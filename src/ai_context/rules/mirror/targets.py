@@ -145,12 +145,8 @@ def targets(
     team_id: str | None = None,
     actors: ActorMap | None = None,
 ) -> tuple[list[Target], dict[int, list[Finding]]]:
-    """The issues to mirror, and findings for the links that cannot be used.
-
-    An issue with no block or no link is left out without a word. A link nobody trusted
-    wrote (link.trusted, ACTORS the config's `actors:`), a custom id without a workspace, or
-    a task linked from several issues, is a finding on each issue concerned.
-    """
+    """The issues to mirror; an issue without a block or a link is left out without a word, and
+    an untrusted link, a custom id without a workspace or a shared task is a finding on each."""
     findings: dict[int, list[Finding]] = {}
     by_task: dict[str, list[Target]] = {}
     for issue in issues:

@@ -4,7 +4,7 @@ It holds nothing that changes from run to run, so an unchanged block costs no wr
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from typing import Any
 
 from jinja2 import Environment, TemplateError
@@ -20,24 +20,17 @@ DEFAULT_MAX_LENGTH = 4000
 MIN_MAX_LENGTH = 200
 TRUNCATION_MARK = "\n[… truncated by ai-context; the full AI Context is at {url}]"
 
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+_NEWLINE_RE = re.compile(r"\r\n|[\r\u2028\u2029]")
+# Control characters (C0 but the newline, DEL, C1) and the bidi overrides and marks.
+_UNSHOWN_RE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean(text: str, *, keep_newlines: bool = True) -> str:
     """Text without control characters (C0, C1, DEL, bidi overrides); \\t becomes a space.
 
     Newlines are kept as \\n when KEEP_NEWLINES, else folded into spaces."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n")
-    text = text.replace("\u2029", "\n").replace("\t", " ")
-    out = []
-    for ch in text:
-        if ch == "\n":
-            out.append("\n" if keep_newlines else " ")
-        elif ch in _BIDI or unicodedata.category(ch) == "Cc":
-            continue
-        else:
-            out.append(ch)
-    return "".join(out)
+    text = _UNSHOWN_RE.sub("", _NEWLINE_RE.sub("\n", text).replace("\t", " "))
+    return text if keep_newlines else text.replace("\n", " ")
 
 
 def _line(value: str | None) -> str | None:
