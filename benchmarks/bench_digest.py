@@ -49,7 +49,7 @@ def timed(module, name):
     setattr(module, name, wrapper)
 
 import ai_context.adapters.templates as templates
-import ai_context.jobs.digest as digest
+import ai_context.jobs.digest.job as digest
 timed(templates, "make_env")
 for name in ("render_markdown", "slack_messages"):
     timed(digest, name)

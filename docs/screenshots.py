@@ -31,10 +31,10 @@ from ai_context.adapters.store import DirectoryStore
 from ai_context.adapters.templates import Templates
 from ai_context.core.findings import Finding
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest import build_digest
-from ai_context.rules.digest_render import render_markdown
-from ai_context.rules.digest_slack import slack_messages
-from ai_context.rules.digest_state import find_state
+from ai_context.rules.digest.build import build_digest
+from ai_context.rules.digest.render import render_markdown
+from ai_context.rules.digest.slack import slack_messages
+from ai_context.rules.digest.state import find_state
 from ai_context.rules.sticky import render_findings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ai_context.core.models import Issue
-from ai_context.rules.digest_model import DigestState, StateRead, TaskState
+from ai_context.rules.digest.model import DigestState, StateRead, TaskState
 
 NOW = datetime(2026, 5, 27, 9, 0, tzinfo=UTC)
 SHOP = "acme/shop"

@@ -8,7 +8,7 @@ import pytest
 
 from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest import (
+from ai_context.rules.digest.build import (
     DigestConfig,
     build_digest,
     classify,
@@ -16,8 +16,8 @@ from ai_context.rules.digest import (
     is_review_phase,
     is_shipped_phase,
 )
-from ai_context.rules.digest_json import digest_json
-from ai_context.rules.digest_model import Entry
+from ai_context.rules.digest.json import digest_json
+from ai_context.rules.digest.model import Entry
 from tests.digest_samples import INFRA, NOW, SHOP, block, issue, sample_issues, stamp
 
 CONFIG = DigestConfig()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ai_context.rules.digest_state import find_state
+from ai_context.rules.digest.state import find_state
 from ai_context.rules.lease import stamp
 from tests.actionrun import ActionRun, run_action
 from tests.conftest import SEED_BLOCK, run_process

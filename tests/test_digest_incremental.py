@@ -1,4 +1,4 @@
-"""The digest over what changed (jobs/digest_facts.py, rules/digest_facts.py): unchanged tasks
+"""The digest over what changed (jobs/digest/facts.py, rules/digest/facts.py): unchanged tasks
 come from the facts the digest stored, a rerun where nothing changed renders and writes
 nothing, and stored facts that do not match the run state are not used.
 
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest import DigestConfig, classify
-from ai_context.rules.digest_facts import chunks, facts_of, read_chunk, restore
+from ai_context.rules.digest.build import DigestConfig, classify
+from ai_context.rules.digest.facts import chunks, facts_of, read_chunk, restore
 from tests.actionrun import ActionRun, run_action
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
@@ -198,3 +198,43 @@ def test_facts_that_do_not_match_the_run_state_are_not_used(gh: GitHubFake, tmp_
         assert f"acme/api#{n}" in comment  # read again in full, none lost
     assert "acme/web#2" in comment.split("In review", 1)[1]
     assert third.code == 0
+
+
+def test_a_rerun_an_hour_or_a_day_later_rewrites_no_comment(gh: GitHubFake, tmp_path: Path) -> None:
+    """Only the ages ("28m ago") would differ: an hour later the day's comment stands, nothing
+    written; the next day's digest is a comment of its own, and yesterday's is left as it was."""
+    run(gh, tmp_path, "1")
+    run(gh, tmp_path, "2")
+    (comment,) = digest_comments(gh)
+    gh.reset_requests()
+    later = run(gh, tmp_path, "3", AI_CONTEXT_NOW="2026-05-26T16:00:00Z")
+    assert [r for r in gh.requests if r.method != "GET"] == []
+    assert "nothing changed since the last run" in later.stdout
+    assert digest_comments(gh) == [comment]
+    gh.reset_requests()
+    run(gh, tmp_path, "4", AI_CONTEXT_NOW="2026-05-27T10:00:00Z")  # before any task goes stale
+    assert [r.path for r in gh.requests if r.method == "PATCH" and "/comments/" in r.path] == []
+    first, second = digest_comments(gh)
+    assert first == comment and "2026-05-27" in second.split("\n", 1)[0]
+    assert "No changes." in second
+
+
+def test_a_change_the_digest_does_not_show_rewrites_no_comment(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    """An issue edited where the digest reads nothing: the digest renders again an hour later,
+    differs from the day's comment only in its ages, and leaves that comment as it was."""
+    run(gh, tmp_path, "1")
+    run(gh, tmp_path, "2")
+    (comment,) = digest_comments(gh)
+    (number,) = [
+        i.number for i in gh.repos["o/r"].issues.values() if "ai-context:digest" in i.labels
+    ]
+    (ours,) = [c.id for c in gh.comments("o/r", number) if c.user == BOT]
+    gh.edit_issue("o/r", 1, body=SEED_BLOCK + "\n\nA note below the block.\n")
+    gh.reset_requests()
+    later = run(gh, tmp_path, "3", AI_CONTEXT_NOW="2026-05-26T16:00:00Z")
+    assert "nothing changed" not in later.stdout  # it read the change and rendered
+    assert [r for r in gh.requests if r.path.endswith(f"/comments/{ours}")] == []
+    assert digest_comments(gh) == [comment]
+    assert "unchanged" in later.summary

@@ -6,12 +6,12 @@ from datetime import timedelta
 from pathlib import Path
 
 from ai_context.core.models import Comment
-from ai_context.jobs.digest import previous_state
-from ai_context.jobs.digest_delivery import marker, one_line, slack_wanted
-from ai_context.rules.digest import build_digest
-from ai_context.rules.digest_model import DigestState, StateRead, TaskState
-from ai_context.rules.digest_render import render_markdown
-from ai_context.rules.digest_state import find_baseline, find_state, slack_line
+from ai_context.jobs.digest.delivery import marker, one_line, slack_wanted
+from ai_context.jobs.digest.job import previous_state
+from ai_context.rules.digest.build import build_digest
+from ai_context.rules.digest.model import DigestState, StateRead, TaskState
+from ai_context.rules.digest.render import render_markdown
+from ai_context.rules.digest.state import find_baseline, find_state, slack_line
 from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
 
@@ -115,7 +115,7 @@ def test_a_failure_is_one_line_without_library_internals() -> None:
 
 def test_mention_owners_maps_actors_to_their_slack_ids(tmp_path: Path) -> None:
     from ai_context.adapters.config import load_config
-    from ai_context.jobs.digest import mentions_of
+    from ai_context.jobs.digest.job import mentions_of
 
     path = tmp_path / "c.yml"
     actors = "actors: {cc-omer-laptop: {owner: omer, slack: U024BE7LH}, quiet: {}}\n"

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai_context.core.findings import Finding
-from ai_context.rules.digest import build_digest, summarize_task
-from ai_context.rules.digest_model import Digest
-from ai_context.rules.digest_plate import actors, plate
-from ai_context.rules.digest_render import render_markdown, render_status, render_task
+from ai_context.rules.digest.build import build_digest, summarize_task
+from ai_context.rules.digest.model import Digest
+from ai_context.rules.digest.plate import actors, plate
+from ai_context.rules.digest.render import render_markdown, render_status, render_task
 from ai_context.rules.sticky import render_findings
 from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, block, issue, sample_issues, sample_previous, stamp

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from slack_sdk.models.blocks import Block
 
-from ai_context.rules.digest import build_digest
-from ai_context.rules.digest_slack import SLACK_BLOCKS_LIMIT, slack_messages
+from ai_context.rules.digest.build import build_digest
+from ai_context.rules.digest.slack import SLACK_BLOCKS_LIMIT, slack_messages
 from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, block, issue, sample_issues, sample_previous
 

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ai_context.core import hidden
-from ai_context.rules.digest import build_digest, summarize_task
-from ai_context.rules.digest_model import CATEGORIES, DigestState, StateRead, TaskState
-from ai_context.rules.digest_plate import plate, urgency_tier
-from ai_context.rules.digest_state import decode_state, encode_state, find_state, state_line
+from ai_context.rules.digest.build import build_digest, summarize_task
+from ai_context.rules.digest.model import CATEGORIES, DigestState, StateRead, TaskState
+from ai_context.rules.digest.plate import plate, urgency_tier
+from ai_context.rules.digest.state import decode_state, encode_state, find_state, state_line
 from tests.digest_samples import INFRA, NOW, SHOP, block, issue, sample_issues, sample_previous
 
 states = st.builds(

@@ -18,18 +18,24 @@ import pytest
 
 from ai_context.adapters.templates import Templates
 from ai_context.core.models import Issue
-from ai_context.rules.digest import build_digest, summarize_task
-from ai_context.rules.digest_json import digest_json
-from ai_context.rules.digest_model import Digest, DigestState, StateRead, TaskState
-from ai_context.rules.digest_plate import actors, plate
-from ai_context.rules.digest_render import (
+from ai_context.rules.digest.build import build_digest, summarize_task
+from ai_context.rules.digest.json import digest_json
+from ai_context.rules.digest.model import (
+    CATEGORY_TITLES,
+    Digest,
+    DigestState,
+    StateRead,
+    TaskState,
+)
+from ai_context.rules.digest.plate import actors, plate
+from ai_context.rules.digest.render import (
     GITHUB_COMMENT_LIMIT,
     render_markdown,
     render_status,
     render_task,
 )
-from ai_context.rules.digest_slack import SLACK_BLOCKS_LIMIT, SLACK_SECTION_LIMIT, slack_messages
-from ai_context.rules.digest_state import find_state
+from ai_context.rules.digest.slack import SLACK_BLOCKS_LIMIT, SLACK_SECTION_LIMIT, slack_messages
+from ai_context.rules.digest.state import find_state
 from ai_context.rules.templating import render
 from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
@@ -313,7 +319,7 @@ def test_window_shows_in_the_header() -> None:
 
 @pytest.mark.parametrize("max_chars", [10_000, 20_000, 40_000])
 def test_the_row_limit_is_close_to_the_most_that_fits(max_chars: int) -> None:
-    from ai_context.rules.digest_render import digest_vars
+    from ai_context.rules.digest.render import digest_vars
 
     digest = build_digest(many_tasks(300), NOW)
     text = render_markdown(digest, BUNDLED, max_chars=max_chars)
@@ -330,3 +336,43 @@ def test_a_limit_below_the_skeleton_keeps_the_skeleton_and_the_state() -> None:
     digest = build_digest(many_tasks(50), NOW)
     text = render_markdown(digest, BUNDLED, max_chars=100)
     assert "| [" not in text and len(find_state(text).state.tasks) == 50
+
+
+ROW = re.compile(r"^\| .*?\[\\#(\d+)\]", re.M)  # a row's task link, `[\#12](...)`
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_digest_of_10000_tasks_posts_and_shows_rows_up_to_its_cuts(changed: bool) -> None:
+    """A comment of 10,000 tasks stays under GitHub's limit with a day's marker and Slack line,
+    remembers every task, and shows each category's first rows, then how many it left out;
+    CHANGED: every task is new since the previous digest, a change list of 10,000."""
+    from ai_context.jobs.digest.delivery import Delivery
+    from ai_context.jobs.digest.job import COMMENT_LIMIT
+
+    issues = many_tasks(10_000)
+    day_before = NOW - timedelta(days=1)
+    before = DigestState(generated_at=day_before)
+    if not changed:
+        before = build_digest(issues, NOW).state().model_copy(update={"generated_at": day_before})
+    digest = build_digest(issues, NOW, previous=StateRead(status="restored", state=before))
+    assert len(digest.changes) == (10_000 if changed else 0)
+    comment = render_markdown(digest, BUNDLED, max_chars=COMMENT_LIMIT, full_url="https://x/1")
+    slack = "[//]: # (ai-context-digest-slack:0123456789ab)"
+    body = Delivery(digest, comment, comment, slack_mark=slack).body("2026-05-27")
+    assert len(body) <= GITHUB_COMMENT_LIMIT
+    assert len(find_state(body).state.tasks) == 10_000
+    visible = body.split("\n[//]: #", 1)[0]
+    assert len(visible) > COMMENT_LIMIT / 2  # the room the state leaves is used, not lost
+    shown_changes = visible.split("### Since the last digest", 1)[1].split("\n### ", 1)[0]
+    if changed:
+        listed = shown_changes.count("\n- ")
+        assert 0 < listed < 10_000
+        assert f"…and {10_000 - listed} more changes not shown here: [the full list]" in visible
+    for part in visible.split("\n### ")[2:]:  # each category: its first rows, then the rest
+        title = part.split(" (", 1)[0].split(" ", 1)[1]
+        entries = digest.entries[{t: k for k, t in CATEGORY_TITLES.items()}[title]]
+        rows = [int(n) for n in ROW.findall(part)]
+        assert rows == [e.number for e in entries[: len(rows)]]
+        if len(rows) < len(entries):
+            assert f"…and {len(entries) - len(rows)} more not shown here" in part
+    assert len(ROW.findall(visible)) > 100

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ai_context.core.hidden import MAX_ENCODED, decode, encode, find_hidden, hide
-from ai_context.rules.digest_model import DigestState
-from ai_context.rules.digest_state import find_state, state_line
+from ai_context.rules.digest.model import DigestState
+from ai_context.rules.digest.state import find_state, state_line
 from ai_context.rules.sticky import MARKER, read_state, render_state
 
 json_values = st.recursive(

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from ai_context.core.block.parse import parse
 from ai_context.core.events import Commit
 from ai_context.core.models import Issue
-from ai_context.rules.digest import build_digest
-from ai_context.rules.digest_render import render_markdown
-from ai_context.rules.digest_slack import slack_messages
+from ai_context.rules.digest.build import build_digest
+from ai_context.rules.digest.render import render_markdown
+from ai_context.rules.digest.slack import slack_messages
 from ai_context.rules.gitlog.compare import files_drift
 from ai_context.rules.mirror.text import mirror_text
 from ai_context.rules.scrub import REPLACEMENT, strip_controls

@@ -155,8 +155,8 @@ def test_github_down_exits_3_with_one_line(gh: GitHubFake, tmp_path: Path) -> No
 
 
 def test_the_live_digest_compares_with_the_posted_one(gh: GitHubFake, tmp_path: Path) -> None:
-    from ai_context.rules.digest_model import DigestState, TaskState
-    from ai_context.rules.digest_state import state_line
+    from ai_context.rules.digest.model import DigestState, TaskState
+    from ai_context.rules.digest.state import state_line
 
     yesterday = DigestState(
         generated_at=datetime(2026, 5, 25, 9, 0, tzinfo=UTC),

@@ -7,9 +7,9 @@ import io
 import pytest
 
 from ai_context.cli.report_source import colour_for
-from ai_context.rules.digest import build_digest, summarize_task
-from ai_context.rules.digest_plate import actors, plate
-from ai_context.rules.digest_text import digest_text, status_text, task_text
+from ai_context.rules.digest.build import build_digest, summarize_task
+from ai_context.rules.digest.plate import actors, plate
+from ai_context.rules.digest.text import digest_text, status_text, task_text
 from tests.digest_samples import NOW, block, issue, sample_issues, sample_previous
 
 

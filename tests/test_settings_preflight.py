@@ -133,7 +133,7 @@ def test_stale_after_48_means_48_hours_in_the_yaml_file_the_input_and_the_env(
 
 
 def test_digest_window_and_lease_ttl_read_numbers_as_hours() -> None:
-    from ai_context.rules.digest import DigestSection
+    from ai_context.rules.digest.build import DigestSection
     from ai_context.rules.lease import parse_lease_config
 
     assert DigestSection.model_validate({"window": 36}).window == timedelta(hours=36)

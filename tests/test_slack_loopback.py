@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from ai_context.adapters.slack import SlackWebhook
-from ai_context.rules.digest import build_digest
-from ai_context.rules.digest_slack import slack_messages
+from ai_context.rules.digest.build import build_digest
+from ai_context.rules.digest.slack import slack_messages
 from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, block, issue
 from tests.fakes import SlackFake

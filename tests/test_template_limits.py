@@ -18,8 +18,8 @@ from ai_context.adapters import templates as templates_module
 from ai_context.adapters.templates import RenderLimits, Templates
 from ai_context.core.errors import Exit, TemplateError
 from ai_context.rules import template_limits
-from ai_context.rules.digest import summarize_task
-from ai_context.rules.digest_render import render_task
+from ai_context.rules.digest.build import summarize_task
+from ai_context.rules.digest.render import render_task
 from ai_context.rules.templating import make_env, render
 from tests.actionrun import run_action
 from tests.digest_samples import NOW, sample_issues

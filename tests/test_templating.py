@@ -94,7 +94,7 @@ def test_text_is_data_not_template_source() -> None:
 
 
 def _minimal_task(title: str) -> dict[str, object]:
-    from ai_context.rules.digest import summarize_task
+    from ai_context.rules.digest.build import summarize_task
     from tests.digest_samples import NOW, issue
 
     return {"task": summarize_task(issue(1, title, "no block"), NOW), "titles": {}}

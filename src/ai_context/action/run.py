@@ -20,7 +20,7 @@ from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit
 from ai_context.core.events import Event, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import Route, RunContext
-from ai_context.jobs.digest import check_delivery
+from ai_context.jobs.digest.job import check_delivery
 from ai_context.jobs.registry import JOBS
 from ai_context.rules.templating import compile_all
 
@@ -148,9 +148,9 @@ def _rehearse_digest(ctx: RunContext, templates: Templates) -> None:
     template that fails only when it runs (an undefined name, a runaway loop) stops the run
     with nothing written, not after the check job has edited comments. The listing it needs
     is the one the jobs use (listed once per run)."""
-    from ai_context.rules.digest import build_digest  # noqa: PLC0415 - digest runs only
-    from ai_context.rules.digest_render import render_markdown  # noqa: PLC0415
-    from ai_context.rules.digest_slack import slack_messages  # noqa: PLC0415
+    from ai_context.rules.digest.build import build_digest  # noqa: PLC0415 - digest runs only
+    from ai_context.rules.digest.render import render_markdown  # noqa: PLC0415
+    from ai_context.rules.digest.slack import slack_messages  # noqa: PLC0415
 
     digest = build_digest(ctx.issues(), ctx.now)
     templates.run(render_markdown, digest)

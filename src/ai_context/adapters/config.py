@@ -32,7 +32,7 @@ from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, 
 
 if TYPE_CHECKING:
     from ai_context.rules.actors import ActorMap
-    from ai_context.rules.digest import DigestSection
+    from ai_context.rules.digest.build import DigestSection
     from ai_context.rules.lease import LeaseConfig
     from ai_context.rules.mirror.targets import MirrorConfig
     from ai_context.rules.stale import StaleConfig
@@ -206,7 +206,7 @@ class Config(BaseModel):
     @cached_property
     def digest(self) -> DigestSection:
         """The `digest:` section, with the top-level `repositories:` when it has none."""
-        from ai_context.rules.digest import parse_digest_section  # noqa: PLC0415
+        from ai_context.rules.digest.build import parse_digest_section  # noqa: PLC0415
 
         sections = self._sections
         return parse_digest_section(

@@ -39,8 +39,8 @@ _OUT_OF_MEMORY = 86  # the child's exit status when not even its answer could be
 # What the fork server imports once, so each child starts without importing them again.
 _PRELOAD = [
     "ai_context.adapters.templates",
-    "ai_context.rules.digest_render",
-    "ai_context.rules.digest_slack",
+    "ai_context.rules.digest.render",
+    "ai_context.rules.digest.slack",
     "ai_context.rules.mirror.targets",
 ]
 

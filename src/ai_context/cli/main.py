@@ -65,12 +65,12 @@ def build_parser(
     return parser
 
 
-def _lazy(module: str, name: str, **kwargs: Any) -> Register:
+def _lazy(module: str, name: str) -> Register:
     """A group whose module is imported only when its commands run (or for --help): an
     agent's `resume` must not pay for jinja2 and the digest models at every checkpoint."""
 
     def register(sub: Any) -> None:
-        getattr(import_module(module), name)(sub, **kwargs)
+        getattr(import_module(module), name)(sub)
 
     return register
 
@@ -87,10 +87,7 @@ _GROUPS = (
     ("setup", "ai_context.cli.setup", "add_setup_command", ("setup",)),
     ("hook", "ai_context.cli.hook", "add_hook_command", ("hook",)),
 )
-GROUPS: dict[str, Register] = {
-    name: _lazy(module, function, **({"usage_error": UsageError} if name == "digest" else {}))
-    for name, module, function, _ in _GROUPS
-}
+GROUPS: dict[str, Register] = {name: _lazy(module, fn) for name, module, fn, _ in _GROUPS}
 COMMAND_GROUPS = {command: name for name, _, _, commands in _GROUPS for command in commands}
 
 

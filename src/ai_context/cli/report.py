@@ -70,7 +70,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.jobs.comments import is_task  # noqa: PLC0415
     from ai_context.jobs.scan import DIGEST_LABEL  # noqa: PLC0415
     from ai_context.rules.checks import check_body  # noqa: PLC0415
-    from ai_context.rules.digest import owners_of  # noqa: PLC0415
+    from ai_context.rules.digest.build import owners_of  # noqa: PLC0415
 
     del stdin
     source = open_source(args)
@@ -122,8 +122,8 @@ def _text(
     without: int,
 ) -> str:
     from ai_context.core.block.model import format_timestamp  # noqa: PLC0415
-    from ai_context.rules.digest import plan_done  # noqa: PLC0415
-    from ai_context.rules.digest_text import Paint, plain  # noqa: PLC0415
+    from ai_context.rules.digest.build import plan_done  # noqa: PLC0415
+    from ai_context.rules.digest.text import Paint, plain  # noqa: PLC0415
 
     paint = Paint(colour)
     where = source.offline.root if not source.live else ", ".join(source.repos)

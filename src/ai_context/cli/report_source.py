@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from ai_context.adapters.config import Config
     from ai_context.adapters.github import GitHub, IssuePage
     from ai_context.core.models import Issue
-    from ai_context.jobs.digest import Gathered
-    from ai_context.rules.digest import DigestConfig
+    from ai_context.jobs.digest.job import Gathered
+    from ai_context.rules.digest.build import DigestConfig
 
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
 _FILTERS = (
@@ -199,18 +199,18 @@ def now_of(args: argparse.Namespace, source: Source) -> datetime:
 
 
 def digest_config(args: argparse.Namespace, source: Source) -> DigestConfig:
-    """The Action's DigestConfig (jobs.digest.digest_config) from the same settings, with the
+    """The Action's DigestConfig (jobs.digest.job.digest_config) from the same settings, with the
     command line's `--window` and `--stale-after` on top."""
-    from ai_context.jobs.digest import digest_config as config_of  # noqa: PLC0415
+    from ai_context.jobs.digest.job import digest_config as config_of  # noqa: PLC0415
 
     return config_of(source.config, window=args.window, stale_after=args.stale_after)
 
 
 def read_all(source: Source, now: datetime, window: timedelta) -> Gathered:
     """Every issue a report looks at and the baseline a digest compares with, read as the
-    Action reads them (jobs.digest.gather); offline: every file, and no baseline."""
-    from ai_context.jobs.digest import Gathered, gather  # noqa: PLC0415
-    from ai_context.rules.digest_state import find_state  # noqa: PLC0415
+    Action reads them (jobs.digest.job.gather); offline: every file, and no baseline."""
+    from ai_context.jobs.digest.job import Gathered, gather  # noqa: PLC0415
+    from ai_context.rules.digest.state import find_state  # noqa: PLC0415
 
     if not source.live:
         return Gathered(issues=source.offline.list_issues("all"), previous=find_state(None))
@@ -227,7 +227,7 @@ def read_all(source: Source, now: datetime, window: timedelta) -> Gathered:
 
 def select(issues: list[Issue], args: argparse.Namespace, config: DigestConfig) -> list[Issue]:
     """The issues the filters (`--actor`, `--owner`, `--label`) keep; all without them."""
-    from ai_context.rules.digest import select_issues  # noqa: PLC0415
+    from ai_context.rules.digest.build import select_issues  # noqa: PLC0415
 
     return select_issues(
         issues,

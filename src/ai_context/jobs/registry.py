@@ -31,7 +31,7 @@ JOBS: dict[str, Job] = {
     "mirror": _lazy("ai_context.jobs.mirror.job", "mirror_job"),
     "check": _lazy("ai_context.jobs.check", "check_job"),
     "stale": stale_job,
-    "digest": _lazy("ai_context.jobs.digest", "digest_job"),
+    "digest": _lazy("ai_context.jobs.digest.job", "digest_job"),
 }
 AUTO_JOBS: dict[str, tuple[str, ...]] = {
     "issues": ("mirror", "check"),

@@ -52,12 +52,12 @@ def lease(
 
 def status(s: Session, actor: str | None, repo: str | None = None) -> dict[str, Any]:
     """What is on each actor's plate (or ACTOR's), by urgency: the open issues and those closed
-    within the digest window, read with the command line's settings (jobs/digest.py's
+    within the digest window, read with the command line's settings (jobs/digest/job.py's
     digest_config) into `ai-context status --format json`'s plates."""
-    from ai_context.jobs.digest import digest_config, read_issues  # noqa: PLC0415
-    from ai_context.rules.digest import build_digest  # noqa: PLC0415
-    from ai_context.rules.digest_json import plate_json  # noqa: PLC0415
-    from ai_context.rules.digest_plate import plates_for  # noqa: PLC0415
+    from ai_context.jobs.digest.job import digest_config, read_issues  # noqa: PLC0415
+    from ai_context.rules.digest.build import build_digest  # noqa: PLC0415
+    from ai_context.rules.digest.json import plate_json  # noqa: PLC0415
+    from ai_context.rules.digest.plate import plates_for  # noqa: PLC0415
 
     repository = s.repo(repo)
     settings = s.run(lambda: load_config(s.env, Path.cwd()))
@@ -70,9 +70,9 @@ def status(s: Session, actor: str | None, repo: str | None = None) -> dict[str, 
 
 def summary(s: Session, issue: int | str, repo: str | None = None) -> dict[str, Any]:
     """One task's progress summary: the JSON of `ai-context summary ISSUE --format json`."""
-    from ai_context.jobs.digest import digest_config  # noqa: PLC0415
-    from ai_context.rules.digest import summarize_task  # noqa: PLC0415
-    from ai_context.rules.digest_json import summary_json  # noqa: PLC0415
+    from ai_context.jobs.digest.job import digest_config  # noqa: PLC0415
+    from ai_context.rules.digest.build import summarize_task  # noqa: PLC0415
+    from ai_context.rules.digest.json import summary_json  # noqa: PLC0415
 
     repository = s.repo(repo)
     number = issue_number(issue, repository)

@@ -85,7 +85,7 @@ class RunState:
     # When the scheduled runs first saw the repository's tasks: a stale episode that began
     # before it was not seen beginning, so its owner is not mentioned (mention-owners: new).
     first: datetime | None = None
-    facts: str = ""  # digest of the digest's stored facts (rules/digest_facts.py), if any
+    facts: str = ""  # digest of the digest's stored facts (rules/digest/facts.py), if any
     changes: datetime | None = None  # when time alone next moves a task of the digest
     due: Mapping[int, datetime] = field(default_factory=dict)
     seen: Mapping[int, str] = field(default_factory=dict)

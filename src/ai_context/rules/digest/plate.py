@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ai_context.rules.digest_model import Digest, Entry, Plate
+from ai_context.rules.digest.model import Digest, Entry, Plate
 
 if TYPE_CHECKING:
     from ai_context.rules.actors import ActorMap

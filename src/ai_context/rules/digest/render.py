@@ -1,22 +1,22 @@
-"""Turn a Digest, a TaskSummary or an actor's Plate into Markdown for GitHub (pure).
+"""A Digest, a TaskSummary or an actor's Plate as Markdown for GitHub (pure).
 
-Markdown comes straight from a template; Slack is built in `digest_slack`, the terminal's plain
-text in `digest_text`. What all of them read the same way is computed here once: the sections in
-reading order (Stuck first), each with its count, its change since the previous digest, its
-colour, and how many rows fit.
+What every renderer reads the same way is computed here once: the sections in reading order
+(Stuck first), each with its count, its change, its colour, and how many rows fit.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.rules.digest_model import (
+from ai_context.core.durations import format_duration
+from ai_context.core.markdown import escape_text
+from ai_context.rules.digest.model import (
     CATEGORY_COLOURS,
     CATEGORY_EMOJI,
     CATEGORY_TITLES,
@@ -27,8 +27,8 @@ from ai_context.rules.digest_model import (
     Plate,
     TaskSummary,
 )
-from ai_context.rules.digest_state import base_line, state_line
-from ai_context.rules.digest_trends import Trends
+from ai_context.rules.digest.state import base_line, state_line
+from ai_context.rules.digest.trends import Trends
 from ai_context.rules.templating import render
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -97,14 +97,17 @@ def digest_vars(
     caps: Caps | int | None = None,
     full_url: str = "",
     lines: tuple[str, str] | None = None,
+    changes: int | None = None,
 ) -> dict[str, Any]:
     """The variables every digest template gets (documented at the top of digest.md.j2).
-    `lines` are the hidden state and baseline lines when the caller has them already."""
+    `lines` are the hidden lines when the caller has them; `changes` bounds the changes shown."""
     state, base = lines or hidden_lines(digest)
+    shown = digest.changes[:changes]
     return {
         "digest": digest,
         "sections": sections(digest, caps),
-        "changes": digest.changes,
+        "changes": shown,
+        "changes_omitted": len(digest.changes) - len(shown),
         "titles": CATEGORY_TITLES,
         "multi_repo": digest.multi_repo,
         "date": human_date(digest.generated_at),
@@ -153,6 +156,16 @@ def _shrink(digest: Digest, caps: dict[Category, int | None], over: float, per_r
     return cut
 
 
+def _changes_within(digest: Digest, room: int, size: Callable[[int | None], int]) -> int | None:
+    """How many changes fit in ROOM characters (None: all), SIZE measuring a render with
+    that many."""
+    if not digest.changes:
+        return None
+    bare = size(0)
+    each = (size(None) - bare) / len(digest.changes)
+    return None if each * len(digest.changes) <= room else int(room // each)
+
+
 def render_markdown(
     digest: Digest,
     env: Environment,
@@ -163,47 +176,43 @@ def render_markdown(
 ) -> str:
     """The digest as GitHub Markdown, no longer than `max_chars` (a comment holds 65,536).
 
-    When every row does not fit, the categories are cut in reverse reading order (Shipped
-    first, Stuck last), each saying how many it left out and linking `full_url`; the hidden
-    state line always covers every task.
+    When everything does not fit, the changes keep at most a quarter of it and the categories
+    are cut in reverse reading order (Shipped first, Stuck last), each cut saying how many it
+    left out and linking `full_url`; the hidden state line always covers every task.
     """
     lines = hidden_lines(digest)
 
-    def at(caps: Caps | int | None) -> str:
-        return render(env, template, **digest_vars(digest, caps, full_url, lines))
+    def at(caps: Caps | int | None, changes: int | None) -> str:
+        return render(env, template, **digest_vars(digest, caps, full_url, lines, changes))
 
     sizes = {k: len(digest.entries.get(k, ())) for k in DISPLAY_ORDER}
     if max(sizes.values(), default=0) <= PROBE_ROWS:
-        text = at(None)  # the common case: one render
+        text = at(None, None)  # the common case: one render
         if len(text) <= max_chars:
             return text
-        caps: dict[Category, int | None] = dict.fromkeys(DISPLAY_ORDER)
-    else:
-        # Estimate each category's row size from a skeleton and a few of its rows (rows of
-        # Stuck carry reasons and are longer), so a 1,000-task digest is rendered once more,
-        # not whole and then cut down.
-        none: dict[Category, int | None] = dict.fromkeys(DISPLAY_ORDER, 0)
-        skeleton = len(at(none))
-        if skeleton + 400 * sum(sizes.values()) <= max_chars:
-            text = at(None)  # a step summary's megabyte: everything fits, one more render
-            if len(text) <= max_chars:
-                return text
-        per_row: dict[Category, float] = {}
-        for key, n in sizes.items():
-            shown = min(n, PROBE_ROWS)
-            probe = len(at({**none, key: shown})) if shown else skeleton
-            # The first rows have the shortest numbers and links: three tenths more, so that the
-            # render these estimates ask for fits and is the last one.
-            per_row[key] = max(1.0, (probe - skeleton) / max(shown, 1)) * 1.3
-        caps = _caps_within(digest, max_chars - skeleton, per_row)
-    bare: int | None = None
+    none: dict[Category, int | None] = dict.fromkeys(DISPLAY_ORDER, 0)
+    changes = _changes_within(digest, max_chars // 4, lambda n: len(at(none, n)))
+    skeleton = len(at(none, changes))
+    if skeleton + 400 * sum(sizes.values()) <= max_chars:
+        text = at(None, changes)  # a step summary's megabyte: everything fits, one more render
+        if len(text) <= max_chars:
+            return text
+    # Estimate each category's row size from a few of its rows (rows of Stuck carry reasons
+    # and are longer), so a 1,000-task digest is rendered once more, not whole and then cut.
+    per_row: dict[Category, float] = {}
+    for key, n in sizes.items():
+        shown = min(n, PROBE_ROWS)
+        probe = len(at({**none, key: shown}, changes)) if shown else skeleton
+        # The first rows have the shortest numbers and links: three tenths more, so that the
+        # render these estimates ask for fits and is the last one.
+        per_row[key] = max(1.0, (probe - skeleton) / max(shown, 1)) * 1.3
+    caps = _caps_within(digest, max_chars - skeleton, per_row)
     while True:
-        text = at(caps)
+        text = at(caps, changes)
         if len(text) <= max_chars:
             return text
-        bare = len(at(dict.fromkeys(DISPLAY_ORDER, 0))) if bare is None else bare
         rows = sum(_shown(digest, caps).values())
-        measured = (len(text) - bare) / rows if rows else 0.0
+        measured = (len(text) - skeleton) / rows if rows else 0.0
         if not _shrink(digest, caps, len(text) - max_chars, measured):
             return text
 
@@ -230,9 +239,7 @@ def render_status(
 
 def render_trends(trends: Trends, multi_repo: bool) -> str:
     """The period's figures as a Markdown section, above the digest (`digest --since D`)."""
-    from ai_context.core.durations import format_duration  # noqa: PLC0415
-    from ai_context.core.markdown import escape_text  # noqa: PLC0415
-    from ai_context.rules.digest_text import trends_lines  # noqa: PLC0415
+    from ai_context.rules.digest.text import trends_lines  # noqa: PLC0415 - text imports us
 
     days = format_duration(trends.until - trends.since)
     lines = [f"## The last {days}, since {human_time(trends.since)}", ""]

@@ -1,15 +1,10 @@
 """The digest's memory of each task: what its category and row are made of, without the body
 (pure).
 
-A digest shows every task, so a run that read only what changed needs the unchanged tasks
-from somewhere. What the digest reads of a task is small and does not depend on the time: the
-issue's title, link, state, assignees and review label, the block's actor, phase, plan
-progress, current and next step, blockers, Last updated, pull request and follow-ups, and its
-error findings. `facts_of` keeps that;
-`restore` gives back an issue and check result that classify exactly as the originals would
-at any time (the category and the "3 h ago" are worked out again from them, with the run's
-clock). Rows are stored in chunks of issue numbers (`chunks`), compressed, so that a change
-rewrites only its own chunk.
+A run that read only what changed takes the unchanged tasks from here. `facts_of` keeps what
+the digest reads of a task (nothing of it depends on the time); `restore` gives back an issue
+and check result that classify exactly as the originals would at any time. Rows are stored
+compressed in chunks of issue numbers (`chunks`), so a change rewrites only its own chunk.
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step, is_terminal
 from ai_context.rules.checks import CheckResult
-from ai_context.rules.digest import DigestConfig
+from ai_context.rules.digest.build import DigestConfig
 
 Row = list[Any]  # one task's facts, as stored
 PREFIX = "<!-- ai-context:digest-facts "

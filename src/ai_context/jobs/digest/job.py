@@ -10,10 +10,8 @@ Targets (the `digest:` section's `targets`, any combination):
                  stuck tasks' owners when `mention-owners: true` and `actors.<id>.slack` is set;
   step-summary   always, in an Action run: the full digest and a delivery section.
 A failed target does not stop the others; the run then exits 3 and says which failed.
-The command line's `ai-context digest` reads the same repositories through `gather`; the
-Action's scheduled runs read only what changed since their run state (jobs/scan.py) and take
-the unchanged tasks from the facts the digest stored (jobs/digest_facts.py): a rerun where
-nothing changed renders and writes nothing.
+The command line reads through `gather`; the Action's scheduled runs read only what changed
+(jobs/scan.py) and take the unchanged tasks from the digest's facts (jobs/digest/facts.py).
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
-from ai_context.jobs.digest_delivery import (
+from ai_context.jobs.digest.delivery import (
     Delivery,
     day_of,
     deliver_comment,
@@ -38,15 +36,15 @@ from ai_context.jobs.digest_delivery import (
     slack_wanted,
     todays_comment,
 )
-from ai_context.jobs.digest_facts import closed_since, quiet, store
-from ai_context.jobs.digest_facts import gather as gather_facts
+from ai_context.jobs.digest.facts import closed_since, quiet, store
+from ai_context.jobs.digest.facts import gather as gather_facts
 from ai_context.jobs.scan import DIGEST_LABEL, Scan
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest import DigestConfig, DigestSection, Target, digest_from_checked
-from ai_context.rules.digest_model import Digest, StateRead
-from ai_context.rules.digest_render import render_markdown
-from ai_context.rules.digest_slack import slack_messages
-from ai_context.rules.digest_state import (
+from ai_context.rules.digest.build import DigestConfig, DigestSection, Target, digest_from_checked
+from ai_context.rules.digest.model import Digest, StateRead
+from ai_context.rules.digest.render import render_markdown
+from ai_context.rules.digest.slack import slack_messages
+from ai_context.rules.digest.state import (
     find_baseline,
     find_state,
     merge_previous,
@@ -69,13 +67,6 @@ def check_delivery(settings: Config) -> None:
             f"{settings.config}: digest.targets names slack but slack-webhook-url is empty; "
             "pass the webhook from a secret or drop slack from the targets"
         )
-
-
-def posts_comment(ctx: RunContext) -> bool:
-    """Whether this run posts the digest comment (and so may create the digest issue)."""
-    if "digest" not in ctx.route.jobs or not ctx.route.scan_all:
-        return False
-    return "issue-comment" in targets_of(ctx.settings.digest, ctx.settings)
 
 
 def targets_of(section: DigestSection, settings: Config) -> tuple[Target, ...]:
@@ -153,14 +144,6 @@ def digest_config(
     )
 
 
-def find_digest_issue(open_issues: Sequence[Issue], configured: int | None = None) -> int | None:
-    """The digest issue: CONFIGURED (`digest-issue`), else the open one labelled for it."""
-    if configured is not None:
-        return configured
-    labelled = [i.number for i in open_issues if DIGEST_LABEL in i.labels]
-    return min(labelled) if labelled else None
-
-
 @dataclass
 class Gathered:
     """What a digest reads: every issue, the baseline, and each repository's digest comments
@@ -169,7 +152,6 @@ class Gathered:
     issues: list[Issue]
     previous: StateRead
     comments: dict[str, list[Comment]] = field(default_factory=dict)
-    digest_issue: int | None = None
 
 
 def gather(
@@ -178,35 +160,23 @@ def gather(
     settings: Config,
     window: timedelta,
     now: datetime,
-    open_issues: Sequence[Issue] | None = None,
     progress: Progress | None = None,
 ) -> Gathered:
-    """Read what a digest over REPOS needs (the first is the digest's own; OPEN_ISSUES its open
-    issues, when the run has them): each repository's open issues, its digest issue's comments
-    (each repository is compared with its own last digest, rules.digest_state.merge_previous),
-    then the issues closed since the window or that digest, whichever is older. The command
-    line and the Action both read through here, so they see the same."""
+    """Read what a digest over REPOS needs (the first is the digest's own): each repository's
+    open issues, its digest issue's comments (each repository is compared with its own last
+    digest, rules.digest.state.merge_previous), then the issues closed since the window or that
+    digest, whichever is older. The command line reads through here, as the Action reads."""
     today = now.date().isoformat()
-    opened: list[list[Issue]] = []
+    opened = [_listed(github, "open", None, progress) for github in repos]
     reads: list[tuple[str, StateRead]] = []
     out = Gathered(issues=[], previous=find_state(None))
-    for index, github in enumerate(repos):
-        listed = list(open_issues) if index == 0 and open_issues is not None else None
-        opened.append(listed if listed is not None else _listed(github, "open", None, progress))
-        number = find_digest_issue(opened[-1], settings.digest_issue if index == 0 else None)
-        if index == 0:
-            out.digest_issue = number
+    for index, (github, listed) in enumerate(zip(repos, opened, strict=True)):
+        labelled = [i.number for i in listed if DIGEST_LABEL in i.labels]
+        configured = settings.digest_issue if index == 0 else None
+        number = configured if configured is not None else min(labelled, default=None)
         if number is None:
             continue
-        try:
-            comments = github.list_comments(number)
-        except GitHubNotFound as exc:
-            raise ConfigError(
-                f"setting digest-issue: #{number} does not exist in {github.repository}; name "
-                f"an open issue, or leave it empty to use (or create) the issue labelled "
-                f"{DIGEST_LABEL}"
-            ) from exc
-        out.comments[github.repository] = comments
+        comments = out.comments[github.repository] = _read_comments(github, number)
         reads.append((github.repository, previous_state(comments, today, settings.bot_login)))
     out.previous = merge_previous(reads)
     since = _since(now, window, out.previous)
@@ -238,7 +208,6 @@ def deliver_digest(
     """Render DIGEST and deliver it to the digest section's targets: the day's comment on the
     digest issue (COMMENTS are that issue's), Slack, and the step summary's text."""
     targets = targets_of(settings.digest, settings)
-    mentions = mentions_of(settings)
     try:
         templates = Templates(workspace / settings.templates if settings.templates else None)
     except ValueError as exc:
@@ -252,12 +221,13 @@ def deliver_digest(
     out = Delivery(digest, full, comment)
     on_issue = "issue-comment" in targets
     existing = todays_comment(comments, today, settings.bot_login)
+    posted = slack_posted(existing.body if existing else None)
+    before = f"[//]: # (ai-context-digest-slack:{posted})" if posted else ""
     slack = "slack" in targets and settings.slack_webhook_url is not None
     post = slack and (not on_issue or slack_wanted(existing, digest))
     if on_issue:
-        before = slack_posted(existing.body if existing else None)
         # The comment says what Slack got today: this run's tasks when it posts them now.
-        out.slack_mark = slack_line(digest.state()) if post else _mark(before)
+        out.slack_mark = slack_line(digest.state()) if post else before
         deliver_comment(
             out,
             github=github,
@@ -272,43 +242,39 @@ def deliver_digest(
         out.report.append("Slack: not posted: it got these tasks earlier today")
         log("Slack: the digest did not change since today's post; not posted again")
     elif post:
+        mentions = mentions_of(settings)
         messages = templates.run(slack_messages, digest, comment_url=out.url, mentions=mentions)
         deliver_slack(out, settings=settings, messages=messages, log=log)
         if on_issue and out.slack is not None and not out.slack.ok:
             # Slack did not get them: the comment says what it had before, so a rerun posts.
-            out.slack_mark = _mark(slack_posted(existing.body if existing else None))
+            out.slack_mark = before
             rewrite_comment(out, github=github, today=today, log=log, budget=budget)
     return out
-
-
-def _mark(posted: str | None) -> str:
-    return f"[//]: # (ai-context-digest-slack:{posted})" if posted else ""
 
 
 def digest_job(ctx: RunContext) -> None:
     """Stuck / in review / in progress / shipped, to the digest issue, Slack and the summary.
 
     Each repository's tasks come from the run's scan: those that changed from the listing,
-    the others from the facts the digest stored (jobs/digest_facts.py). When nothing changed
+    the others from the facts the digest stored (jobs/digest/facts.py). When nothing changed
     in any repository since the last run and the day's comment is there, that comment stands:
     nothing is rendered or written."""
     if not ctx.route.scan_all:
         ctx.workflow.log("ai-context: the digest runs on schedule and workflow_dispatch only")
         return
-    settings, log = ctx.settings, ctx.workflow.log
+    settings, log, bot = ctx.settings, ctx.workflow.log, ctx.settings.bot_login
     section = settings.digest
+    targets = targets_of(section, settings)
     today = ctx.now.date().isoformat()
-    home = ctx.scanned()
-    digest_issue = _digest_issue(home, ctx.github, settings.digest_issue)
-    wants_comment = "issue-comment" in targets_of(section, settings)
-    comments = _read_comments(ctx.github, digest_issue) if wants_comment else []
     names = [ctx.github.repository] + [
         r for r in section.repositories if r.lower() != ctx.github.repository.lower()
     ]
     scans = [ctx.scan_of(name) for name in names]
+    digest_issue = _digest_issue(scans[0], settings.digest_issue)
+    comments = _read_comments(ctx.github, digest_issue) if "issue-comment" in targets else []
     closed = {s.repository: closed_since(s) for s in scans if quiet(s)}
-    existing = todays_comment(comments, today, settings.bot_login)
-    slack = "slack" in targets_of(section, settings) and settings.slack_webhook_url is not None
+    existing = todays_comment(comments, today, bot)
+    slack = "slack" in targets and settings.slack_webhook_url is not None
     if (
         existing is not None
         and len(closed) == len(scans)
@@ -317,24 +283,17 @@ def digest_job(ctx: RunContext) -> None:
     ):
         _unchanged(ctx, existing, slack=slack)
         return
-    # Each repository is compared with its own last digest (rules.digest_state.merge_previous).
-    reads = [(ctx.github.repository, previous_state(comments, today, settings.bot_login))]
+    # Each repository is compared with its own last digest (rules.digest.state.merge_previous).
+    reads = [(ctx.github.repository, previous_state(comments, today, bot))]
     for other in scans[1:]:
-        number = _digest_issue(other, other.github, None)
-        if number is not None:
-            theirs = _read_comments(other.github, number)
-            reads.append((other.repository, previous_state(theirs, today, settings.bot_login)))
+        theirs = _read_comments(other.github, _digest_issue(other, None))
+        reads.append((other.repository, previous_state(theirs, today, bot)))
     previous = merge_previous(reads)
     config = digest_config(settings)
     since = _since(ctx.now, section.window, previous)
     sources = [
         gather_facts(
-            s,
-            now=ctx.now,
-            config=config,
-            since=since,
-            bot=settings.bot_login,
-            closed=closed.get(s.repository),
+            s, now=ctx.now, config=config, since=since, bot=bot, closed=closed.get(s.repository)
         )
         for s in scans
     ]
@@ -365,7 +324,7 @@ def _slack_behind(existing: Comment) -> bool:
     return posted is None or own.status != "restored" or posted != tasks_digest(own.state)
 
 
-def _digest_issue(found: Scan, github: GitHub, configured: int | None) -> int | None:
+def _digest_issue(found: Scan, configured: int | None) -> int | None:
     """The digest issue of FOUND's repository: CONFIGURED, else the open issue labelled
     ai-context:digest (the scan's listing shows it when it read far enough; else one listing
     by the label)."""
@@ -373,7 +332,7 @@ def _digest_issue(found: Scan, github: GitHub, configured: int | None) -> int | 
         return configured
     labelled = [i for i in found.ours if DIGEST_LABEL in i.labels and i.state == "open"]
     if not labelled and not found.listed_all:
-        labelled = github.list_issues("open", labels=[DIGEST_LABEL])
+        labelled = found.github.list_issues("open", labels=[DIGEST_LABEL])
     return min(i.number for i in labelled) if labelled else None
 
 

@@ -1,10 +1,9 @@
 """Where the digest lands: the day's comment, Slack, and what the step summary says of both.
 
-The day's comment is created once and edited by every rerun that day; its hidden lines carry the
-memory (`rules.digest_state`). Slack gets the digest when the comment is new, and on a same-day
-rerun only when the tasks changed (a category, a step done, a task come or gone), so a channel
-never sees the same digest twice. Every outcome is a line of the step summary's delivery
-section, with a one-line reason on failure (never a library's internals).
+The day's comment is created once and edited by every rerun that day. Slack gets the digest
+when the comment is new, and on a same-day rerun only when the tasks changed, so a channel
+never sees the same digest twice. Every outcome is a line of the step summary, with a
+one-line reason on failure (never a library's internals).
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ from ai_context.adapters.slack import SlackResult
 from ai_context.core.markdown import escape_text
 from ai_context.core.models import Comment
 from ai_context.jobs.scan import DIGEST_LABEL
-from ai_context.rules.digest_model import Digest
-from ai_context.rules.digest_state import slack_posted, tasks_digest
+from ai_context.rules.digest.model import Digest
+from ai_context.rules.digest.state import same_digest, slack_posted, tasks_digest
 from ai_context.rules.sticky import WriteBudget, text_or_diff
 
 DIGEST_TITLE = "ai-context daily digest"
@@ -100,7 +99,8 @@ def deliver_comment(
     body = out.body(today)
     if existing is not None:
         out.comment_id = existing.id
-    needed = (digest_issue is None) + (existing is None or existing.body.strip() != body.strip())
+    current = existing is not None and same_digest(existing.body, body)
+    needed = (digest_issue is None) + (not current)
     if needed and not budget.allows(needed):
         out.report.append(
             f"comment: not posted: max-writes {budget.limit} reached; the next run posts it"
@@ -124,7 +124,7 @@ def deliver_comment(
             digest_issue = created.number
             log(f"created digest issue #{digest_issue}")
         where = f"{github.repository}#{digest_issue}"
-        if existing is not None and existing.body.strip() == body.strip():
+        if existing is not None and current:
             out.url = existing.html_url
             log(f"digest comment on #{digest_issue} is already current")
             out.report.append(f"comment: [unchanged]({out.url}) on {where}")

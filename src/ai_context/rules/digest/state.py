@@ -1,15 +1,14 @@
 """The memory a digest comment carries for the next digest, in hidden lines (pure).
 
-The payloads go through core.hidden, the one codec of the bot's hidden state.
-
-Two lines, both Markdown link reference definitions (they render as nothing):
+Two Markdown link reference definitions (they render as nothing, on GitHub, in Slack and in the
+step summary), their payloads through core.hidden:
 
     [//]: # (ai-context-digest:v2:<state>)       every task of this digest: category, steps done
     [//]: # (ai-context-digest-base:v2:<state>)  the state this digest was compared with
 
 A same-day rerun compares with the baseline of the day's comment, so an edited comment keeps
-the changes it showed and adds new ones; the day's first digest ever has no baseline line, and
-then its own state is the baseline. The next day compares with the state of the last comment.
+the changes it showed; the day's first digest ever has no baseline, its own state is one. The
+next day compares with the state of the last comment.
 """
 
 from __future__ import annotations
@@ -24,16 +23,14 @@ from pydantic import ValidationError
 
 from ai_context.core import hidden
 from ai_context.core.block.model import format_timestamp
-from ai_context.rules.digest_model import Category, DigestState, StateRead, TaskState
+from ai_context.rules.digest.model import Category, DigestState, StateRead, TaskState
 
 VERSION = 2
 STATE_PREFIX = f"ai-context-digest:v{VERSION}:"
 BASE_PREFIX = f"ai-context-digest-base:v{VERSION}:"
-STATE_LINE_RE = re.compile(
-    r"^\[//\]: # \(ai-context-digest:([A-Za-z0-9]+):([A-Za-z0-9_=.-]*)\)[ \t]*$", re.M
-)
-BASE_LINE_RE = re.compile(
-    r"^\[//\]: # \(ai-context-digest-base:([A-Za-z0-9]+):([A-Za-z0-9_=.-]*)\)[ \t]*$", re.M
+STATE_LINE_RE, BASE_LINE_RE = (
+    re.compile(rf"^\[//\]: # \({name}:([A-Za-z0-9]+):([A-Za-z0-9_=.-]*)\)[ \t]*$", re.M)
+    for name in ("ai-context-digest", "ai-context-digest-base")
 )
 MAX_STATE_CHARS = hidden.MAX_ENCODED
 _CODES: dict[Category, str] = {"shipped": "s", "in_review": "r", "in_progress": "p", "stuck": "k"}
@@ -41,12 +38,9 @@ _CATEGORY_BY_CODE: dict[str, Category] = {v: k for k, v in _CODES.items()}
 
 
 def encode_state(state: DigestState) -> str:
-    """The state as compressed JSON in url-safe base64 (core.hidden), per repository in
-    columns: `{"v":2,"at":..,"r":{repo:[[number deltas],"categories",[steps done]]}}`.
-
-    Numbers are close together and categories few, so a task costs about a character: the
-    50,000 tasks of an organisation's digest fit in the 65,536 a GitHub comment may hold.
-    """
+    """The state as compressed JSON (core.hidden), per repository in columns:
+    `{"v":2,"at":..,"r":{repo:[[number deltas],"categories",[steps done]]}}`, about a
+    character a task (50,000 tasks fit in a comment's 65,536)."""
     repos: dict[str, list[tuple[int, TaskState]]] = {}
     for (repo, number), task in sorted(state.tasks.items()):
         repos.setdefault(repo, []).append((number, task))
@@ -63,13 +57,8 @@ def encode_state(state: DigestState) -> str:
 
 
 def state_line(state: DigestState) -> str:
-    """The hidden line: a Markdown link reference definition, which renders as nothing.
-
-    `[//]: # (...)` is the well-known Markdown comment idiom; it must be preceded by a blank
-    line (a definition cannot interrupt a paragraph) and it survives GitHub's sanitiser, which
-    an HTML comment would too, but a definition also never shows in the Slack or step summary
-    copies of the same text.
-    """
+    """The hidden line, `[//]: # (...)`: the Markdown comment idiom, after a blank line (a
+    definition cannot interrupt a paragraph); unlike an HTML comment it never shows in Slack."""
     return f"[//]: # ({STATE_PREFIX}{encode_state(state)})"
 
 
@@ -152,6 +141,19 @@ def find_state(text: str | None) -> StateRead:
             detail="the previous digest's state line is damaged; treated as the first digest",
         )
     return StateRead(status="absent", detail="the previous digest carries no state")
+
+
+_AGES = re.compile(r"\b\d+[dhm](?: \d+[hm])? ago\b")  # "3h 5m ago": format_duration's
+
+
+def same_digest(old: str, new: str) -> bool:
+    """NEW says what OLD says but for its ages ("3h ago") and its state's time: a rerun need not
+    write it again (the old ages are right as of the old comment's time)."""
+
+    def said(text: str) -> str:
+        return _AGES.sub("ago", STATE_LINE_RE.sub("", text)).strip()
+
+    return said(old) == said(new) and find_state(old).state.tasks == find_state(new).state.tasks
 
 
 def find_baseline(text: str | None) -> StateRead:

@@ -10,61 +10,25 @@ from datetime import timedelta
 from typing import Any
 
 from ai_context.core.block.model import format_timestamp
-from ai_context.rules.digest_model import (
+from ai_context.rules.digest.model import (
     CATEGORIES,
-    Change,
     Digest,
     Entry,
     Plate,
     TaskSummary,
 )
-from ai_context.rules.digest_trends import Trends
+from ai_context.rules.digest.trends import Trends
 
 
 def _seconds(age: timedelta | None) -> int | None:
     return int(age.total_seconds()) if age is not None else None
 
 
-def task_json(e: Entry) -> dict[str, Any]:
-    """One task in the shared vocabulary."""
-    return {
-        "repository": e.repository,
-        "number": e.number,
-        "title": e.title,
-        "url": e.url,
-        "state": e.state,
-        "category": e.category,
-        "actor": e.actor,
-        "phase": e.phase,
-        "chunk": list(e.chunk) if e.chunk else None,
-        "reasons": list(e.reasons),
-        "plan_done": e.plan_done,
-        "plan_total": e.plan_total,
-        "current_step": e.current_step,
-        "next_step": e.next_step,
-        "blockers": list(e.blockers),
-        "blocked_steps": e.blocked_steps,
-        "errors": e.errors,
-        "last_updated": format_timestamp(e.last_updated) or None,
-        "age_seconds": _seconds(e.age),
-        "owners": list(e.owners),
-        "pull_request": e.pull_request,
-        "followups": list(e.followups),
-    }
-
-
-def change_json(c: Change) -> dict[str, Any]:
-    return {
-        "repository": c.repository,
-        "number": c.number,
-        "title": c.title,
-        "url": c.url,
-        "category": c.category,
-        "new": c.new,
-        "moved_from": c.moved_from,
-        "steps_completed": c.steps_completed,
-        "left": c.left,
-    }
+def _task(e: Entry) -> dict[str, Any]:
+    """One task in the shared vocabulary: the entry's fields, its age as `age_seconds`."""
+    data = e.model_dump(mode="json", exclude={"done_at"})
+    data.update(last_updated=format_timestamp(e.last_updated) or None, age=_seconds(e.age))
+    return {("age_seconds" if key == "age" else key): value for key, value in data.items()}
 
 
 def digest_json(digest: Digest) -> dict[str, Any]:
@@ -77,8 +41,8 @@ def digest_json(digest: Digest) -> dict[str, Any]:
         "repositories": list(digest.repositories),
         "counts": dict(digest.counts),
         "deltas": dict(digest.deltas),
-        "categories": {c: [task_json(e) for e in digest.entries.get(c, ())] for c in CATEGORIES},
-        "changes": [change_json(c) for c in digest.changes],
+        "categories": {c: [_task(e) for e in digest.entries.get(c, ())] for c in CATEGORIES},
+        "changes": [c.model_dump() for c in digest.changes],
         "previous": {
             "status": digest.previous.status,
             "detail": digest.previous.detail,
@@ -95,7 +59,7 @@ def plate_json(p: Plate) -> dict[str, Any]:
         "login": p.login,
         "generated_at": format_timestamp(p.generated_at),
         "counts": dict(p.counts),
-        "entries": [task_json(e) for e in p.entries],
+        "entries": [_task(e) for e in p.entries],
     }
 
 
@@ -132,5 +96,5 @@ def trends_json(t: Trends) -> dict[str, Any]:
             }
             for s in t.stuck
         ],
-        "stuck_all_period": [task_json(e) for e in t.stuck_throughout],
+        "stuck_all_period": [_task(e) for e in t.stuck_throughout],
     }

@@ -1,20 +1,11 @@
 """Trends over a period (`ai-context digest --since 7d`), from the digests it covers (pure).
 
-Each day's digest comment carries every task's category (rules.digest_state), so the digests
-of a week are the week's history, read back without any other store (github/issue-metrics
-reads the issues' timelines instead; here one listing of the digest issue's comments does).
-From them and today's digest:
-
-- shipped: the tasks shipped within the period (today's digest with the period as window);
-- time from the first block to done: from the first digest that listed the task (as far back
-  as the digest issue goes) to its done time (closed, or phase done), its median; a task no
-  earlier digest listed is left out of the median and counted apart;
-- time stuck: per task, the time between digests during which it was stuck (a digest's
-  category holds until the next one), within the period;
-- stuck all period: tasks stuck in every digest of the period, the one it started from
-  (the last digest at or before its start) included, and stuck now.
-
-Digests are daily, so the times are whole periods between digests: as precise as the schedule.
+Each day's digest comment carries every task's category, so the digests of a week are its
+history, with no other store. From them and today's digest: what shipped within the period;
+the median time from the first digest that listed a task to its done time (a task no earlier
+digest listed is counted apart); per task, the time stuck between digests (a digest's
+category holds until the next one); and the tasks stuck in every digest of the period, the
+one it started from included. The times are as precise as the schedule.
 """
 
 from __future__ import annotations
@@ -26,7 +17,7 @@ from statistics import median
 
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.rules.digest_model import Digest, DigestState, Entry
+from ai_context.rules.digest.model import Digest, DigestState, Entry
 
 Key = tuple[str, int]
 

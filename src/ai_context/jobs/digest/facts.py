@@ -1,12 +1,9 @@
 """The digest's tasks in a scheduled run: from the scan, and from the facts the digest stored
-for the tasks that did not change (imperative shell; rules/digest_facts.py is the codec).
+for the tasks that did not change (imperative shell; rules/digest/facts.py is the codec).
 
-The facts live in comments of the repository's carrier issue (jobs/scan.py), one per chunk of
-issue numbers, written by the bot; the run state holds a digest of them, so facts another
-run or a human changed since are not used (the repository is then listed in full, as when
-there are none). A run that listed every open issue builds the facts from the listing; one
-that listed only what changed reads the stored facts (one call per 100 chunks) and replaces
-the rows of the issues that changed, came or went.
+The facts are the bot's comments on the repository's carrier issue (jobs/scan.py), one per
+chunk; the run state holds a digest of them, so facts changed since by anyone else are not
+used (the repository is then listed in full, as when there are none).
 """
 
 from __future__ import annotations
@@ -20,10 +17,10 @@ from datetime import datetime
 from ai_context.adapters.github import GitHubError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.scan import Scan, ensure_carrier
-from ai_context.rules import digest_facts
 from ai_context.rules.checks import CheckResult, check_body
-from ai_context.rules.digest import DigestConfig
-from ai_context.rules.digest_facts import Row
+from ai_context.rules.digest import facts
+from ai_context.rules.digest.build import DigestConfig
+from ai_context.rules.digest.facts import Row
 from ai_context.rules.sticky import WriteBudget
 
 
@@ -35,7 +32,6 @@ class Source:
     checked: list[tuple[Issue, CheckResult]] = field(default_factory=list)
     rows: dict[int, Row] = field(default_factory=dict)
     stored: dict[str, list[Comment]] = field(default_factory=dict)  # the facts comments read
-    reads: int = 0  # calls made for the digest beyond the scan
 
 
 def facts_key(chunks: Sequence[str]) -> str:
@@ -84,24 +80,24 @@ def gather(
     label = config.review_label
     stored = _stored(scan, bot, out)
     if stored is None:  # every open issue, from the scan or one listing of them
-        open_tasks = scan.tasks if scan.full else _listed(scan, out)
-        fresh = [*open_tasks, *(closed if closed is not None else _closed(scan, since, out))]
+        open_tasks = scan.tasks if scan.full else _listed(scan)
+        fresh = [*open_tasks, *(closed if closed is not None else closed_since(scan, since))]
         for issue in fresh:
             result = check_body(issue.body, now=now, config=checks)
             out.checked.append((issue, result))
-            out.rows[issue.number] = digest_facts.facts_of(issue, result, label)
+            out.rows[issue.number] = facts.facts_of(issue, result, label)
         return out
     rows = stored
     prev_since = scan.previous.since() if scan.previous else since
     for issue in scan.others:  # no task any more: the digest says it left
         rows.pop(issue.number, None)
-    read_closed = closed if closed is not None else _closed(scan, prev_since, out)
+    read_closed = closed if closed is not None else closed_since(scan, prev_since)
     for issue in [*scan.tasks, *read_closed]:
         result = check_body(issue.body, now=now, config=checks)
-        rows[issue.number] = digest_facts.facts_of(issue, result, label)
+        rows[issue.number] = facts.facts_of(issue, result, label)
     cutoff = int(since.timestamp())
     out.rows = {n: r for n, r in rows.items() if r[3] == "open" or (r[5] or 0) >= cutoff}
-    restored = digest_facts.restore_all(out.rows.values(), scan.repository, label)
+    restored = facts.restore_all(out.rows.values(), scan.repository, label)
     if restored is None:  # a row that cannot be read: as without stored facts
         scan.previous = None
         return gather(scan, now=now, config=config, since=since, bot=bot, closed=closed)
@@ -109,18 +105,9 @@ def gather(
     return out
 
 
-def _listed(scan: Scan, out: Source) -> list[Issue]:
-    out.reads += 1
-    return [i for i in scan.github.list_issues("open") if i.number not in _ours(scan)]
-
-
-def _closed(scan: Scan, since: datetime, out: Source) -> list[Issue]:
-    out.reads += 1
-    return closed_since(scan, since)
-
-
-def _ours(scan: Scan) -> set[int]:
-    return {i.number for i in scan.ours} | ({scan.carrier.number} if scan.carrier else set())
+def _listed(scan: Scan) -> list[Issue]:
+    ours = {i.number for i in scan.ours} | ({scan.carrier.number} if scan.carrier else set())
+    return [i for i in scan.github.list_issues("open") if i.number not in ours]
 
 
 def _stored(scan: Scan, bot: str, out: Source) -> dict[int, Row] | None:
@@ -128,21 +115,26 @@ def _stored(scan: Scan, bot: str, out: Source) -> dict[int, Row] | None:
     prev = scan.previous
     if scan.full or prev is None or not prev.facts or scan.carrier is None:
         return None
-    out.reads += 1
-    comments = scan.home.list_comments(scan.carrier.number)
-    texts: list[str] = []
+    rows, texts = _read_stored(out, bot)
+    return rows if facts_key(texts) == prev.facts else None
+
+
+def _read_stored(source: Source, bot: str) -> tuple[dict[int, Row], list[str]]:
+    """The rows of the bot's facts comments on the carrier, and their texts; each comment
+    noted in SOURCE.stored under its chunk."""
+    scan = source.scan
+    assert scan.carrier is not None
     rows: dict[int, Row] = {}
-    for comment in comments:
-        if comment.author.lower() != bot.lower():
-            continue
-        found = digest_facts.read_chunk(comment.body, scan.repository)
-        if found is None:
+    texts: list[str] = []
+    for comment in scan.home.list_comments(scan.carrier.number):
+        found = facts.read_chunk(comment.body, scan.repository)
+        if found is None or comment.author.lower() != bot.lower():
             continue
         key, chunk = found
-        out.stored.setdefault(key, []).append(comment)
+        source.stored.setdefault(key, []).append(comment)
         texts.append(comment.body.strip())
         rows.update((row[0], row) for row in chunk)
-    return rows if facts_key(texts) == prev.facts else None
+    return rows, texts
 
 
 def store(
@@ -158,9 +150,11 @@ def store(
     (max-writes) has no room for, leave the scan without facts: the next run lists this
     repository in full for the digest."""
     scan = source.scan
-    chunks = digest_facts.chunks(scan.repository, source.rows)
+    chunks = facts.chunks(scan.repository, source.rows)
     if not source.stored and scan.carrier is not None:
-        _stored_anyway(source)  # facts a run left whose state is not this one's: replace them
+        _read_stored(
+            source, scan.bot
+        )  # facts a run left whose state is not this one's: replace them
     plan = _plan(chunks, source.stored)
     # The writes: the chunks, the carrier when there is none yet; and room kept for the run
     # state after them.
@@ -187,7 +181,7 @@ def store(
         scan.facts = ""
         return
     scan.facts = facts_key(list(chunks.values()))
-    scan.changes = digest_facts.next_change(source.checked, scan.now, config)
+    scan.changes = facts.next_change(source.checked, scan.now, config)
 
 
 def _plan(
@@ -205,13 +199,3 @@ def _plan(
         elif have[0].body.strip() != text:
             plan.append(("edit", have[0].id, text))
     return plan + [("delete", c.id, "") for rest in left.values() for c in rest]
-
-
-def _stored_anyway(source: Source) -> None:
-    """The facts comments on the carrier, when the run did not read them."""
-    scan = source.scan
-    assert scan.carrier is not None
-    for comment in scan.home.list_comments(scan.carrier.number):
-        found = digest_facts.read_chunk(comment.body, scan.repository)
-        if found is not None and comment.author.lower() == scan.bot.lower():
-            source.stored.setdefault(found[0], []).append(comment)

@@ -1,28 +1,12 @@
-"""The daily digest: classify tasks, say what changed since the last digest (pure).
+"""The daily digest: each task's category, and what changed since the last digest (pure).
 
-Which issues are in a digest: every open issue with an AI Context block, plus every issue closed
-within the window. Each gets one category; the rules are tried in this order, first match wins:
-
-1. shipped      closed as completed within the window (state_reason `completed`, or none given,
-                as older issues have), or an open issue whose Phase means shipped (core.phases:
-                done, shipped, complete(d), merged, released, closed) and whose block was
-                updated within the window: "shipped" means "in the last <window>", as the
-                caption says;
-2. stuck        blockers listed, Phase has the word blocked, Last updated (the block's, not the
-                issue's: the bot's own edits are no activity) older than `stale_after`, or any
-                error finding (an incomplete block gives the next session false confidence);
-3. in review    Phase mentions review (review, reviewing, in review, ...), or the issue has the
-                `in-review` label;
-4. in progress  every other open issue with a block.
-
-Stuck comes before in review on purpose: a review nobody has touched past `stale_after`, or one
-with a blocker, needs someone's attention, which is what "stuck" is for. An issue closed as not
-planned is left out: it was neither shipped nor is it in flight; so is an open issue whose
-Phase says cancelled. If the previous digest listed such a task, the changes say it left, and
-why.
-
-"Since the last digest" compares against a compact state the digest comment carries in a hidden
-line (`digest_state`), so no other store is needed.
+Categories are tried in order, first match wins (README, "The daily digest"): shipped (closed as
+completed, or a shipped phase, within the window), stuck (a blocker, a blocked phase, no update
+for `stale_after`, an error finding), in review, in progress. Stuck comes before in review on
+purpose: a review nobody touched, or one with a blocker, needs someone. An issue closed as not
+planned, or whose phase says cancelled, is in no category; if the previous digest listed it,
+the changes say it left, and why. The previous digest is the state its comment carries
+(`state`).
 """
 
 from __future__ import annotations
@@ -51,7 +35,7 @@ from ai_context.core.phases import (
 )
 from ai_context.core.phases import current_step as phase_step
 from ai_context.rules.checks import STALE_AFTER, CheckConfig, CheckResult, check_body
-from ai_context.rules.digest_model import (
+from ai_context.rules.digest.model import (
     CATEGORIES,
     Category,
     Change,
@@ -320,8 +304,17 @@ def classify(
     """The digest entry of one issue, or None when the issue is not part of a digest."""
     now = utc(now)
     category, reasons = categorise(issue, result, now, config)
-    if category is None:
-        return None
+    return None if category is None else _entry(issue, result, now, config, (category, reasons))
+
+
+def _entry(
+    issue: Issue,
+    result: CheckResult,
+    now: datetime,
+    config: DigestConfig,
+    verdict: tuple[Category, tuple[str, ...]],
+) -> Entry:
+    category, reasons = verdict
     block = result.block
     stamp = block.last_updated if block is not None else None
     if stamp is None and issue.state == "closed":
@@ -340,16 +333,7 @@ def classify(
     )
 
 
-class Gone(BaseModel):
-    """An issue read this run that is not in the digest, and why (for "tasks that left")."""
-
-    model_config = ConfigDict(frozen=True)
-
-    repository: str
-    number: int
-    title: str
-    url: str
-    reason: str
+Gone = tuple[str, str, str]  # a task read this run that is not in the digest: title, url, why
 
 
 def _left(
@@ -365,15 +349,15 @@ def _left(
     for key, before in sorted(previous.state.tasks.items()):
         if key in present or before.category == "shipped" or key[0].lower() not in read:
             continue
-        seen = gone.get(key)
+        title, url, why = gone.get(key, ("", "", "no longer found (transferred or deleted?)"))
         changes.append(
             Change(
                 repository=key[0],
                 number=key[1],
-                title=seen.title if seen else "",
-                url=seen.url if seen else "",
+                title=title,
+                url=url,
                 category=before.category,
-                left=seen.reason if seen else "no longer found (transferred or deleted?)",
+                left=why,
             )
         )
     return changes
@@ -472,18 +456,10 @@ def digest_from_checked(
         category, reasons = categorise(issue, result, now, config)
         key = (issue.repository, issue.number)
         if category is None:
-            gone[key] = Gone(
-                repository=issue.repository,
-                number=issue.number,
-                title=issue.title,
-                url=issue.html_url,
-                reason=reasons[0] if reasons else "left",
-            )
+            gone[key] = (issue.title, issue.html_url, reasons[0] if reasons else "left")
             unique.pop(key, None)
-            continue
-        entry = classify(issue, result, now, config)
-        if entry is not None:
-            unique[entry.key] = entry
+        else:
+            unique[key] = _entry(issue, result, now, config, (category, reasons))
             gone.pop(key, None)
     ordered = sorted(unique.values(), key=lambda e: e.key)
     if len(repositories) > 1:  # a bare #411 would link to the digest's own repository

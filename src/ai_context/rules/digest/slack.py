@@ -1,14 +1,9 @@
 """The digest as Slack Block Kit messages (pure).
 
-The Block Kit structure is built here, in Python, and the template (`digest.slack.j2`) only
-supplies the mrkdwn snippets as macros. Emitting JSON from Jinja would make every quote and
-backslash in issue text a way to break or forge the payload, and the size limits (3,000
-characters a section, 50 blocks a message) can only be met by measuring the final text;
-`json.dumps` and a packer do both exactly. A user's own `digest.slack.j2` still controls what
-each line says.
-
-A message that continues a category repeats its heading ("Stuck (continued)"), so a reader of
-the second message knows what the lines are. Stuck comes first, as in the comment.
+The structure is built here and `digest.slack.j2` only supplies the mrkdwn snippets as macros:
+JSON from Jinja would let a quote in issue text break or forge the payload, and the limits
+(3,000 characters a section, 50 blocks a message) can only be met by measuring the final text.
+A message that continues a category repeats its heading ("Stuck (continued)").
 """
 
 from __future__ import annotations
@@ -18,8 +13,8 @@ from typing import Any
 
 from jinja2 import Environment, TemplateRuntimeError
 
-from ai_context.rules.digest_model import CATEGORY_EMOJI, CATEGORY_TITLES, DISPLAY_ORDER, Digest
-from ai_context.rules.digest_render import digest_vars, signed
+from ai_context.rules.digest.model import CATEGORY_EMOJI, CATEGORY_TITLES, DISPLAY_ORDER, Digest
+from ai_context.rules.digest.render import digest_vars, signed
 from ai_context.rules.templating import ELLIPSIS
 
 SLACK_SECTION_LIMIT = 3_000

@@ -1,8 +1,6 @@
 """The digest's data: categories, entries, changes, the remembered state (pure models).
 
-Kept apart from the rules that fill them (`digest`), the codec that stores them in a comment
-(`digest_state`) and the renderers (`digest_render`, `digest_slack`, `digest_text`), so each of
-those imports only what it reads.
+Apart from the rules that fill them, so a renderer imports only what it reads.
 """
 
 from __future__ import annotations
@@ -53,10 +51,10 @@ class Entry(BaseModel):
     url: str
     state: Literal["open", "closed"]
     category: Category
-    reasons: tuple[str, ...]
     actor: str | None = None
     phase: str | None = None
     chunk: tuple[int, int] | None = None
+    reasons: tuple[str, ...] = ()
     plan_done: int = 0
     plan_total: int = 0
     current_step: str | None = None

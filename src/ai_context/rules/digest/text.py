@@ -1,9 +1,7 @@
 """The reports as plain text for a terminal: no Markdown, no escaping, colour on request (pure).
 
-Text here is shown as written (a title with `|` or `#` is just that), so nothing is escaped;
-control characters are dropped and newlines folded so a title cannot forge a line or move the
-cursor. Colour is ANSI, one per category, the same hue as the digest's chart; the command line
-turns it on only on a TTY and never when NO_COLOR is set.
+Text shows as written, control characters dropped and newlines folded so a title cannot forge
+a line or move the cursor. Colour is ANSI, one per category, the hue of the digest's chart.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from ai_context.core.durations import format_duration
-from ai_context.rules.digest_model import (
+from ai_context.rules.digest.model import (
     CATEGORY_TITLES,
     Category,
     Change,
@@ -21,8 +19,8 @@ from ai_context.rules.digest_model import (
     Plate,
     TaskSummary,
 )
-from ai_context.rules.digest_render import human_date, human_time, sections
-from ai_context.rules.digest_trends import Trends
+from ai_context.rules.digest.render import human_date, human_time, sections
+from ai_context.rules.digest.trends import Trends
 from ai_context.rules.templating import clip
 
 ANSI: dict[Category, str] = {

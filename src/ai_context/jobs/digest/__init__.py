@@ -1,0 +1,1 @@
+"""The digest job: gather tasks, deliver the digest, store its facts (imperative shell)."""
