@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from ai_context.adapters import github_graphql
 from ai_context.adapters.github import GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
-from ai_context.core.block import find
+from ai_context.core.block.locate import find
 from ai_context.core.findings import Finding
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.mention import plan_mention

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Protocol
 
 from ai_context.adapters.config import Config
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.markdown import escape_cell
 from ai_context.core.models import GitCommit
 from ai_context.jobs.comments import CheckReport
