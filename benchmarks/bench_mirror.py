@@ -28,7 +28,7 @@ from tests.fakes import ClickUpFake, GitHubFake
 from ai_context.adapters.clickup import ClickUp
 from ai_context.adapters.github import issue_from_json
 from ai_context.adapters.templates import Templates
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.secret import Secret
 from ai_context.jobs.mirror.run import run_mirror
 from ai_context.rules.mirror.targets import MirrorConfig

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from ai_context.adapters.cache import DirectoryCache
 from ai_context.adapters.github import GitHub, GitHubNotFound, GitHubUnavailable
-from ai_context.core.block import Block, parse, render
+from ai_context.core.block.model import Block
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step
 from ai_context.core.secret import Secret

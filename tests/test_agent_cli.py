@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.core.block import find, parse
+from ai_context.core.block.locate import find
+from ai_context.core.block.parse import parse
 from ai_context.core.errors import UsageError
 from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import GitHubFake

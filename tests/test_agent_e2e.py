@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from tests.conftest import ROOT, SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 

@@ -21,8 +21,9 @@ from cmarkgfm.cmark import Options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_context.core.block import find, parse, replace_block
-from ai_context.core.block.locate import BOM, _quick_titles, _scanned_titles, nested_titles
+from ai_context.core.block.locate import BOM, _quick_titles, _scanned_titles, find, nested_titles
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import replace_block
 from ai_context.core.block.structure import titles
 from tests.conftest import SEED_BLOCK
 

@@ -9,15 +9,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ai_context.core.block import (
-    Block,
-    BlockError,
-    PlanStep,
-    block_data,
-    block_from_data,
-    parse,
-    render,
-)
+from ai_context.core.block.model import Block, BlockError, PlanStep, block_data, block_from_data
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render
 from ai_context.core.findings import Finding, FindingError, make_finding
 from ai_context.rules.checks import CheckConfig
 

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.core.block import Block, PlanStep, expand_paths, find, parse, render
+from ai_context.core.block.locate import find
+from ai_context.core.block.model import Block, PlanStep, expand_paths
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render
 from tests.conftest import SEED_BLOCK
 
 SEED_SOURCE = Path(__file__).resolve().parents[1] / "docs" / "seeds"
@@ -262,7 +265,7 @@ def test_find_reports_regions_in_order() -> None:
 
 
 def test_replace_block_keeps_lines_the_block_could_not_read() -> None:
-    from ai_context.core.block import replace_block
+    from ai_context.core.block.render import replace_block
 
     body = (
         "## AI Context\n- **Phase:** x\n- **Phase:** y\n  - its sub-item\n"

@@ -7,8 +7,11 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_context.core.block import ALIASES, Block, PlanStep, find, parse, render, replace_block
-from ai_context.core.block.syntax import BULLET_RE, canon_label, field_of, split_label
+from ai_context.core.block.locate import find
+from ai_context.core.block.model import Block, PlanStep
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render, replace_block
+from ai_context.core.block.syntax import ALIASES, BULLET_RE, canon_label, field_of, split_label
 from ai_context.core.findings import Finding
 
 # Text an agent could put in a one-line field: any printable characters, no line breaks.

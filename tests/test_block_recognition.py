@@ -9,7 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.core.block import Block, find, parse, render, replace_block
+from ai_context.core.block.locate import find
+from ai_context.core.block.model import Block
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render, replace_block
 from tests.conftest import SEED_BLOCK
 
 HEADING = "## AI Context (updated by Claude — do not edit manually)"

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from ai_context.adapters.cache import (
-    CacheEntry,
     CacheError,
     CacheWriteError,
     DirectoryCache,
     SingleFileCache,
-    entry_for,
     open_cache,
 )
-from ai_context.core.block import parse, render
+from ai_context.adapters.cache_entry import CacheEntry, entry_for
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render
 from ai_context.rules.reconcile import revision
 from tests.conftest import SEED_BLOCK
 

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ai_context.core.block import parse, render, replace_block
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render, replace_block
 from ai_context.rules.checks import CheckConfig, check_body, missing_fields
 from tests.conftest import SEED_BLOCK
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.adapters.config import load_config, setting_names
+from ai_context.adapters.config import Config, load_config
 from ai_context.adapters.config_file import FILE_SETTINGS, SECTIONS
 from ai_context.core.errors import ConfigError
 from ai_context.core.secret import Secret
@@ -94,7 +94,7 @@ def test_every_action_input_is_a_setting_the_code_reads() -> None:
     import yaml
 
     action = yaml.safe_load((Path(__file__).parents[1] / "action.yml").read_text("utf-8"))
-    assert set(action["inputs"]) <= set(setting_names())
+    assert set(action["inputs"]) <= {name.replace("_", "-") for name in Config.model_fields}
 
 
 def test_every_action_input_is_documented_and_read_by_the_code() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.errors import EventError
 from ai_context.core.events import Commit, commits_from_push
 from ai_context.rules.gitlog.checkpoints import (

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from ai_context.core.block import format_timestamp, parse, render
+from ai_context.core.block.model import format_timestamp
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render
 from tests.conftest import ROOT, SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 

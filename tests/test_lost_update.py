@@ -18,7 +18,9 @@ from pydantic import SecretStr
 
 from ai_context.adapters.cache import DirectoryCache
 from ai_context.adapters.github import GitHub
-from ai_context.core.block import Block, parse, render
+from ai_context.core.block.model import Block
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render
 from ai_context.core.models import BodyHistory
 from ai_context.jobs.agent import finishing, resuming, saving
 from ai_context.jobs.agent.model import Outcome

@@ -18,7 +18,7 @@ from pydantic import SecretStr
 
 from ai_context.adapters.cache import DirectoryCache
 from ai_context.adapters.github import GitHub
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.jobs.agent import resuming
 from tests.conftest import ROOT, SEED_BLOCK
 from tests.fakes import GitHubFake

@@ -14,7 +14,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from tests.conftest import ROOT, SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 

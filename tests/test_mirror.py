@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai_context.adapters.templates import Templates
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_context.adapters.github import issue_from_json
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.rules.mirror.text import mirror_text
 from ai_context.rules.sticky import MARKER
 from tests.actionrun import ActionRun, run_action

@@ -9,7 +9,7 @@ import pytest
 
 from ai_context.adapters.clickup import ClickUp
 from ai_context.adapters.templates import Templates
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
 from ai_context.core.secret import Secret
 from ai_context.jobs.comments import plan_check

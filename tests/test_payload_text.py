@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.events import Commit
 from ai_context.core.models import Issue
 from ai_context.rules.digest.build import build_digest

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.phases import (
     CANCELLED_WORDS,
     SHIPPED_WORDS,

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.core.block import Block, PlanStep, parse
+from ai_context.core.block.model import Block, PlanStep
+from ai_context.core.block.parse import parse
 from ai_context.rules.reconcile import (
     conflict_diff,
     decide,

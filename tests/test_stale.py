@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.errors import ConfigError, EventError
 from ai_context.core.events import commits_from_push
 from ai_context.core.models import Issue

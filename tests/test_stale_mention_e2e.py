@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.findings import Finding
 from ai_context.core.hidden import hide
 from ai_context.core.models import Comment

@@ -71,7 +71,7 @@ def cli_done(m: Machine) -> int:
 
 
 def mcp_save(m: Machine) -> int:
-    from ai_context.core.block import parse
+    from ai_context.core.block.parse import parse
 
     parsed = parse(block_of(m.actor, "a checkpoint")).block
     assert parsed is not None

@@ -12,7 +12,7 @@ schedule, workflow_dispatch -> check every open issue that is a task, and look f
 from __future__ import annotations
 
 from ai_context.adapters.config import Config
-from ai_context.core.block import find
+from ai_context.core.block.locate import find
 from ai_context.core.errors import ConfigError
 from ai_context.core.events import ISSUE_ACTIONS, Event, IssuesEvent, PushEvent, ScanEvent
 from ai_context.jobs.context import Route

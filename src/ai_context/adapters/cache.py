@@ -1,17 +1,9 @@
-"""The local cache: this machine's copy of each task's block (docs/design.md §1: a convenience).
+"""The local cache: this machine's copy of each task's block (docs/design.md §1), one JSON file
+per task under a directory or the seeds' single file for the active task, replaced atomically.
 
-One JSON file per task under a directory (default `.ai-context/cache/`), or the seeds' single
-file (`.claude/session/active-context.json`) that holds only the active task. An entry records
-what reconciliation needs: the block, who wrote it, and the remote revision it was based on
-(so a later resume can tell "I have unpushed changes" from "the issue moved on"), plus the
-issue body as last read, which `save` uses as its read. Files are replaced atomically: a
-reader sees the old entry or the new one, never half of one.
-
-The cache lives in a checkout, which anyone can fill: a symbolic link (the cache folder, a
-folder on its relative path, an entry, the conflict log), a FIFO or a device is refused, never
-followed or opened for reading, and an entry over MAX_ENTRY_BYTES is refused unread. A file
-that cannot be read is exit 2 naming it; a write that fails (a full disk) is exit 3 and leaves
-the previous entry whole.
+The cache lives in a checkout, which anyone can fill: a symbolic link on its path, a FIFO or a
+device is refused, never followed, and an entry over MAX_ENTRY_BYTES is refused unread (exit 2
+naming the file); a write that fails is exit 3 and leaves the previous entry whole.
 """
 
 from __future__ import annotations
@@ -26,40 +18,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ai_context.adapters.cache_entry import (
-    CacheEntry,
-    EntryError,
-    entry_data,
-    entry_for,
-    entry_from_json,
-)
+from ai_context.adapters.cache_entry import CacheEntry, EntryError, entry_data, entry_from_json
 from ai_context.core.errors import AIContextError, Exit, UsageError
 
 DEFAULT_CACHE = Path(".ai-context/cache")
 SEED_CACHE_FILE = Path(".claude/session/active-context.json")
 CACHE_ENV = "AI_CONTEXT_CACHE"
 CONFLICT_LOG = "conflicts.jsonl"
-# An entry holds one issue body (GitHub allows 65,536 characters) and its block: a few hundred
-# KB at most. Past this a file is no entry, and reading it would only cost memory.
-MAX_ENTRY_BYTES = 4 * 1024 * 1024
+MAX_ENTRY_BYTES = 4 * 1024 * 1024  # an entry (one issue body and its block) is far smaller
 # Never follow a link; never wait on a FIFO's writer (a regular file ignores O_NONBLOCK).
 _SAFE_OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-__all__ = [  # the entry itself lives in cache_entry.py
-    "CACHE_ENV",
-    "DEFAULT_CACHE",
-    "MAX_ENTRY_BYTES",
-    "SEED_CACHE_FILE",
-    "Cache",
-    "CacheEntry",
-    "CacheError",
-    "CacheWriteError",
-    "DirectoryCache",
-    "SingleFileCache",
-    "append_line",
-    "atomic_write",
-    "entry_for",
-    "open_cache",
-]
 
 
 class CacheError(UsageError):
@@ -100,8 +68,7 @@ def _not_regular(path: Path, what: str, fix: str = _REBUILD) -> CacheError:
 
 
 def refuse_links(path: Path) -> None:
-    """PATH is no symbolic link, nor (for a relative PATH, inside the checkout) any folder on
-    the way to it: a checkout that ships one would send the cache's writes anywhere."""
+    """PATH is no symbolic link, nor (when relative) any folder on the way to it."""
     on_the_way = [] if path.is_absolute() else [p for p in reversed(path.parents) if p.name]
     for part in [*on_the_way, path]:
         try:
@@ -144,7 +111,7 @@ def _too_big(path: Path, limit: int) -> CacheError:
 
 def read_bounded(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes | None:
     """PATH's bytes, or None when there is no such file; a link, a FIFO, a device or a file
-    over LIMIT bytes is a CacheError, read no further than LIMIT."""
+    over LIMIT bytes is a CacheError."""
     try:
         fd = _open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -183,8 +150,8 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write DATA to PATH via a temporary file in the same directory and os.replace (which
-    replaces a link at PATH, never writes through it); a failure leaves PATH as it was."""
+    """Write DATA to PATH through a temporary file and os.replace (which replaces a link at
+    PATH, never writes through it); a failure leaves PATH as it was."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -206,14 +173,13 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def _json_bytes(value: Any, **options: Any) -> bytes:
-    """JSON as UTF-8; a lone surrogate (an issue body can hold one) kept as its JSON escape,
-    which reads back as the same string."""
+    """JSON as UTF-8; a lone surrogate (an issue body can hold one) kept as its JSON escape."""
     return json.dumps(value, ensure_ascii=False, **options).encode("utf-8", "backslashreplace")
 
 
 def append_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line; O_APPEND keeps concurrent writers' lines whole. A link, a FIFO or
-    a device at PATH is refused, never written through."""
+    """Append one JSON line (O_APPEND keeps concurrent writers' lines whole), never through a
+    link, a FIFO or a device."""
     line = _json_bytes(record, sort_keys=True) + b"\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -258,6 +224,13 @@ def _same_repo(a: str, b: str) -> bool:
     return a.lower() == b.lower()
 
 
+def _if_task(entry: CacheEntry | None, repository: str, issue: int) -> CacheEntry | None:
+    """ENTRY when it is the entry of issue ISSUE of REPOSITORY."""
+    if entry is None or entry.issue != issue or not _same_repo(entry.repository, repository):
+        return None
+    return entry
+
+
 class DirectoryCache:
     """One file per task: `<owner>__<name>__<issue>.json` (owners cannot contain `_`)."""
 
@@ -277,12 +250,7 @@ class DirectoryCache:
 
     def load(self, repository: str, issue: int) -> CacheEntry | None:
         refuse_links(self.root)
-        entry = _read_entry(self.path_for(repository, issue))
-        if entry is not None and (
-            entry.issue != issue or not _same_repo(entry.repository, repository)
-        ):
-            return None
-        return entry
+        return _if_task(_read_entry(self.path_for(repository, issue)), repository, issue)
 
     def store(self, entry: CacheEntry) -> Path:
         refuse_links(self.root)
@@ -332,19 +300,12 @@ class SingleFileCache:
 
     def load(self, repository: str, issue: int) -> CacheEntry | None:
         refuse_links(self.path)
-        entry = _read_entry(self.path)
-        if entry is None or entry.issue != issue or not _same_repo(entry.repository, repository):
-            return None
-        return entry
+        return _if_task(_read_entry(self.path), repository, issue)
 
     def store(self, entry: CacheEntry) -> Path:
         refuse_links(self.path)
         held = _read_entry(self.path)
-        if (
-            held is not None
-            and held.dirty
-            and (held.issue != entry.issue or not _same_repo(held.repository, entry.repository))
-        ):
+        if held is not None and held.dirty and not _if_task(held, entry.repository, entry.issue):
             raise CacheError(
                 f"{self.path} holds changes to {held.repository}#{held.issue} that never reached "
                 f"the issue; run `ai-context resume {held.issue}` to push or drop them first, or "

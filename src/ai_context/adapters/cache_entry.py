@@ -1,8 +1,5 @@
-"""One cache entry and its file's JSON (adapters/cache.py stores and finds the files).
-
-A plain dataclass, checked field by field (core/fields.py) when a file is read back: resume and
-the hooks read an entry at every checkpoint, and pydantic would cost them its start-up.
-"""
+"""One cache entry and its file's JSON, checked by the field kit when read back: resume and the
+hooks read an entry at every checkpoint, and pydantic would cost them its start-up."""
 
 from __future__ import annotations
 
@@ -10,9 +7,16 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from ai_context.core.block import Block, BlockError, block_data, block_from_data, format_timestamp
+from ai_context.core.block.model import (
+    Block,
+    BlockError,
+    block_data,
+    block_from_data,
+    format_timestamp,
+)
 from ai_context.core.fields import FieldError, as_text, as_time, as_whole, utc
 
 ENTRY_VERSION = 1
@@ -107,16 +111,11 @@ def _issue(loc: str, value: object) -> int:
     return number
 
 
-def _text(loc: str, value: object) -> str:
-    return as_text(loc, value, EntryError)
+_text = partial(as_text, error=EntryError)
 
 
 def _maybe_text(loc: str, value: object) -> str | None:
     return None if value is None else _text(loc, value)
-
-
-def _time(loc: str, value: object) -> datetime:
-    return as_time(loc, value, EntryError)
 
 
 def _block(loc: str, value: object) -> Block:
@@ -128,14 +127,10 @@ def _block(loc: str, value: object) -> Block:
         raise EntryError(loc if exc.loc == "block" else f"{loc}.{exc.loc}", exc.msg) from exc
 
 
-def _version(loc: str, value: object) -> int:
-    return as_whole(loc, value, EntryError)
-
-
 # The fields in declaration order (the first problem is the one reported): (name, check,
 # required).
 _FIELDS: tuple[tuple[str, Callable[[str, Any], Any], bool], ...] = (
-    ("version", _version, False),
+    ("version", partial(as_whole, error=EntryError), False),
     ("repository", _text, True),
     ("issue", _issue, True),
     ("actor", _maybe_text, False),
@@ -145,7 +140,7 @@ _FIELDS: tuple[tuple[str, Callable[[str, Any], Any], bool], ...] = (
     ("revision", _text, True),
     ("base_revision", _maybe_text, False),
     ("body", _maybe_text, False),
-    ("saved_at", _time, True),
+    ("saved_at", partial(as_time, error=EntryError), True),
 )
 
 

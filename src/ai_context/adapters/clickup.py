@@ -1,18 +1,8 @@
-"""ClickUp adapter (requests): the only module that talks to ClickUp. Hands back plain models.
+"""ClickUp adapter (requests, API v2, a raw `pk_` token): the only module that talks to ClickUp.
 
-ClickUp API v2 with a personal token, sent raw (`Authorization: pk_...`, no `Bearer`).
-Error bodies are `{"err", "ECODE"}`; every error message shows both.
-
-Retries are urllib3's `Retry` with ClickUp's rules (`ClickUpRetry` on adapters/retry.py's
-policy, as the Slack adapter's):
-- 429: wait until `X-RateLimit-Reset` (epoch seconds), then try again; and when a response says
-  `X-RateLimit-Remaining` is (nearly) spent, wait for the reset before the next request
-  instead of running into a 429.
-- 5xx, timeouts and connection errors: retried with exponential backoff on GETs and on the
-  custom-field POST. That POST sets a value, so sending it twice leaves the same state
-  (idempotent); the one cost is that a retried write which had landed counts twice against
-  the free plan's custom-field cap. No other write is made.
-Every HTTP attempt is counted, reads (GET) and writes apart, retries included.
+A 429 waits until `X-RateLimit-Reset`, and a nearly spent window is waited out before the next
+request. 5xx and lost connections are retried for GETs and the custom-field POST, which sets a
+value (sending it twice leaves the same state); no other write is made.
 """
 
 from __future__ import annotations
@@ -25,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 import requests
 from requests.adapters import HTTPAdapter
 
+from ai_context.adapters.clients import CLICKUP_API_URL
 from ai_context.adapters.retry import PolicyRetry
 
 if TYPE_CHECKING:
@@ -34,7 +25,6 @@ from ai_context.core.errors import ServiceError, ServiceRefused
 from ai_context.core.secret import Secret
 from ai_context.rules.mirror.clickup import CustomField, Task
 
-DEFAULT_API_URL = "https://api.clickup.com/api/v2"
 PAGE_SIZE = 100  # tasks per page of GET /team/{team_id}/task (fixed by ClickUp)
 
 
@@ -90,8 +80,7 @@ class ClickUpCounter:
 
 
 class ClickUpRetry(PolicyRetry):
-    """ClickUp's rules: 5xx, timeouts and connection errors are retried for GET and the
-    custom-field POST; a 429 waits until `X-RateLimit-Reset` (else the backoff)."""
+    """ClickUp's wait: a 429 waits until `X-RateLimit-Reset` (else the backoff)."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time, **kwargs: Any) -> None:
         self._clock = clock
@@ -137,7 +126,7 @@ class ClickUp:
         self,
         token: Secret,
         *,
-        api_url: str = DEFAULT_API_URL,
+        api_url: str = CLICKUP_API_URL,
         timeout: float = 15.0,
         retries: int = 4,
         backoff: float = 1.0,
@@ -320,21 +309,22 @@ def _number(value: str | None) -> float | None:
         return None
 
 
-def _code(response: requests.Response) -> str:
+def _error_json(response: requests.Response) -> dict[str, Any]:
     try:
         data = response.json()
     except ValueError:
-        return ""
-    return str(data.get("ECODE") or "") if isinstance(data, dict) else ""
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _code(response: requests.Response) -> str:
+    return str(_error_json(response).get("ECODE") or "")
 
 
 def _body(response: requests.Response) -> str:
     """`STATUS ECODE err` as ClickUp sent it (or the start of a non-JSON body)."""
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and ("err" in data or "ECODE" in data):
+    data = _error_json(response)
+    if "err" in data or "ECODE" in data:
         return f"{response.status_code} {data.get('ECODE', '')} {data.get('err', '')}".strip()
     return f"{response.status_code} {response.text[:200].strip()}".strip()
 

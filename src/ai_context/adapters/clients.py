@@ -1,10 +1,6 @@
-"""The one place the clients of GitHub, ClickUp and Slack are built, for the Action, the command
-line and the MCP server alike: each from a `Secret`, its API's URL and one `Http` policy
-(retries, backoff, timeout, the pause between writes). The command line and the MCP server
-find GitHub's token, API and repository in the environment (`github_from_env`).
-
-Each adapter is imported when its client is built: a command that builds none loads no HTTP
-client (and the start-up of `validate` or `--version` never pays for one).
+"""The one place the clients of GitHub, ClickUp and Slack are built (Action, CLI, MCP), each
+from a `Secret`, its API's URL and one `Http` policy. Each adapter is imported when its client
+is built, so a command that builds none loads no HTTP library.
 """
 
 from __future__ import annotations
@@ -24,6 +20,7 @@ if TYPE_CHECKING:
     from ai_context.adapters.slack import SlackWebhook
 
 GITHUB_API_URL = "https://api.github.com"
+CLICKUP_API_URL = "https://api.clickup.com/api/v2"
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
 # `gh`: with no token in TOKEN_ENVS, ask the GitHub CLI (`gh auth token`), as `setup claude
 # --token-from gh` arranges for Claude Code, so no token is ever written to a settings file.
@@ -34,9 +31,8 @@ OnWait = Callable[[float, str], None]  # (seconds, what for), told before a long
 
 @dataclass(frozen=True, slots=True)
 class Http:
-    """How a client meets the network. Retries follow each service's rules (its adapter's
-    `Retry`): never a write that may have landed. A command writes at once; the Action paces
-    its writes (Config.write_interval), as GitHub asks of bulk writers."""
+    """How a client meets the network (retries follow each adapter's `Retry`); a command
+    writes at once, the Action paces its writes as GitHub asks of bulk writers."""
 
     retries: int = 5
     backoff: float = 1.0  # seconds, doubled at each retry
@@ -94,8 +90,7 @@ def clickup(
 
 
 def slack(webhook_url: Secret, *, attempts: int = 3) -> SlackWebhook:
-    """The incoming webhook; its own retry rule (adapters/slack.py) keeps any unsure POST
-    from being sent twice. ValueError when the URL is unusable."""
+    """The incoming webhook; ValueError when the URL is unusable."""
     from ai_context.adapters.slack import SlackWebhook  # noqa: PLC0415
 
     return SlackWebhook(webhook_url.get_secret_value(), max_attempts=attempts)

@@ -1,12 +1,7 @@
-"""`Config`: everything a run is configured with, loaded once (`load_config`): action inputs,
-then environment variables, then the YAML config file, then defaults; the file's sections are
-typed too, each by its own model, parsed on first use and kept.
-
-An input reaches a docker action as `INPUT_<NAME>` (upper case, hyphens kept). action.yml
-leaves the overridable inputs empty by default, so a value in `.github/ai-context.yml` is not
-shadowed by a default GitHub always passes. A bad value exits 2 with a message naming the
-setting, where it came from and, for the file, its line. The file's vocabulary and its safe
-reading are adapters/config_file.py's.
+"""`Config`: everything a run is configured with, loaded once (`load_config`): action inputs
+(`INPUT_<NAME>`), then environment variables, then the config file, then defaults; the file's
+sections are typed by their own models, parsed on first use. A bad value exits 2 naming the
+setting and where it came from.
 """
 
 from __future__ import annotations
@@ -27,6 +22,7 @@ from pydantic import (
     field_validator,
 )
 
+from ai_context.adapters.clients import CLICKUP_API_URL, Http
 from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
@@ -35,7 +31,6 @@ from ai_context.core.secret import Secret
 from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields
 
 if TYPE_CHECKING:
-    from ai_context.adapters.clients import Http
     from ai_context.rules.actors import ActorMap
     from ai_context.rules.digest.build import DigestSection
     from ai_context.rules.lease import LeaseConfig
@@ -80,7 +75,7 @@ class Config(BaseModel):
     fail_on: Literal["never", "error", "warning"] = "never"
     stale_after: Duration = STALE_AFTER
     required: tuple[str, ...] = REQUIRED_DEFAULT
-    clickup_api_url: str = "https://api.clickup.com/api/v2"
+    clickup_api_url: str = CLICKUP_API_URL
     clickup_team_id: str | None = None
     digest_issue: int | None = Field(default=None, gt=0)
     templates: str | None = None
@@ -230,9 +225,7 @@ class Config(BaseModel):
 
     @property
     def http(self) -> Http:
-        """The clients' retries, backoff and pause between writes (adapters/clients.py)."""
-        from ai_context.adapters.clients import Http  # noqa: PLC0415
-
+        """The clients' retries, backoff and pause between writes."""
         return Http(
             retries=self.http_retries, backoff=self.http_backoff, write_interval=self.write_interval
         )
@@ -289,11 +282,6 @@ def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
         message = str(error["msg"]).removeprefix("Value error, ")
         problems.append(f"setting {field.replace('_', '-')}{where}: {message}")
     return "bad configuration: " + "; ".join(problems)
-
-
-def setting_names() -> list[str]:
-    """Every setting's name (`stale-after`), secrets and internal ones included."""
-    return [name.replace("_", "-") for name in Config.model_fields]
 
 
 def owner_of(actor: str | None, path: Path) -> str | None:

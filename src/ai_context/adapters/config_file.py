@@ -1,11 +1,6 @@
 """The config file (`.github/ai-context.yml`): where it is, its vocabulary, and a lean reader of
-the two keys the checks use (`validate` and the agent commands: one notion of complete).
-
-Typed and checked as a whole by adapters/config.py (pydantic); this module reads the file
-(adapters/yamlfile.py, within bounds) only when there is one, so `validate` and the agent
-commands pay for YAML in a repository that has the file and for neither YAML nor pydantic
-elsewhere. All of them read the file through `ConfigFile`, so they accept and refuse the same
-keys.
+the two keys the checks use, so `validate` and the agent commands load no pydantic (and no YAML
+without a file). adapters/config.py types the whole file; both read it through `ConfigFile`.
 """
 
 from __future__ import annotations

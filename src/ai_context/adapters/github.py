@@ -1,15 +1,7 @@
-"""GitHub adapter: the only module that talks to GitHub, through PyGithub. Hands back plain
-models (github_json.py), so the core never sees an HTTP answer.
-
-PyGithub does the wire: the token, the User-Agent and API version headers, the GraphQL URL
-beside the REST base (Enterprise Server's `/api/v3` -> `/api/graphql`), writes spaced
-`write_interval` apart, retries through urllib3, the rate limit left. It is imported when a
-client is made: the commands that never call GitHub (`validate`, the local hooks) do not pay
-for it. Reads go through `requestJsonAndCheck` and come back as the answer's JSON, 100 a page
-following the `Link` header: a PyGithub object's `raw_data` would read each issue again.
-
-Ours: the retry rules (GitHubRetry), the count of every attempt (CallCounter), and errors
-that say what to do.
+"""GitHub adapter: the only module that imports PyGithub, lazily (when a client is made, so
+`validate` and the local hooks never pay for it). Reads come back as the answer's JSON
+(`requestJsonAndCheck`; a lazy object's `raw_data` would fetch each issue again), turned into
+plain models (github_json.py). Ours: the retry rules, the call count, errors that say what to do.
 """
 
 from __future__ import annotations
@@ -27,6 +19,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
+from ai_context.adapters.clients import GITHUB_API_URL
 from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
 from ai_context.adapters.retry_after import retry_after
 from ai_context.core.block.model import format_timestamp
@@ -39,7 +32,6 @@ if TYPE_CHECKING:
     from github.Requester import Requester
     from urllib3 import Retry
 
-DEFAULT_API_URL = "https://api.github.com"
 # What GitHub asks every REST client to send: its JSON media type and the API version the
 # client was written against (without them, `Accept: */*` and whatever version is default).
 API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
@@ -79,9 +71,8 @@ class GitHubConflict(GitHubError):
 
 @dataclass
 class CallCounter:
-    """HTTP attempts made, retries included; shared by the adapter and its retry policy.
-    `not_modified` counts the 304 answers to conditional re-reads among them: GitHub does not
-    count those against the primary rate limit, so `against_rate_limit` leaves them out."""
+    """HTTP attempts made, retries and 304 answers (`not_modified`) included; shared by the
+    adapter and its retry policy."""
 
     calls: int = 0
     retries: int = 0
@@ -101,11 +92,6 @@ class CallCounter:
         """Every round trip, retries and 304s included."""
         return self.calls + self.retries
 
-    @property
-    def against_rate_limit(self) -> int:
-        """The round trips GitHub counts against the primary rate limit (all but the 304s)."""
-        return self.total - self.not_modified
-
 
 class GitHub:
     """One repository on one GitHub (github.com or Enterprise Server at `api_url`)."""
@@ -115,7 +101,7 @@ class GitHub:
         token: Secret,
         repository: str,
         *,
-        api_url: str = DEFAULT_API_URL,
+        api_url: str = GITHUB_API_URL,
         timeout: int = 15,
         write_interval: float = 1.0,
         retries: int = 5,
@@ -124,10 +110,8 @@ class GitHub:
         counter: CallCounter | None = None,
         on_wait: Callable[[float, str], None] | None = None,
     ) -> None:
-        if repository.count("/") != 1 or not all(repository.split("/")):
-            raise GitHubConfigError(
-                f"repository {repository!r} is not owner/name; set GITHUB_REPOSITORY"
-            )
+        """ON_WAIT is told (seconds, what for) before the client waits for GitHub."""
+        _check_repository(repository, "; set GITHUB_REPOSITORY")
         problem = url_problem(api_url)
         if problem is not None:
             raise GitHubConfigError(f"environment variable GITHUB_API_URL: {problem}")
@@ -137,19 +121,16 @@ class GitHub:
                 "the GitHub token is empty; set the github-token input (GITHUB_TOKEN or "
                 "GH_TOKEN for the command line)"
             )
-        # PyGithub's import costs about 150 ms: paid by the commands that call GitHub only.
         from github import Auth, Github  # noqa: PLC0415
         from github.Requester import Requester  # noqa: PLC0415
 
         self.repository = repository
         self.counter = counter or CallCounter()
-        # Told (seconds, what for) before the client waits for GitHub: a run says so in its log.
-        self.on_wait = on_wait
         self._retries = retries
         base = api_url.rstrip("/")
         policy = _retry_class()(
             counter=self.counter,
-            notify=self._waiting,
+            notify=on_wait,
             query_path=Requester.get_graphql_prefix(urlsplit(base).path),
             total=retries,
             backoff_factor=backoff,
@@ -179,15 +160,10 @@ class GitHub:
     def for_repository(self, repository: str) -> GitHub:
         """A client for another REPOSITORY on the same GitHub: the same token, retries, call
         counter and connections (a run over many repositories opens one, not one each)."""
-        if repository.count("/") != 1 or not all(repository.split("/")):
-            raise GitHubConfigError(f"repository {repository!r} is not owner/name")
+        _check_repository(repository)
         other = copy.copy(self)
         other.repository, other._repo = repository, f"/repos/{repository}"
         return other
-
-    def _waiting(self, seconds: float, why: str) -> None:
-        if self.on_wait is not None:
-            self.on_wait(seconds, why)
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -250,13 +226,8 @@ class GitHub:
             )
 
     def get_issue(self, number: int, *, known: Issue | None = None) -> Issue:
-        """Issue NUMBER as GitHub has it now. With KNOWN (a copy of it, from a payload or a
-        listing) whose `updated_at` is set, the read is conditional (`If-Modified-Since`): a
-        `304 Not Modified` returns KNOWN and costs nothing against GitHub's primary rate limit
-        (counted apart, in `counter.not_modified`). GitHub may or may not honour the header on
-        this endpoint; a 200 is always a fresh issue, so the answer is right either way. The
-        header has one-second resolution, as `updated_at` has: a second edit within the same
-        second as KNOWN's can answer 304 (its own event, or the next scan, brings it)."""
+        """Issue NUMBER as GitHub has it now. With a dated copy KNOWN, the read is conditional
+        (`If-Modified-Since`, to the second): a 304 returns KNOWN and costs no rate limit."""
         headers = unless_modified(known, number, self.repository)
         url = f"{self._repo}/issues/{number}"
         _, data = self._send(f"read issue #{number}", "GET", url, headers=headers)
@@ -282,10 +253,8 @@ class GitHub:
         return None if remaining < 0 else (remaining, limit)
 
     def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
-        """QUERY with VARIABLES on GitHub's GraphQL endpoint; the answer's `data`. Counted
-        like any call and retried like a read (a query writes nothing). An answer carrying
-        `errors` raises GitHubError with GraphQL's first message; a `RATE_LIMITED` one raises
-        GitHubUnavailable."""
+        """QUERY with VARIABLES on GitHub's GraphQL endpoint; the answer's `data`. Counted,
+        and retried like a read (a query writes nothing)."""
         from github import GithubException  # noqa: PLC0415
 
         def ask() -> tuple[dict[str, Any], Any]:
@@ -342,9 +311,8 @@ class GitHub:
         self._json(f"unlabel #{number}", "DELETE", path, refused=(404,))
 
     def pace_write(self) -> None:
-        """Wait until the next write may go (`write_interval` after the last one, the spacing
-        PyGithub keeps before every write), so that a read made right after is as fresh as it
-        can be when that write goes."""
+        """Wait out PyGithub's spacing before the next write, so a read made right after is
+        as fresh as it can be when that write goes."""
         wait = self._last_write + self._write_interval - time.monotonic()
         if wait > 0:
             time.sleep(wait)
@@ -418,9 +386,8 @@ class GitHub:
         *,
         refused: Collection[int] = (),
     ) -> Any:
-        """VERB the repository's PATH to WHAT; the answer's JSON (None when it has no body),
-        or REFUSED when GitHub answers one of the REFUSED statuses: an outcome the caller
-        expects (already gone, a lost race on a ref), not an error."""
+        """VERB the repository's PATH; the answer's JSON (None without a body), or REFUSED for
+        one of the REFUSED statuses: an outcome the caller expects (already gone, a lost race)."""
         return self._send(what, verb, self._repo + path, payload=payload, refused=refused)[1]
 
     def _pages(
@@ -433,8 +400,7 @@ class GitHub:
     def _raw_pages(
         self, what: str, path: str, params: Mapping[str, Any] | None = None
     ) -> Iterator[tuple[dict[str, Any], list[Any]]]:
-        """A list's pages of 100 with their answers' headers, following the `Link: rel="next"`
-        URL (which carries the query) until there is none or the caller stops."""
+        """A list's pages of 100 with their answers' headers, following `Link: rel="next"`."""
         url: str | None = self._repo + path
         query: dict[str, Any] | None = {**(params or {}), "per_page": self._requester.per_page}
         while url:
@@ -494,24 +460,18 @@ class GitHub:
 
 @functools.cache
 def _retry_class() -> Callable[..., Retry]:
-    """GitHubRetry, made with the first client: it extends PyGithub's GithubRetry, whose
-    import waits until a command calls GitHub."""
+    """GitHubRetry, made with the first client (its base class's import waits until then)."""
     from github import GithubRetry  # noqa: PLC0415
     from urllib3 import Retry  # noqa: PLC0415
     from urllib3.exceptions import ConnectTimeoutError, MaxRetryError  # noqa: PLC0415
 
     class GitHubRetry(GithubRetry):
-        """PyGithub's GithubRetry (urllib3's: 5xx and lost connections, with backoff) held to
-        GitHub's rules and to ours, counting every retry it grants:
+        """PyGithub's GithubRetry held to our rules, counting every retry it grants:
         - a POST that reached GitHub may have landed: after a 5xx or a lost answer it is not
-          sent again (a duplicate comment); a GraphQL query (QUERY_PATH) writes nothing and is
-          retried like a read;
-        - a rate limit (`rate_limit_wait`: 403/429 by their headers) is retried for every
-          method, POST included (GitHub refused it, nothing was created), after the wait
-          GitHub asks for, unless that wait is longer than `max_rate_limit_wait`: the answer
-          then goes back at once, to say when to come back;
-        - a 403 that names a secondary limit in its body only waits `secondary_rate_wait`
-          (GitHub's minute), once; any other 403 is a refusal."""
+          sent again; a GraphQL query (QUERY_PATH) writes nothing and is retried like a read;
+        - a rate limit is retried for every method after the wait GitHub asks for, unless it
+          is longer than `max_rate_limit_wait` (the answer then goes back at once);
+        - a 403 naming a secondary limit in its body only waits `secondary_rate_wait`, once."""
 
         def __init__(
             self,
@@ -595,9 +555,8 @@ def _rate_wait(policy: Any, response: Any, url: str) -> float:
 
 @dataclass(frozen=True)
 class IssuePage:
-    """One page of an issue listing: its issues (pull requests left out), its number from 1,
-    the number of the listing's last page when known, how many items GitHub sent, whose
-    repository, and GitHub's clock when it answered."""
+    """One page of an issue listing (pull requests left out); `last` is the last page's number
+    when known, `items` what GitHub sent, `date` GitHub's clock when it answered."""
 
     issues: list[Issue]
     number: int
@@ -628,10 +587,8 @@ def _http_date(text: str | None) -> datetime | None:
 
 
 def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
-    """Seconds GitHub asks us to wait before asking again, or None when STATUS with HEADERS
-    is no rate limit. GitHub's rule: `retry-after` first; else a spent quota
-    (`x-ratelimit-remaining: 0`) until `x-ratelimit-reset` (+1 s: the second is not exact);
-    a 429 is always a rate limit. A 403 without them is a refusal (permissions)."""
+    """Seconds GitHub asks us to wait, or None when STATUS with HEADERS is no rate limit:
+    `retry-after`, else a spent quota until its reset (+1 s); a 429 is always a rate limit."""
     if status not in (403, 429):
         return None
     after = retry_after(str(headers.get("retry-after") or ""))
@@ -696,8 +653,7 @@ _REASONS = (
 
 
 def failure_reason(exc: BaseException) -> str:
-    """A few words on why a request failed, without the HTTP library's internals (pool
-    objects, retry counters) that tell a user nothing."""
+    """A few words on why a request failed, without the HTTP library's internals."""
     text = str(exc).lower()
     return next((reason for clue, reason in _REASONS if clue in text), type(exc).__name__)
 
@@ -761,9 +717,8 @@ def _from_status(
 
 
 def reason(status: int, data: Any) -> str:
-    """GitHub's reason for a failed answer: its JSON `message`, else its body's text (a proxy's
-    page, on one line, cut), else the status's own text (`Service Unavailable`), so a message
-    never ends in an empty `(503 )`."""
+    """GitHub's reason for a failed answer: its JSON `message`, else its body's text (on one
+    line, cut), else the status's own text, so a message never ends in an empty `(503 )`."""
     if isinstance(data, dict):
         text = str(data.get("message") or data.get("data") or "")
     else:
@@ -778,8 +733,8 @@ def reason(status: int, data: Any) -> str:
 
 
 def permission_for(what: str) -> str:
-    """The one permission a refused call needs: git refs and commits are `contents` (written
-    by an agent's token for its leases, never by the Action), the rest is `issues`."""
+    """The one permission a refused call needs: `contents` for git refs (an agent's leases),
+    `issues` for the rest."""
     reads = what.startswith(("read", "list", "query"))
     if any(word in what for word in ("ref", "commit", "tree")):
         return "`contents: read`" if reads else "`contents: write` (an agent's token, for leases)"
@@ -804,6 +759,11 @@ def utc_text(when: datetime) -> str:
 def http_date(when: datetime) -> str:
     """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
     return format_datetime(utc(when), usegmt=True)
+
+
+def _check_repository(repository: str, hint: str = "") -> None:
+    if repository.count("/") != 1 or not all(repository.split("/")):
+        raise GitHubConfigError(f"repository {repository!r} is not owner/name{hint}")
 
 
 def _ref_path(ref: str) -> str:

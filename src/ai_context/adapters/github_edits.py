@@ -1,11 +1,6 @@
-"""An issue's body and its latest revisions, from GitHub's edit history (GraphQL).
-
-Why: GitHub's issue PATCH takes no precondition, so an edit that lands between a writer's
-re-read and its PATCH is overwritten without a word; the edit history is where it still is.
-`userContentEdits` lists an issue body's revisions newest first, each with the full text of
-the body after that edit (`diff`, null where someone deleted the revision from the history);
-the first edit of an issue records the text it was created with too. One query, charged to
-GraphQL's own budget.
+"""An issue's body and its latest revisions, from GitHub's edit history (GraphQL's
+`userContentEdits`, newest first, full texts): GitHub's PATCH takes no precondition, so an edit
+that lands between a writer's re-read and its PATCH is found only there.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""Many issues' comments in one GitHub GraphQL query: the query text, and the answer
-turned into the same `Comment` models the REST listing gives (github_json.comment_from_json).
+"""Many issues' comments in one GitHub GraphQL query (the first 100 comments of up to 100
+issues, charged to GraphQL's budget), as the same `Comment` models the REST listing gives.
 
-Why: a full scan with no run state reads the comments of each task with findings that has
-any, to be sure none of them is our sticky comment (never a duplicate). By REST that is one
-listing an issue (17 calls at 1,000 tasks, 167 at 10,000); one query reads the first 100
-comments of up to 100 issues, and it is charged to GraphQL's own budget, not REST's.
-
-Never a guess: an issue with more comments than the first page, or whose part of the answer
-is missing, null or malformed, comes back unread, and so does every issue of a query that
-failed; the caller reads those by REST, as without this module.
+Never a guess: an issue with more comments than the first page, or whose part of the answer is
+missing or malformed, comes back unread (and so does every issue of a failed query), for the
+caller to read by REST.
 """
 
 from __future__ import annotations
@@ -57,10 +52,8 @@ class CommentsRead:
 
 
 def comments_query(numbers: Sequence[int]) -> str:
-    """One query for the comments of issues NUMBERS, one alias each (`i42: issue(number: 42)`).
-
-    `fullDatabaseId` (BigInt, sent as a string) and not `databaseId`: comment ids passed
-    2**31 on github.com, beyond GraphQL's Int, and the REST writes need the whole id."""
+    """One query for the comments of issues NUMBERS, one alias each (`i42: issue(number: 42)`);
+    `fullDatabaseId`, as comment ids passed GraphQL's Int."""
     aliases = "".join(
         f"    i{int(n)}: issue(number: {int(n)}) {{ ...IssueComments }}\n" for n in numbers
     )
@@ -141,13 +134,8 @@ def comment_from_node(node: Mapping[str, Any], number: int) -> Comment:
 
 
 def author_login(author: Mapping[str, Any] | None) -> str:
-    """The login as REST spells it, so our comment is recognised by author and marker
-    (rules/sticky.py `is_sticky`, jobs/settle.py `ours`) as after a REST read.
-
-    GraphQL gives a bot's login without the `[bot]` suffix REST shows (`github-actions`,
-    `__typename` Bot, for REST's `github-actions[bot]`): the suffix is added to a Bot's login
-    that lacks it and left alone on one that has it, so matching holds whichever way GitHub
-    spells it. A deleted account has no author in GraphQL and is `ghost` in REST."""
+    """The login as REST spells it (a Bot's with `[bot]`, a deleted account `ghost`), so our
+    comment is recognised as after a REST read."""
     if author is None:
         return GHOST
     login = str(author["login"])

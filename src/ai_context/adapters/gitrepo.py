@@ -1,8 +1,4 @@
-"""A local git checkout, read through the `git` command (imperative shell; no network).
-
-One `git log` subprocess per question, its output parsed as it streams (gitlog.parse_log_stream),
-so a history of tens of thousands of commits never sits in memory as one string.
-"""
+"""A local git checkout, read through the `git` command; `git log` is parsed as it streams."""
 
 from __future__ import annotations
 
@@ -65,20 +61,21 @@ def _require_repo(path: Path) -> None:
         raise GitError(f"{path}: not a git checkout; pass --checkout with the path of one")
 
 
+def _answer(repo: Path, args: Sequence[str]) -> str | None:
+    """What git ARGS print in the checkout REPO, or None when they fail or print nothing."""
+    _require_repo(repo)
+    done = _run(repo, args)
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
 def head_sha(repo: Path) -> str | None:
     """The commit HEAD points at; None in a repository without commits."""
-    _require_repo(repo)
-    done = _run(repo, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
-    sha = done.stdout.strip()
-    return sha if done.returncode == 0 and sha else None
+    return _answer(repo, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
 
 
 def current_branch(repo: Path) -> str | None:
     """The checked-out branch; None when HEAD is detached."""
-    _require_repo(repo)
-    done = _run(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"])
-    name = done.stdout.strip()
-    return name if done.returncode == 0 and name else None
+    return _answer(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"])
 
 
 _REMOTE_RE = re.compile(
@@ -88,9 +85,8 @@ _REMOTE_RE = re.compile(
 
 def remote_repository(repo: Path, remote: str = "origin") -> str | None:
     """`owner/name` of a remote (https or ssh URL), or None when there is none."""
-    _require_repo(repo)
-    done = _run(repo, ["remote", "get-url", remote])
-    match = _REMOTE_RE.search(done.stdout.strip()) if done.returncode == 0 else None
+    url = _answer(repo, ["remote", "get-url", remote])
+    match = _REMOTE_RE.search(url) if url else None
     return f"{match.group(1)}/{match.group(2)}" if match else None
 
 
@@ -143,11 +139,8 @@ def log_command(
 def log(
     repo: Path, *, rev: str = "HEAD", grep: str | None = None, max_count: int | None = None
 ) -> Iterator[Commit]:
-    """Commits reachable from `rev`, newest first, with the files each added/modified/removed.
-
-    `grep` keeps only commits whose message contains that text (git does the filtering, which
-    is what makes `derive` on a long history fast). Merge commits list no files.
-    """
+    """Commits reachable from `rev`, newest first, with the files each changed (none for a
+    merge); git keeps only those whose message contains `grep`."""
     from ai_context.rules.gitlog.log import parse_log_stream  # noqa: PLC0415
 
     _require_repo(repo)

@@ -1,12 +1,8 @@
-"""The retry policy of the ClickUp and Slack adapters: urllib3's `Retry`, mounted on their requests
-session, as PyGithub's `GithubRetry` is on GitHub's; and the reading of `retry-after` that the
-three share. Each service says which answers it retries (`status_forcelist`, `allowed_methods`,
-`connect`/`read`) and how long an answer asks it to wait (`asked_wait`); PolicyRetry counts
-every retry, honours that wait up to `max_wait` (beyond it the answer is handed back as it
-came, to be reported) and doubles the backoff from `backoff_factor` at the first retry.
-
-The wait happens in `increment`, which every user of a Retry calls before trying again
-(urllib3's own `sleep` then has nothing left to do), with a `sleep` a caller may replace.
+"""The retry policy of the ClickUp and Slack adapters: urllib3's `Retry` on their requests
+session, as PyGithub's `GithubRetry` is on GitHub's. Each service says which answers it retries
+and how long an answer asks it to wait (`asked_wait`); PolicyRetry counts every retry, honours
+that wait up to `max_wait` (beyond it the answer goes back as it came) and waits in `increment`
+through a `sleep` a caller may replace.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
-"""Slack adapter: posts messages to an incoming webhook. The only module that talks to Slack.
+"""Slack adapter: the only module that talks to Slack, posting to an incoming webhook at most
+one message a second (a success is 200 `ok`; anything else carries Slack's error text).
 
-A webhook answers 200 with the body `ok`; anything else is a failure carrying Slack's error
-text (404 `no_service`, 410 `channel_is_archived`, 400 `invalid_blocks`, 403
-`action_prohibited`, ...). Messages go out at most one per second, Slack's posting rate.
-
-Retries (`SlackRetry`, urllib3's `Retry` on adapters/retry.py's policy, as the ClickUp
-adapter's). Posting is not idempotent: a retried POST that had in fact been delivered shows the
-digest twice in the channel. So only answers that prove nothing was posted are retried:
-- 429, after the `Retry-After` Slack sends (bounded by `max_wait`);
-- 503, "unable to handle the request", after a backoff;
-- a connection that failed before the request went out (connect timeout, refused, DNS):
-  urllib3's `connect` errors.
-A read timeout, a dropped connection after sending (urllib3's `read` errors, `read=False`), or
-a 500/502/504 may each have posted, so they fail at once with a message saying the digest may
-have been posted. (slack_sdk's WebhookClient is not used: its retry handlers are a second
-retry style beside urllib3's, and its urllib transport would escape the HTTP-level tests.)
-
-The webhook URL is a secret (it is the only credential). It never appears in a result, an
-error or a repr: requests' own exception texts quote the URL, so they are never passed on.
+A POST is not idempotent, so only answers that prove nothing was posted are retried: a 429 or
+503 (after the wait Slack asks), a connection that failed before sending. A read timeout, a
+connection dropped after sending or another 5xx fails at once. (slack_sdk's WebhookClient would
+be a second retry style and escape the HTTP-level tests.) The URL is the secret: no result,
+error or repr shows it, so requests' exception texts are never passed on.
 """
 
 from __future__ import annotations
@@ -123,9 +111,8 @@ STATUS_REMEDIES = {
 
 
 def webhook_problem(url: str) -> str | None:
-    """Why URL is not an incoming webhook (None when it looks like one); never quotes the
-    URL, which is a secret. Checked before anything is sent: a channel's address
-    (https://app.slack.com/client/...) would be retried and fail, never post."""
+    """Why URL is not an incoming webhook (None when it looks like one), never quoting it;
+    checked before anything is sent."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return f"is not an http(s) URL; {GET_A_WEBHOOK}"
@@ -197,8 +184,6 @@ class SlackWebhook:
 
     def __repr__(self) -> str:
         return f"SlackWebhook(host={self._host!r}, url=<hidden>)"
-
-    __str__ = __repr__
 
     def _retried(self, method: str, waited: float) -> None:
         del method, waited

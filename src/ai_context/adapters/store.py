@@ -1,11 +1,9 @@
-"""A directory-backed issue store: the offline stand-in for GitHub used by the demo and tests.
-
-Each issue is a Markdown file with a small YAML front-matter header (number, title, state,
-labels, updated_at, closed_at, ...) followed by the body, so examples read like real issues.
-"""
+"""A directory of issues as Markdown files with a YAML front matter: the offline stand-in for
+GitHub used by the demo and tests."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -48,32 +46,27 @@ class FrontMatter(BaseModel):
         return value
 
 
+# A `---` line opens the header (spaces after it allowed) and another (spaces around it) ends it.
+_OPENING_RE = re.compile(r"---[^\S\n]*\n")
+_FRONT_MATTER_RE = re.compile(r"---[^\S\n]*\n(.*?)^[^\S\n]*---[^\S\n]*(?:\n|\Z)", re.S | re.M)
+
+
 class StoreError(UsageError):
     """A store file that cannot be read; the message names the file and what to fix."""
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """`---\\nyaml\\n---\\nbody` -> (header, body); text without a header is all body."""
-    normalised = text[1:] if text.startswith("\ufeff") else text
-    if not normalised.startswith("---"):
+    normalised = text.removeprefix("\ufeff")
+    if not _OPENING_RE.match(normalised):
         return {}, normalised
-    first_nl = normalised.find("\n")
-    if first_nl < 0 or normalised[:first_nl].strip() != "---":
-        return {}, normalised
-    pos = first_nl + 1
-    while True:
-        nl = normalised.find("\n", pos)
-        line = normalised[pos:] if nl < 0 else normalised[pos:nl]
-        if line.strip() == "---":
-            header_text = normalised[first_nl + 1 : pos]
-            body = "" if nl < 0 else normalised[nl + 1 :]
-            loaded = yaml.safe_load(header_text) or {}
-            if not isinstance(loaded, dict):
-                raise ValueError("the front matter is not a YAML mapping")
-            return loaded, body
-        if nl < 0:
-            raise ValueError("the front matter has no closing '---' line")
-        pos = nl + 1
+    matter = _FRONT_MATTER_RE.match(normalised)
+    if matter is None:
+        raise ValueError("the front matter has no closing '---' line")
+    loaded = yaml.safe_load(matter.group(1)) or {}
+    if not isinstance(loaded, dict):
+        raise ValueError("the front matter is not a YAML mapping")
+    return loaded, normalised[matter.end() :]
 
 
 def issue_from_file(path: Path, repository: str = "") -> Issue:

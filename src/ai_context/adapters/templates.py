@@ -1,15 +1,10 @@
 """The templates a run renders, read from disk, and where a render of a user's templates runs.
 
-The bundled templates (inside the package, or the checkout's `templates/`) are ours: they render
-in this process, where a 1,000-task digest costs a few milliseconds. A `templates` directory
-holds a user's, and the sandbox's own checks (rules/template_limits) cannot stop everything a
-template can do (a loop over a long string, `lipsum`, a `join` or `replace` that multiplies
-its input): every render with a user's directory runs in a child process that the kernel
-bounds. It gets RLIMIT_CPU of RenderLimits.seconds, RLIMIT_AS of RenderLimits.memory above
-what it starts with, and is killed when the same seconds have passed on the wall clock;
-whichever comes first is "template error: ..." (exit 2), and nothing has been written.
-Children come from a fork server (a single-threaded process started once), so forking is safe
-whatever threads this process runs.
+The bundled templates render in this process. The sandbox's checks (rules/template_limits)
+cannot stop everything a user's template can do (a loop over a long string, `lipsum`, a `join`
+that multiplies its input), so a render with a user's directory runs in a child of a fork server
+that the kernel bounds (RLIMIT_CPU, RLIMIT_AS) and that is killed on the wall clock: whichever
+comes first is "template error: ..." (exit 2), before anything is written.
 """
 
 from __future__ import annotations
@@ -26,8 +21,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, TemplateNotFound
-from jinja2.loaders import split_template_path
+from jinja2 import BaseLoader, ChoiceLoader, FileSystemLoader, PackageLoader
 
 from ai_context.core.errors import AIContextError, TemplateError
 from ai_context.rules.template_limits import MAX_SECONDS
@@ -61,61 +55,35 @@ class RenderLimits:
 
 
 def bundled_templates(package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> Traversable:
-    """Where the bundled templates are: inside the installed package (the wheel and the image
-    carry the repository's top-level `templates/` there), else, in a source checkout or an
-    editable install, the repository's own `templates/` folder."""
+    """Where the bundled templates are: inside the installed package, else (a source checkout,
+    an editable install) the repository's own `templates/` folder."""
     packaged = resources.files(package).joinpath(directory)
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[3].joinpath(directory)
 
 
-class _PackageLoader(BaseLoader):
-    """Templates shipped inside the package, read with importlib.resources (works from a wheel
-    or a zip, where a filesystem path may not exist)."""
-
-    def __init__(self, package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> None:
-        self._root: Traversable = bundled_templates(package, directory)
-
-    def get_source(
-        self, environment: Environment, template: str
-    ) -> tuple[str, str | None, Callable[[], bool] | None]:
-        node = self._root
-        for part in split_template_path(template):  # rejects ".." and absolute names
-            node = node.joinpath(part)
-        if not node.is_file():
-            raise TemplateNotFound(template)
-        return node.read_text(encoding="utf-8"), None, lambda: True
-
-    def list_templates(self) -> list[str]:
-        found: list[str] = []
-
-        def walk(node: Traversable, prefix: str) -> None:
-            for child in node.iterdir():
-                if child.is_dir():
-                    walk(child, f"{prefix}{child.name}/")
-                elif child.is_file():
-                    found.append(prefix + child.name)
-
-        if self._root.is_dir():
-            walk(self._root, "")
-        return sorted(found)
+def _bundled_loader() -> BaseLoader:
+    node = bundled_templates()
+    if isinstance(node, Path):
+        return FileSystemLoader(str(node))
+    return PackageLoader(PACKAGE, TEMPLATE_DIR)  # a zip: no filesystem path
 
 
 def template_loader(user_dir: Path | None) -> BaseLoader:
     """`user_dir`'s templates first, then the bundled ones (ValueError: no such directory)."""
     if user_dir is None:
-        return _PackageLoader()
+        return _bundled_loader()
     if not user_dir.is_dir():
         raise ValueError(
             f"templates directory {user_dir} does not exist; create it or unset `templates`"
         )
-    return ChoiceLoader([FileSystemLoader(str(user_dir)), _PackageLoader()])
+    return ChoiceLoader([FileSystemLoader(str(user_dir)), _bundled_loader()])
 
 
 class Templates:
-    """The templates of a run: the bundled ones, and a user's directory before them
-    (ValueError when it does not exist). `run` renders with them, bounded for a user's."""
+    """The templates of a run: a user's directory (ValueError when it does not exist) before
+    the bundled ones. `run` renders with them, bounded for a user's."""
 
     def __init__(self, user_dir: Path | None = None, limits: RenderLimits | None = None) -> None:
         self.user_dir = user_dir
@@ -127,8 +95,7 @@ class Templates:
 
     def run(self, render: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """`render(*args, env=<the environment>, **kwargs)`: here for the bundled templates,
-        in a bounded child process for a user's. RENDER and its arguments cross to the child
-        by pickle (a module-level function, plain data)."""
+        in a bounded child process for a user's (RENDER and its arguments are pickled)."""
         if self.user_dir is None:
             return render(*args, env=self.env, **kwargs)
         return cast(T, _in_child(_Job(self.user_dir, self.limits, render, args, kwargs)))
@@ -232,8 +199,7 @@ def _in_child(job: _Job) -> Any:
 
 
 def _stopped(user_dir: Path, limits: RenderLimits, exitcode: int | None) -> TemplateError:
-    """Why a child ended without an answer: killed on time (ours, or the kernel's SIGXCPU),
-    out of memory while answering, or something else, said as it is."""
+    """Why a child ended without an answer: killed on time, out of memory, or else."""
     if exitcode == _OUT_OF_MEMORY:
         return _too_much_memory(user_dir, limits)
     if exitcode is not None and exitcode not in (-signal.SIGXCPU, -signal.SIGKILL):

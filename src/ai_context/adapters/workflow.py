@@ -1,13 +1,9 @@
 """Workflow commands, outputs and the step summary, written to streams a test can capture.
 
-The runner reads every line of stdout and stderr as a possible command (`::name::`, also after
-spaces, and the older `##[name]`), so every line goes through one writer (`Workflow._line`):
-the text loses its control characters and lone surrogates first (scrub.strip_controls, so no
-string can raise UnicodeEncodeError); a command's message is escaped the way the runner expects
-(`%`, CR, LF; and `:` `,` in properties); a plain log line gets its newlines as `%0A` and a
-leading `::` or `##[` defused, so whatever a title, label or payload holds, one call is one
-line and starts no command. Multi-line outputs use a random heredoc delimiter, so no value can
-forge an output.
+The runner reads every line of stdout and stderr as a possible command, so every line goes
+through one writer (`Workflow._line`) after its text lost its control characters and was
+escaped (a command's message) or defused (a plain line): whatever a title or payload holds,
+one call is one line and starts no command. Multi-line outputs use a random heredoc delimiter.
 """
 
 from __future__ import annotations
@@ -62,8 +58,7 @@ class Workflow:
         )
 
     def check_files(self) -> None:
-        """GITHUB_OUTPUT and GITHUB_STEP_SUMMARY can be written: checked before a run's first
-        write, so a wrong path is exit 2 up front, not a traceback after the jobs ran."""
+        """GITHUB_OUTPUT and GITHUB_STEP_SUMMARY can be written (exit 2 before any write)."""
         for name, path in self._files():
             if path.is_dir() or not path.parent.is_dir():
                 where = "is a folder" if path.is_dir() else "points into a missing folder"
@@ -116,8 +111,7 @@ class Workflow:
         self._line(plain_line(line))
 
     def trace(self, text: str) -> None:
-        """A traceback (a bug of ours) on stderr, line by line: its messages may quote
-        payload text, which must not start a command there either."""
+        """A traceback on stderr, line by line: its messages may quote payload text."""
         for line in text.splitlines():
             self._line(plain_line(line), self.errors)
 
@@ -145,10 +139,9 @@ WAIT_NOTICE = 5.0  # seconds: a longer wait is said before it starts
 
 
 class Progress:
-    """A long run's progress, told through EMIT: every EVERY_PAGES pages or EVERY_SECONDS
-    seconds, whichever comes first, a line with the issues read, the writes made and, when
-    the listing's last page is known, about how long the reading has to go. `waiting` tells
-    of a wait longer than WAIT_NOTICE seconds before it starts (what for, until when)."""
+    """A long run's progress, told through EMIT every EVERY_PAGES pages or EVERY_SECONDS
+    seconds (issues read, writes made, time left when known); `waiting` tells of a wait
+    longer than WAIT_NOTICE seconds before it starts."""
 
     def __init__(
         self,

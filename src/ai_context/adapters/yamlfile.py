@@ -1,9 +1,5 @@
-"""The config file's YAML, read within bounds: the settings (adapters/config.py) and the agent
-commands (`required:` and `actors:`, which must not load pydantic) read it through here.
-
-A settings file is a few KB of shallow mappings. Past the bounds below it is refused (exit 2)
-before anything is built from it, so an alias bomb ("billion laughs") or a file nested
-thousands deep costs a fraction of a second, not the runner's memory.
+"""The config file's YAML, read within bounds: past them it is refused (exit 2) before anything
+is built from it, so an alias bomb or a file nested thousands deep costs a fraction of a second.
 """
 
 from __future__ import annotations
@@ -48,8 +44,8 @@ class _TooBig(Exception):
 
 
 def _expanded_size(node: yaml.Node) -> int:
-    """How many values NODE stands for once aliases are expanded (shared nodes counted at
-    each use, computed once each); refuses a node that contains itself."""
+    """How many values NODE stands for once aliases are expanded; refuses a node that
+    contains itself."""
     sizes: dict[int, int] = {}
     open_: set[int] = set()
 

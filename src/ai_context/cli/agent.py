@@ -33,14 +33,14 @@ from ai_context.cli.common import (
     resolve_repository,
     timestamp_arg,
 )
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.errors import UsageError
 from ai_context.jobs.agent.mirror import agent_mirror_hook
 from ai_context.jobs.agent.output import EXIT_BY_STATUS, outcome_json, outcome_text
 
 if TYPE_CHECKING:
     from ai_context.adapters.github import GitHub
-    from ai_context.core.block import Block
+    from ai_context.core.block.model import Block
     from ai_context.jobs.agent.model import Outcome
 
 # --- arguments ----------------------------------------------------------------------------

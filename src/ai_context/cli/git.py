@@ -22,7 +22,7 @@ from ai_context.cli.common import (
     read_stream,
     resolve_repository,
 )
-from ai_context.core.block import Block, block_data, format_timestamp
+from ai_context.core.block.model import Block, block_data, format_timestamp
 from ai_context.core.errors import Exit, UsageError
 from ai_context.core.findings import Finding
 from ai_context.rules.gitlog.compare import GitRules

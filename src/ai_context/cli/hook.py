@@ -32,7 +32,8 @@ from ai_context.rules.agentsetup import HOOK_EVENTS
 from ai_context.rules.cadence import DEFAULT_COMMITS, DEFAULT_INTERVAL, Cadence
 
 if TYPE_CHECKING:
-    from ai_context.adapters.cache import Cache, CacheEntry
+    from ai_context.adapters.cache import Cache
+    from ai_context.adapters.cache_entry import CacheEntry
     from ai_context.adapters.github import GitHub
     from ai_context.jobs.agent.model import Outcome
     from ai_context.rules.cadence import Progress

@@ -121,7 +121,7 @@ def _text(
     colour: bool,
     without: int,
 ) -> str:
-    from ai_context.core.block import format_timestamp  # noqa: PLC0415
+    from ai_context.core.block.model import format_timestamp  # noqa: PLC0415
     from ai_context.rules.digest.build import plan_done  # noqa: PLC0415
     from ai_context.rules.digest.text import Paint, plain  # noqa: PLC0415
 

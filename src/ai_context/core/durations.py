@@ -1,10 +1,5 @@
-"""Human durations such as `90m`, `24h`, `3d` (settings like stale-after use them).
-
-One rule in every source (action input, environment, YAML file, command line): a bare number
-means hours, whether YAML read it as a number (`stale-after: 48`) or as text (`"48"`).
-The pydantic field type built on it is core/duration_field.py's `Duration` (apart, so that
-`validate`, which reads durations, does not import pydantic).
-"""
+"""Human durations such as `90m`, `24h`, `3d`, one rule in every source: a bare number means
+hours, whether YAML read it as a number or as text."""
 
 from __future__ import annotations
 
@@ -15,6 +10,7 @@ from typing import Any
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION_RE = re.compile(r"(\d{1,6})\s*([smhdw])")
+_DURATIONS_RE = re.compile(r"(?:\d{1,6}\s*[smhdw] *)+")
 
 
 def parse_duration(text: str) -> timedelta:
@@ -26,16 +22,10 @@ def parse_duration(text: str) -> timedelta:
                 f"cannot read duration {text!r}: a bare number is hours, at most {MAX_HOURS}"
             )
         return timedelta(hours=int(raw))
-    pos, seconds = 0, 0
-    while pos < len(raw):
-        match = _DURATION_RE.match(raw, pos)
-        if not match:
-            raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
-        seconds += int(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-        while pos < len(raw) and raw[pos] == " ":
-            pos += 1
-    if not raw or seconds <= 0:
+    if not _DURATIONS_RE.fullmatch(raw):
+        raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
+    seconds = sum(int(number) * _UNITS[unit] for number, unit in _DURATION_RE.findall(raw))
+    if seconds <= 0:
         raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
     if seconds > MAX_SECONDS:
         raise ValueError(f"cannot read duration {text!r}: longer than a thousand years")

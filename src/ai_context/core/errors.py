@@ -1,15 +1,6 @@
-"""One error model: every failure the tool reports is an `AIContextError` carrying its exit code.
-
-Exit codes (docs/design.md, "Runtime contract"), the only table of them in the code:
-
-0 done; 1 findings at or above the user's threshold (for `validate`: the block has errors);
-2 bad configuration, usage or input; 3 an outside service failed after retries;
-4 a conflict, or a lease held by another actor; 5 incomplete state (required fields missing).
-
-Pure layers raise the service-neutral kinds below; adapters translate HTTP failures into
-`ServiceError` subclasses; the faces (the Action's main and the CLI's main) map any of them to
-a message and `exit_code` in one place each. The message always says what was wrong and what
-to do.
+"""One error model: every failure the tool reports is an `AIContextError` carrying its exit code
+(`Exit`, docs/design.md's "Runtime contract"), and a message saying what was wrong and what to
+do. Adapters translate service failures into `ServiceError`s; each face maps them in one place.
 """
 
 from __future__ import annotations
@@ -19,7 +10,8 @@ from typing import ClassVar
 
 
 class Exit(IntEnum):
-    """The process exit statuses every face uses."""
+    """The exit statuses every face uses (FINDINGS: at or above the user's threshold;
+    INCOMPLETE: required fields missing)."""
 
     OK = 0
     FINDINGS = 1

@@ -1,12 +1,7 @@
-"""One event layer: each webhook payload is read once, here, into a typed event (pure).
-
-Routing, the stale rules and the git rules read these types, never the raw JSON. One `Commit`
-model serves a push payload and `git log` alike (rules/gitlog reads both into it).
-
-A payload this layer cannot read is an `EventError` (exit 2) whose message names the field:
-"cannot read the event payload: issue.number: expected a positive integer, got -4". Nothing
-is written before the payload has been read, so a bad payload never half-runs. Fields the tool
-never reads are not looked at, so GitHub may add or change them freely.
+"""One event layer: each webhook payload is read once, here, into a typed event (pure); one
+`Commit` model serves a push payload and `git log` alike. A payload it cannot read is an
+`EventError` (exit 2) naming the field ("issue.number: expected a positive integer, got -4"),
+before anything is written; fields the tool never reads are not looked at.
 """
 
 from __future__ import annotations
@@ -277,29 +272,30 @@ def _text(value: Any, where: str) -> str:
     return value
 
 
-def _strings(value: Any, where: str) -> tuple[str, ...]:
+def _list(value: Any, where: str) -> list[Any]:
+    """A list, or [] when absent (null)."""
     if value is None:
-        return ()
+        return []
     if not isinstance(value, list):
         raise bad(where, f"expected a list, got {_kind(value)}")
-    return tuple(_text(item, f"{where}[{i}]") for i, item in enumerate(value))
+    return value
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    return tuple(_text(item, f"{where}[{i}]") for i, item in enumerate(_list(value, where)))
 
 
 def _names(value: Any, where: str, key: str) -> tuple[str, ...]:
     """Labels or users: objects with KEY (a label may also be a bare name)."""
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise bad(where, f"expected a list, got {_kind(value)}")
-    out = []
-    for i, item in enumerate(value):
-        if isinstance(item, str):
-            out.append(item)
-            continue
-        if not isinstance(item, Mapping) or not isinstance(item.get(key), str):
-            raise bad(f"{where}[{i}]", f"expected an object with a {key}, got {_kind(item)}")
-        out.append(item[key])
-    return tuple(out)
+    return tuple(_name(item, f"{where}[{i}]", key) for i, item in enumerate(_list(value, where)))
+
+
+def _name(item: Any, where: str, key: str) -> str:
+    if isinstance(item, str):
+        return item
+    if not isinstance(item, Mapping) or not isinstance(item.get(key), str):
+        raise bad(where, f"expected an object with a {key}, got {_kind(item)}")
+    return str(item[key])
 
 
 _TIME_RE = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?([Zz]|[+-]\d\d:?\d\d)?")

@@ -1,8 +1,6 @@
-"""The field checks of the plain models built from outside input without pydantic (a block, an
-agent's cache entry: the agent commands import no pydantic), and the one rule for times: UTC.
-
-A problem is a FieldError: `loc` names the field as a path (`plan.0.text`, `block.actor`),
-`msg` the problem; the message is `loc: msg`.
+"""The field checks of the plain models built from outside input without pydantic (a block, a
+cache entry, a finding: the agent commands import no pydantic), and the one rule for times:
+UTC. A problem is a FieldError `loc: msg`, `loc` a path (`plan.0.text`).
 """
 
 from __future__ import annotations

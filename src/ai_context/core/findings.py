@@ -1,15 +1,14 @@
-"""Findings: the one currency every rule, parser and job reports problems in.
-
-A plain frozen dataclass, not a pydantic model: every command imports it, and pydantic's import
-alone cost `validate` most of its start-up. Pydantic models elsewhere may still hold
-a Finding as a field (pydantic validates and serialises stdlib dataclasses).
-"""
+"""Findings: the one currency every rule, parser and job reports problems in. A frozen
+dataclass checked by the field kit, so `validate` never imports pydantic (whose models may
+still hold one as a field)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal, cast, get_args
+
+from ai_context.core.fields import FieldError, as_text
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: frozenset[str] = frozenset(get_args(Severity))
@@ -21,7 +20,7 @@ class Rank(IntEnum):
     error = 2
 
 
-class FindingError(ValueError):
+class FindingError(FieldError):
     """A Finding built from bad values (an unknown severity, a line that is not a number)."""
 
 
@@ -37,18 +36,11 @@ class Finding:
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
-            raise FindingError(f"severity: {self.severity!r} is not one of error, warning, info")
-        if not (
-            isinstance(self.code, str)
-            and isinstance(self.message, str)
-            and isinstance(self.hint, str)
-        ):
-            name = next(
-                n for n in ("code", "message", "hint") if not isinstance(getattr(self, n), str)
-            )
-            raise FindingError(f"{name}: must be text")
-        if self.line is not None and (type(self.line) is not int):
-            raise FindingError("line: must be a whole number or None")
+            raise FindingError("severity", f"{self.severity!r} is not one of error, warning, info")
+        for name in ("code", "message", "hint"):
+            as_text(name, getattr(self, name), FindingError)
+        if self.line is not None and type(self.line) is not int:
+            raise FindingError("line", "must be a whole number or None")
 
     @property
     def rank(self) -> Rank:

@@ -1,22 +1,7 @@
-"""One codec for the hidden state the bot keeps in its own comments (pure).
-
-The sticky comment remembers the stale rules' evidence and the digest comment the tasks it
-listed; both carry a JSON object as base64 inside a line GitHub does not render. Base64 keeps
-any text in the state from closing the comment around it. Reading is tolerant: a state that is
-absent, too long, garbled, or not an object decodes to None (a human may edit a comment, and
-an older or newer version may have written it); it never raises.
-
-The two carriers:
-  the sticky comment   `<!-- ai-context:state <base64> -->` (`hide` / `find_hidden`)
-  the digest comment   `[//]: # (ai-context-digest:v2:<base64>)`, a Markdown link reference
-                       definition that also renders as nothing in Slack and the step summary
-                       (rules/digest/state.py writes and reads it).
-`encode` writes url-safe base64 (no `+`, `/`: safe in a link title too); `decode` also reads the
-standard alphabet that earlier sticky comments carry (such a comment is rewritten once).
-The larger states (the digest's, the run state of rules/runstate.py, the digest's facts of
-rules/digest/facts.py) use `compress=True`: the JSON is deflated first and the text marked
-`z.` (a dot is not base64, so no plain state starts that way); `decode` inflates at most
-MAX_INFLATED bytes, so a crafted state cannot blow up.
+"""One codec for the hidden state the bot keeps in its own comments (pure): a JSON object as
+url-safe base64 (so no text in it can close the comment around it), deflated and marked `z.`
+for the larger states. Reading is tolerant: anything but what `encode` wrote decodes to None,
+and inflating stops at MAX_INFLATED bytes.
 """
 
 from __future__ import annotations
@@ -38,9 +23,8 @@ _BASE64_RE = re.compile(r"[A-Za-z0-9+/_=-]*")
 
 
 def encode(state: Mapping[str, Any], *, compress: bool = False) -> str:
-    """STATE as url-safe base64 of compact JSON, keys in the order given (callers build their
-    states in a fixed order, so an unchanged state encodes to the same text and the comment
-    is not rewritten); with COMPRESS, deflated first and marked `z.`."""
+    """STATE as url-safe base64 of compact JSON, keys in the order given (an unchanged state
+    encodes to the same text); with COMPRESS, deflated first and marked `z.`."""
     data = json.dumps(state, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     if compress:
         packed = base64.urlsafe_b64encode(zlib.compress(data, 9)).decode("ascii")

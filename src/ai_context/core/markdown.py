@@ -9,6 +9,7 @@ Plain punctuation stays readable: `#123` still links the issue, `v1.2-rc` needs 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")
 _LINE_START = re.compile(r"^(\s*)(?:([#+\-])|(\d+)([.)]))")
@@ -61,14 +62,21 @@ def escape_code_text(text: str, *, cell: bool = False) -> str:
     flat = " ".join(text.replace("\r", "\n").split("\n"))
     if "`" not in flat:
         return escape_text(flat)
+    return map_code_spans(flat, escape_text, _cell_span if cell else code_span)
+
+
+def _cell_span(text: str) -> str:
+    return code_span(text).replace("|", "\\|")
+
+
+def map_code_spans(text: str, prose: Callable[[str], str], code: Callable[[str], str]) -> str:
+    """TEXT with PROSE applied to the text around its code spans and CODE to each span's text."""
     pieces: list[str] = []
     position = 0
-    for match in CODE_SPAN.finditer(flat):
-        pieces.append(escape_text(flat[position : match.start()]))
-        span = code_span(match.group(2))
-        pieces.append(span.replace("|", "\\|") if cell else span)
+    for match in CODE_SPAN.finditer(text):
+        pieces += [prose(text[position : match.start()]), code(match.group(2))]
         position = match.end()
-    pieces.append(escape_text(flat[position:]))
+    pieces.append(prose(text[position:]))
     return "".join(pieces)
 
 

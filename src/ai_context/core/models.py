@@ -1,8 +1,5 @@
-"""Plain models the adapters hand back, so the pure core never sees an HTTP answer.
-
-Frozen, slotted dataclasses built by keyword (the adapters check what they read before building
-one; adapters/store.py checks a file's front matter with pydantic): importing them costs
-nothing, and an agent's `resume` or a hook never loads pydantic for them.
+"""Plain models the adapters hand back, so the pure core never sees an HTTP answer: frozen
+dataclasses (the adapters check what they read first), so a hook never loads pydantic for them.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
-"""One vocabulary: what a block's Phase (and a plan step's status) means, decided here once.
-
-The checks, the stale rules, the digest and the mirror all ask this module, so a task is never
-"shipped" in the digest while the checks call it stale. The meaning of a Phase:
-
-  shipped      its first word is done, shipped, complete, completed, merged, released or
-               closed: the work is finished and delivered. Terminal: never stale; the digest
-               lists it under Shipped.
-  cancelled    its first word is cancelled or canceled: the work stopped without shipping.
-               Terminal: never stale; the digest leaves it out (neither shipped nor in flight,
-               as an issue closed as not planned).
-  blocked      any other Phase with the word blocked: not terminal; the digest's Stuck.
-  in review    any other Phase with a word starting with review (review, reviewing, in
-               review, under review): not terminal; all steps done is what review looks like.
-  in progress  every other Phase (implementing, handoff, planning, ...): not terminal.
-
-Only the first word decides whether a task is finished ("done, shipped in #411" is shipped;
-"not done" is in progress), matched case-insensitively on its letters.
-
-Plan steps: `done` and `skipped` are finished; the current step is the one in progress, else
-the first step not finished (pending, blocked or unmarked).
+"""What a block's Phase and a plan step's status mean, decided here once for the checks, the
+stale rules, the digest and the mirror. A Phase's first word alone says whether the work is
+over (SHIPPED_WORDS, CANCELLED_WORDS: terminal, never stale); otherwise the word blocked makes
+it blocked, a word starting with review in review, and anything else in progress.
 """
 
 from __future__ import annotations
@@ -27,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from ai_context.core.block import Block, PlanStep
+from ai_context.core.block.model import Block, PlanStep
 
 Meaning = Literal["shipped", "cancelled", "blocked", "in_review", "in_progress"]
 SHIPPED_WORDS = frozenset(

@@ -1,6 +1,5 @@
-"""`Secret`: a token or webhook URL that gives its value only when asked, never in a repr, a
-log line or a traceback's locals. The one secret type: the config validates its secrets into
-it, the agent commands wrap the environment's token in it (without importing pydantic)."""
+"""`Secret`: a token or webhook URL that gives its value only when asked, never in a repr or a
+log line. The one secret type, for the config and the agent commands alike."""
 
 from __future__ import annotations
 
@@ -16,8 +15,6 @@ class Secret:
 
     def __repr__(self) -> str:
         return "Secret('**********')"
-
-    __str__ = __repr__
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Secret) and other._value == self._value

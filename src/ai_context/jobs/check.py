@@ -8,7 +8,7 @@ from pathlib import Path
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHubNotFound
 from ai_context.adapters.workflow import Workflow
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.findings import Finding
 from ai_context.core.markdown import escape_cell, escape_text
 from ai_context.core.models import Issue

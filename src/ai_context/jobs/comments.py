@@ -11,7 +11,7 @@ from typing import Any
 
 from ai_context.adapters import github_graphql
 from ai_context.adapters.github import GitHub, GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
-from ai_context.core.block import find
+from ai_context.core.block.locate import find
 from ai_context.core.findings import Finding
 from ai_context.core.hidden import find_hidden
 from ai_context.core.models import Comment, Issue

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ai_context.core.block import Block, format_timestamp
+from ai_context.core.block.model import Block, format_timestamp
 from ai_context.core.models import Comment
 from ai_context.jobs.settle import ours
 from ai_context.rules.stale import Verdict

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from ai_context.adapters.github import GitHub
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.comments import CheckReport
 from ai_context.jobs.context import RunContext

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ai_context.core.block import Block, BlockError, block_from_data
+from ai_context.core.block.model import Block, BlockError, block_from_data
 from ai_context.core.errors import AIContextError, Exit
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ def save(
 
 def current_block(s: Session, repository: str, number: int) -> Block:
     """The block as this machine last wrote or read it (the cache), else the issue's."""
-    from ai_context.core.block import parse  # noqa: PLC0415
+    from ai_context.core.block.parse import parse  # noqa: PLC0415
 
     entry = s.cache.load(repository, number)
     if entry is not None:

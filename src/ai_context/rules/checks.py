@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ai_context.core.block import LABELS, Block, Parsed, block_data, format_timestamp, parse
+from ai_context.core.block.model import Block, block_data, format_timestamp
+from ai_context.core.block.parse import Parsed, parse
+from ai_context.core.block.syntax import LABELS
 from ai_context.core.durations import format_duration
 from ai_context.core.findings import Finding
 from ai_context.core.phases import FINISHED_STEPS, is_terminal, mentions_review

@@ -14,7 +14,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from ai_context.core.block import LABELS, Block, PlanStep, content_hash, format_timestamp, render
+from ai_context.core.block.markers import content_hash
+from ai_context.core.block.model import Block, PlanStep, format_timestamp
+from ai_context.core.block.render import render
+from ai_context.core.block.syntax import LABELS
 from ai_context.rules.checks import REQUIRED_DEFAULT, missing_fields
 
 DecisionKind = Literal["init", "take_remote", "push_local", "conflict", "equal"]

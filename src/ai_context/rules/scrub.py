@@ -1,27 +1,7 @@
-"""Privacy scrub (pure): home paths become `~/`; secrets and emails are found and redacted.
-
-Home paths: `/home/<user>`, `/Users/<user>`, `C:\\Users\\<user>`, root's `/root`, and the
-real home directory wherever it is (`/var/lib/jenkins`), which the caller passes in as `home`
-(the rules never read the environment).
-
-Used by `session save` on everything it writes, by `ai-context scrub`, and on `push` for
-committed session files. A hit carries its kind and position, never its value, so no report
-can leak what it found. Every pattern has bounded repeats and can only start after a
-separator, so scanning stays linear in the text's size.
-
-Kinds: home-path, email, github-token (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), clickup-token
-(pk_), slack-token (xox?-, xapp-), slack-webhook, aws-access-key (AKIA/ASIA...), private-key
-(a PEM block; without its END line, the key material after BEGIN), url-credentials (the
-password in scheme://user:password@host) and secret (a high-entropy value assigned to a name
-such as token, secret, password or api_key). A 40-hex git sha, a UUID, an all-digit number and
-an obvious placeholder are not secrets; `git@host:` (an SSH remote), noreply addresses and the
-`user@host` of a URL are not emails.
-
-Finding codes (stable): AIC530 error a secret; AIC531 warning a home path with a user name;
-AIC532 warning an email address.
-
-`strip_controls` is the other scrub: what every text from outside (a push's file names, a
-label, a title) passes through before it reaches a comment, Slack, ClickUp or the log.
+"""Privacy scrub (pure): home paths (the caller passes the real one as `home`) become `~/`;
+secrets (`Kind`) and emails are found and redacted. A hit carries its kind and position, never
+its value; every pattern has bounded repeats and starts after a separator, so scanning stays
+linear. `strip_controls` is the other scrub, for every text from outside before it is shown.
 """
 
 from __future__ import annotations
@@ -78,9 +58,8 @@ def _unprintable(match: re.Match[str]) -> str:
 
 
 def strip_controls(text: str) -> str:
-    """TEXT without NUL and the other control characters (tab and newline kept; a carriage
-    return dropped), a lone surrogate as U+FFFD: what any UTF-8 encoder takes, and what no
-    comment, Slack message, ClickUp field or runner log line can be broken by."""
+    """TEXT without control characters (tab and newline kept), a lone surrogate as U+FFFD:
+    what no comment, Slack message, ClickUp field or log line can be broken by."""
     if _CONTROL_RE.search(text) is None:
         return text  # the usual case: nothing to change
     return _CONTROL_RE.sub(_unprintable, text)

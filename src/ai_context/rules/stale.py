@@ -17,7 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ai_context.core.block import Block, Parsed, format_timestamp, parse
+from ai_context.core.block.model import Block, format_timestamp
+from ai_context.core.block.parse import Parsed, parse
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding

@@ -1,11 +1,7 @@
-"""The bounds of a template render (templating's sandbox uses them): at most MAX_OUTPUT
-characters and MAX_SECONDS of time, checked as output is produced and as `range` loops turn;
-`range` at most Jinja's MAX_RANGE items; `*`, `**`, `%`, `str.format` and the `format` and
-`center` filters refuse results past MAX_OUTPUT before computing them. A refusal is Jinja's
-SecurityError, which templating.render turns into "template error: ..." (exit 2). What no check
-here sees coming (a loop over a long string, `lipsum`, a `join` or `replace` that multiplies its
-input) is stopped by the process a user's templates render in (adapters/templates.py: the same
-MAX_SECONDS of CPU and wall-clock time, and a memory limit)."""
+"""The bounds of a template render: MAX_OUTPUT characters and MAX_SECONDS, checked as output is
+produced and as `range` loops turn; `*`, `**`, `%` and width specs refuse results past
+MAX_OUTPUT before computing them (Jinja's SecurityError). What no check here sees coming is
+stopped by the process a user's templates render in (adapters/templates.py)."""
 
 from __future__ import annotations
 

@@ -1,29 +1,11 @@
-"""The one Jinja environment every template of the project renders in, and its escaping filters.
+"""The one Jinja environment every template renders in, and its escaping filters.
 
-Issue text is data: it reaches a template only as a variable, never as template source, and
-every interpolation of it goes through the filter of its target, because each target has its
-own dangerous characters:
-
-- ``md_cell`` / ``md_text``: GitHub Markdown, by `markdown.escape_text` (the project's one
-  Markdown escaper, shared with the sticky comment): Markdown punctuation backslash-escaped (so a
-  title cannot become a link, an image, emphasis, a heading or a list), ``& < >`` as entities
-  (no raw HTML), newlines folded (no new block), ``|`` escaped (no table cell split), and
-  ``@mentions`` broken with a zero-width joiner after the ``@`` (it reads as ``@name`` but
-  notifies nobody). Control characters are dropped first.
-- ``slack``: Slack mrkdwn. ``& < >`` become entities, which is all Slack parses: with them gone
-  ``<!channel>``, ``<!here>`` and ``<@U123>`` are plain text. Bare ``@here``, ``@channel`` and
-  ``@everyone`` get a zero-width space after the ``@`` in case a payload ever sets
-  ``link_names``. Emphasis characters are left: spoofed bold pings nobody.
-- ``html``: HTML text and attribute values (MarkupSafe).
-- ``mermaid_label``: a quoted label inside a Mermaid chart.
-
-Templates run in Jinja's immutable sandbox with StrictUndefined, so a typo in a user template is
-an error, not an empty string. A render is bounded in time and output size (template_limits),
-and a user's templates render in a child process the kernel bounds (adapters/templates.py).
-Every output leaves without control characters (scrub.strip_controls). Any failure of a
-template is core.errors.TemplateError ("template error: ...", exit 2).
-Autoescape is on only for ``.html``/``.htm`` templates: Markdown and Slack have no single
-correct escape, so their templates escape explicitly per field.
+Issue text reaches a template only as a variable, and each interpolation goes through the
+filter of its target (`md_text`/`md_cell`: GitHub Markdown, no markup, no mention; `slack`:
+mrkdwn entities, special mentions defused; `html`; `mermaid_label`), as each target has its own
+dangerous characters; autoescape is on only for HTML. Templates run in Jinja's immutable
+sandbox with StrictUndefined, bounded in time and output (template_limits), and every output
+leaves without control characters. Any failure is a TemplateError (exit 2).
 """
 
 from __future__ import annotations
@@ -48,10 +30,10 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import escape as _markup_escape
 from pydantic import BaseModel
 
-from ai_context.core.block import format_timestamp
+from ai_context.core.block.model import format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import TemplateError
-from ai_context.core.markdown import CODE_SPAN, escape_code_text, escape_text
+from ai_context.core.markdown import escape_code_text, escape_text, map_code_spans
 from ai_context.rules.scrub import strip_controls
 from ai_context.rules.template_limits import (
     BoundedRange,
@@ -91,16 +73,14 @@ def _holds_data(obj: Any) -> bool:
 
 
 def _output(chunks: Iterable[str]) -> str:
-    """Every template's (and macro's) output, bounded, without control characters or lone
-    surrogates whatever a variable held: it goes to a comment, Slack or ClickUp as it is."""
+    """Every template's (and macro's) output, bounded, without control characters."""
     return strip_controls(bounded_concat(chunks))
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
-    """Jinja's immutable sandbox, bounded (see the module's docstring). The fields and
-    properties of pydantic models and dataclasses hold data, never code, so their verdict is
-    cached per class and name: checking each access in full was most of the time spent
-    rendering a 1,000-task digest. Everything else gets the full check."""
+    """Jinja's immutable sandbox, bounded. The verdict on the fields and properties of
+    pydantic models and dataclasses (data, never code) is cached per class and name: checking
+    each access in full was most of a 1,000-task digest's time."""
 
     intercepted_binops = frozenset({"*", "**", "%"})
 
@@ -227,15 +207,12 @@ def slack_code(value: object) -> str:
     text = _one_line(value)
     if "`" not in text:
         return slack(text)
-    pieces: list[str] = []
-    position = 0
-    for match in CODE_SPAN.finditer(text):
-        code = match.group(2).replace("`", "'").strip()
-        code_text = f"`{_slack_inline(code)}`" if code else ""
-        pieces += [_slack_inline(text[position : match.start()]), code_text]
-        position = match.end()
-    pieces.append(_slack_inline(text[position:]))
-    return "".join(pieces)
+    return map_code_spans(text, _slack_inline, _slack_code_span)
+
+
+def _slack_code_span(code: str) -> str:
+    code = code.replace("`", "'").strip()
+    return f"`{_slack_inline(code)}`" if code else ""
 
 
 def html(value: object) -> str:
@@ -315,9 +292,8 @@ def _template_error(name: str, exc: BaseException) -> TemplateError:
 
 
 def render(env: Environment, name: str, **data: Any) -> str:
-    """Render template `name` with `data` as its variables; any failure of the template (a
-    syntax error, an undefined name, a sandbox refusal, a limit) is a TemplateError naming it.
-    A MemoryError is left to the process that bounds the render (adapters/templates.py)."""
+    """Render template `name` with `data` as its variables; any failure of the template is a
+    TemplateError naming it (a MemoryError is left to the process that bounds the render)."""
     try:
         return env.get_template(name).render(**data)
     except (JinjaTemplateError, ArithmeticError, RecursionError) as exc:

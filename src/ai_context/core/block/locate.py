@@ -1,17 +1,10 @@
-"""Locating blocks in an issue body: the AI Context headings GitHub shows, and each block's end.
-
-A block is an AI Context heading (`## AI Context`, levels 2-4, or the setext form: `AI Context`
-over a line of dashes; zero-width characters in the title ignored, after a byte order mark at
-the start of the body) that GitHub renders at the top level of the body. What GitHub does not
-show as a heading is no block: one inside a code fence, an HTML block or an HTML comment, or
-text that continues a paragraph. A heading GitHub shows inside a block quote or a list item is
-quoted text, not the block (`nested_titles` finds those, for a finding).
+"""Locating blocks in an issue body: the AI Context headings GitHub shows at the top level
+(levels 2-4 or setext; not in a fence, an HTML block, a block quote or a list item, nor
+continuing a paragraph), and each block's end.
 
 The quick scan looks only at lines that could open a fence or an HTML block or hold a title,
-so the human text around a block costs almost nothing and the scan stays linear. It decides
-alone for lines indented by at most one space, which no list item can hold; an indented one,
-or a setext title after text, hands the whole body to `structure`, which walks every line as
-cmark-gfm does.
+and decides alone for lines indented by at most one space; anything else hands the body to
+`structure`, which walks every line as cmark-gfm does.
 """
 
 from __future__ import annotations
@@ -92,17 +85,9 @@ class Region:
     end_marker: Line | None = None
     resume: int = 0  # where scanning for further blocks goes on
 
-    @property
-    def first_line(self) -> int:
-        return (self.begin_marker or self.heading).number
 
-
-# Only lines that open or close a fence, open an HTML block or could hold a title matter to the
-# quick scan; one C-level scan finds them, so the human text around a block costs almost nothing.
-# Anchored on the newline (a literal) rather than `^` with MULTILINE: the regex engine then
-# skips ahead to each newline instead of trying every position, about five times faster. The
-# first character alone (a class) rules out most lines at half the cost of the whole pattern,
-# which then confirms the few left.
+# The lines the quick scan looks at, found in C. Anchored on the newline (not `^` with
+# MULTILINE: about five times faster); the first character alone rules out most lines.
 _CANDIDATE_RE = re.compile(r"\n {0,3}(?:`{3,}|~{3,}|<|(?:#{2,4}[ \t]+)?" + TITLE + ")")
 # A line that may hold a title inside containers: block quote and list marks, indentation.
 _NESTED_TITLE = r"\n[ \t>*+\-0-9.)]*+(?:#{2,4}[ \t]+)?" + TITLE

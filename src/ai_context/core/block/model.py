@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from ai_context.core.block.syntax import (
@@ -28,12 +29,8 @@ class BlockError(FieldError):
     across fields)."""
 
 
-def _text(loc: str, value: object) -> str:
-    return as_text(loc, value, BlockError)
-
-
-def _number(loc: str, value: object) -> int:
-    return value if type(value) is int else as_whole(loc, value, BlockError)
+_text = partial(as_text, error=BlockError)
+_number = partial(as_whole, error=BlockError)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,8 @@
-"""Where GitHub puts each line of a body: cmark-gfm's block structure, walked line by line (pure).
-
-The locator's quick scan places most bodies from a handful of lines. When it meets a line it
-cannot place alone (a fence, heading or HTML tag indented as a list item's content may be, a
-setext title after text, a tag that may continue a paragraph), this scanner follows cmark-gfm's
-own algorithm (blocks.c: the open containers first, block quotes and list items, then the new
-blocks a line starts, then lazy paragraph continuation) and says which AI Context headings
-GitHub shows and whether each sits at the top level or inside a block quote or list item.
-It is linear: every line is looked at once, with anchored patterns.
-
-Left out, since none of them moves an ATX heading: inline syntax, link reference definitions
-(a paragraph of only those does not turn into a setext heading), tables (rows are read as
-paragraph lines), footnotes, and a lone carriage return as a line ending.
+"""Where GitHub puts each line of a body (pure): cmark-gfm's block algorithm (blocks.c: open
+containers, new blocks, lazy continuation), walked once line by line, for the bodies the
+locator's quick scan cannot place alone. Says which AI Context headings GitHub shows and
+whether each is at the top level or inside a block quote or list item. Left out, as none moves
+a heading: inline syntax, footnotes, a lone carriage return as a line ending.
 """
 
 from __future__ import annotations

@@ -238,15 +238,6 @@ def continues_block(text: str) -> bool:
 
 
 def indent_width(text: str) -> int:
-    rest = text.lstrip(" ")
-    if rest[:1] != "\t":
-        return len(text) - len(rest)  # spaces only (the common case): counted in C
-    width = 0
-    for ch in text:
-        if ch == " ":
-            width += 1
-        elif ch == "\t":
-            width += 4 - width % 4
-        else:
-            break
-    return width
+    """The columns of TEXT's leading spaces and tabs (tab stops of 4)."""
+    rest = text.lstrip(" \t")
+    return len(text[: len(text) - len(rest)].expandtabs(4))

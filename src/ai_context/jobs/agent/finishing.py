@@ -8,7 +8,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache
-from ai_context.core.block import Block, PlanStep, StepStatus, parse
+from ai_context.core.block.model import Block, PlanStep
+from ai_context.core.block.parse import parse
+from ai_context.core.block.syntax import StepStatus
 from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome, Tracker
 from ai_context.jobs.agent.write import Turn, as_utc, guard, with_changes, with_local, write_block

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from ai_context.core.block import Block
+    from ai_context.core.block.model import Block
     from ai_context.core.models import Issue
 
 CLICKUP_TOKEN_VARS = ("INPUT_CLICKUP-TOKEN", "AI_CONTEXT_CLICKUP_TOKEN", "CLICKUP_TOKEN")

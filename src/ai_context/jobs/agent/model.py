@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal, Protocol
 
-from ai_context.core.block import Block
+from ai_context.core.block.model import Block
 from ai_context.core.errors import UsageError
 from ai_context.core.models import Issue
 from ai_context.jobs.bodywrite import BodyTracker

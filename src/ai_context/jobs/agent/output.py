@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ai_context.core.block import Block, block_data, render
+from ai_context.core.block.model import Block, block_data
+from ai_context.core.block.render import render
 from ai_context.core.errors import Exit
 from ai_context.core.phases import plan_progress
 

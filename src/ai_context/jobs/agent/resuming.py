@@ -9,7 +9,8 @@ from functools import partial
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import CacheEntry
-from ai_context.core.block import Block, parse
+from ai_context.core.block.model import Block
+from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal
 from ai_context.jobs.agent.model import (

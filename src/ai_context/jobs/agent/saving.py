@@ -7,7 +7,7 @@ from typing import Literal
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import CacheEntry
-from ai_context.core.block import Block
+from ai_context.core.block.model import Block
 from ai_context.core.errors import Exit, ServiceError
 from ai_context.jobs.agent.model import AgentError, MirrorHook, Outcome, Tracker
 from ai_context.jobs.agent.write import Turn, Written, as_utc, with_changes, with_local, write_block

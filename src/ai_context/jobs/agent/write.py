@@ -8,7 +8,9 @@ from typing import Any
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import entry_for
-from ai_context.core.block import Block, BlockError, format_timestamp, parse, render, replace_block
+from ai_context.core.block.model import Block, BlockError, format_timestamp
+from ai_context.core.block.parse import parse
+from ai_context.core.block.render import render, replace_block
 from ai_context.core.fields import utc
 from ai_context.core.models import Issue
 from ai_context.jobs.agent.model import (

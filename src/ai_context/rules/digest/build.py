@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ai_context.core.block import Block, parse
+from ai_context.core.block.model import Block
+from ai_context.core.block.parse import parse
 from ai_context.core.duration_field import Duration
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError

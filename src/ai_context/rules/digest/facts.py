@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ai_context.core import hidden
-from ai_context.core.block import Block, PlanStep
+from ai_context.core.block.model import Block, PlanStep
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step, is_terminal

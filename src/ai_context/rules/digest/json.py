@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from ai_context.core.block import format_timestamp
+from ai_context.core.block.model import format_timestamp
 from ai_context.rules.digest.model import (
     CATEGORIES,
     Digest,

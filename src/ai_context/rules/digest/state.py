@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ai_context.core import hidden
-from ai_context.core.block import format_timestamp
+from ai_context.core.block.model import format_timestamp
 from ai_context.rules.digest.model import Category, DigestState, StateRead, TaskState
 
 VERSION = 2

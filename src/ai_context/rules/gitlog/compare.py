@@ -8,7 +8,7 @@ from fnmatch import fnmatchcase
 
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.core.block import Block, format_timestamp
+from ai_context.core.block.model import Block, format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding, make_finding

@@ -7,7 +7,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.core.block import Block, parse
+from ai_context.core.block.model import Block
+from ai_context.core.block.parse import parse
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.rules.gitlog.checkpoints import Checkpoint, CheckpointProblem, issues_of

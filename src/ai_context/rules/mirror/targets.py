@@ -8,7 +8,7 @@ from typing import Any
 from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ai_context.core.block import parse
+from ai_context.core.block.parse import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue

@@ -9,7 +9,7 @@ from typing import Any
 
 from jinja2 import Environment, TemplateError
 
-from ai_context.core.block import Block, PlanStep, format_timestamp
+from ai_context.core.block.model import Block, PlanStep, format_timestamp
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step

@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from ai_context.core.block import format_timestamp
+from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import UsageError
 from ai_context.core.findings import Finding
 from ai_context.rules.scrub import privacy_findings
