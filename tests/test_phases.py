@@ -20,7 +20,8 @@ from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import DigestConfig, categorise
 from ai_context.rules.digest.build import current_step as digest_step
 from ai_context.rules.mirror.text import mirror_data
-from ai_context.rules.stale import Evidence, StaleConfig, judge
+from ai_context.rules.stale import Evidence, judge
+from ai_context.rules.stale_config import StaleConfig
 from tests.digest_samples import NOW, block, issue
 
 PHASES = sorted(

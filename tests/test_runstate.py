@@ -119,6 +119,19 @@ def test_a_checksum_guards_every_field() -> None:
     assert decode(forged, REPO, BOT, JOBS) is None
 
 
+@pytest.mark.parametrize("key", ["listed", "full", "until", "first", "changes"])
+def test_a_time_beyond_the_calendar_reads_as_none(key: str) -> None:
+    """The checksum is unkeyed: a line forged with a valid sum and a huge time is no state,
+    never a traceback."""
+    line, _ = encode(state(3))
+    data = runstate.find_hidden(line, prefix=runstate.PREFIX)
+    assert data is not None
+    data[key] = 10**15
+    data["sum"] = runstate._checksum([data.get(name) for name in runstate.FIELDS])
+    forged = runstate.hide(data, prefix=runstate.PREFIX, compress=True)
+    assert decode(forged, REPO, BOT, JOBS) is None
+
+
 def test_bounded_at_10000_tasks() -> None:
     """Ten thousand dues spread at random over a week fit; more give way from the furthest
     due, and `until` says where the dues kept end."""
@@ -138,9 +151,10 @@ def test_after_writes_counts_comments_and_labels() -> None:
         Op(kind="remove_label", issue=5, labels=("bug",)),
         Op(kind="delete_comment", issue=5, comment_id=9),
     ]
-    after = after_writes(issue, ops, created=1)
-    assert after.labels == ("ai-context:invalid",) and after.comments == 2
-    assert after_writes(issue, ops, created=None).comments is None
+    after = after_writes(issue, ops)
+    assert after.labels == ("ai-context:invalid",) and after.comments == 1
+    created = Op(kind="create_comment", issue=5, body="x")
+    assert after_writes(issue, [*ops, created]).comments is None  # the next run reads again
 
 
 def test_full_reasons() -> None:

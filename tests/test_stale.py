@@ -19,14 +19,13 @@ from ai_context.rules.lease import LeaseRecord
 from ai_context.rules.stale import (
     CommitSeen,
     Evidence,
-    StaleConfig,
     StaleRules,
     Verdict,
     active_tasks,
     judge,
-    parse_stale_config,
     push_commits,
 )
+from ai_context.rules.stale_config import StaleConfig, parse_stale_config
 from tests.conftest import SEED_BLOCK
 
 UPDATED = datetime(2026, 5, 26, 14, 32, tzinfo=UTC)  # the seed block's Last updated
@@ -84,7 +83,10 @@ def lease(actor: str, expires: datetime, acquired: datetime = UPDATED) -> LeaseR
 def commit(
     author: str, when: datetime, issues: tuple[int, ...] = (6,), sha: str = ""
 ) -> CommitSeen:
-    return CommitSeen.of(author, when, issues).model_copy(update={"sha": sha})
+    kind = "author_email" if "@" in author else "author_name"
+    return CommitSeen.model_validate(
+        {kind: author, "timestamp": when, "issues": issues, "sha": sha}
+    )
 
 
 # --- stale ---------------------------------------------------------------------------------
@@ -153,7 +155,7 @@ def test_lease_expired_without_renewal() -> None:
     assert v.findings[0].message == (
         "the lease of cc-ariel-laptop on #6 expired at 2026-05-26T15:32:00Z without renewal"
     )
-    assert v.memory.lease == expired.lease  # remembered for runs that cannot read leases
+    assert v.remembered.lease == expired.lease  # remembered for runs that cannot read leases
     live = Evidence(lease=lease("cc-ariel-laptop", FRESH + 2 * HOUR), leases_read=True)
     assert verdict(evidence=live, now=FRESH + HOUR) == Verdict()
     assert verdict(body(phase="done"), expired, now=FRESH + HOUR) == Verdict()
@@ -172,7 +174,7 @@ def test_commits_by_someone_else_since_last_updated_are_a_claim_race() -> None:
         "claim race: 1 commit naming #6 by cc-ben after Last updated 2026-05-26T14:32:00Z, "
         "but the Active actor is cc-ariel-laptop"
     )
-    assert v.memory.commits == race.commits
+    assert v.remembered.commits == race.commits
 
 
 def test_no_race_for_the_active_actor_older_commits_or_other_issues() -> None:
@@ -267,7 +269,7 @@ def test_memory_round_trips_and_merges_with_what_a_run_gathers() -> None:
     old = commit("ben@example.com", UPDATED + HOUR, sha="b1")
     new = commit("ben@example.com", UPDATED + 2 * HOUR, sha="b2")
     remembered = Evidence(lease=lease("cc-ben", FRESH), leases_read=True, commits=(old,))
-    state = Verdict(memory=remembered).state()
+    state = Verdict(remembered=remembered).state()
     assert state is not None and Evidence.from_state(state) == remembered
     merged = Evidence.from_state(state).merged(Evidence(commits=(new, old)))
     assert merged.commits == (old, new) and merged.lease == remembered.lease  # kept

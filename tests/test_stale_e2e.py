@@ -76,11 +76,14 @@ def test_scheduled_runs_mark_a_stale_task_and_clear_it_when_refreshed(
     assert "Stale tasks: 1; conflicts: 0." in first["summary"]
 
     # The bot's comment and label made the issue "updated" just now: still stale, and the
-    # rerun writes nothing (no edit, so no second notification).
+    # rerun writes nothing (no edit, so no second notification) but its run state, which now
+    # vouches for the comments it read again.
     gh.reset_requests()
     second = run(gh, tmp_path / "2")
     assert second["outputs"]["stale"] == "1"
-    assert [(r.method, r.path) for r in gh.requests if r.method != "GET"] == []
+    [carrier] = [n for n, i in gh.repos["o/r"].issues.items() if "ai-context:state" in i.labels]
+    writes = [(r.method, r.path) for r in gh.requests if r.method != "GET"]
+    assert writes == [("PATCH", f"/repos/o/r/issues/{carrier}"), ("POST", "/graphql")]
     assert sticky(gh, 1) == body
 
     # The agent checkpoints: the next run clears the label and the finding.

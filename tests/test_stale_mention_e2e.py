@@ -1,6 +1,6 @@
-"""The stale owner's mention reaches them in a newly created comment (issue 15, item 11):
-GitHub may not notify a mention added by editing a comment. Scheduled runs of the Action
-against the loopback GitHub; plans for the marker and the sticky comment's memory."""
+"""The stale owner's mention reaches them in a newly created comment: GitHub may not notify a
+mention added by editing a comment. Scheduled runs of the Action against the loopback GitHub;
+plans for the marker and the sticky comment's hidden state."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import pytest
 
 from ai_context.core.block.parse import parse
 from ai_context.core.findings import Finding
+from ai_context.core.hidden import hide
 from ai_context.core.models import Comment
 from ai_context.jobs.mention import MENTION_MARKER, plan_mention
 from ai_context.rules.stale import Verdict
-from ai_context.rules.sticky import MARKER, render_state
+from ai_context.rules.sticky import MARKER
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 from tests.test_stale_e2e import BOT, block, run
@@ -55,9 +56,14 @@ def test_a_task_gone_stale_under_an_existing_comment_gets_one_new_mention_commen
     assert told.splitlines()[1].startswith("@ariel: task #1 looks stale (no update since ")
     assert gh.count("POST", "/repos/{owner}/{repo}/issues/{number}/comments") == 1
     assert gh.count("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}") == 1
-    # Reruns of the same episode tell nobody again, and write nothing.
+    # Reruns of the same episode tell nobody again, and write nothing. The first reads the
+    # comments once more, as after any comment a run made, and notes so in its run state.
     gh.reset_requests()
     run(gh, tmp_path / "3")
+    assert gh.count("POST", "/repos/{owner}/{repo}/issues/{number}/comments") == 0
+    assert gh.count("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}") == 0
+    gh.reset_requests()
+    run(gh, tmp_path / "4")
     assert [r.method for r in gh.requests if r.method != "GET"] == []
     assert len(mentions(gh, 1)) == 1
 
@@ -82,16 +88,16 @@ def test_the_marker_alone_is_enough_to_never_tell_twice() -> None:
     sticky = Comment(id=1, body=f"{MARKER}\nold table", author=BOT)  # its memory was lost
     episode = "ariel 2026-05-26T14:32:00Z"
     told = Comment(id=2, body=f"{MENTION_MARKER}{episode} -->\n@ariel: ...", author=BOT)
-    kwargs = {"block": parsed, "verdict": verdict(), "memory": None, "bot_login": BOT}
+    kwargs = {"block": parsed, "verdict": verdict(), "remembered": None, "bot_login": BOT}
     _, state, ops = plan_mention(6, listed=[sticky, told], **kwargs)  # type: ignore[arg-type]
     assert ops == [] and state is not None and state["mentioned"] == episode
     _, _, ops = plan_mention(6, listed=[sticky], **kwargs)  # type: ignore[arg-type]
     assert [op.kind for op in ops] == ["create_comment"]
     assert ops[0].body is not None and ops[0].body.startswith(f"{MENTION_MARKER}{episode} -->")
-    remembered = Comment(id=1, body=f"{MARKER}\n{render_state(state)}", author=BOT)
+    remembered = Comment(id=1, body=f"{MARKER}\n{hide(state)}", author=BOT)
     _, _, ops = plan_mention(6, listed=[remembered], **kwargs)  # type: ignore[arg-type]
     assert [op.kind for op in ops] == ["create_comment"]  # memory is passed, not read, here
     _, _, ops = plan_mention(
-        6, listed=[remembered], block=parsed, verdict=verdict(), memory=state, bot_login=BOT
+        6, listed=[remembered], block=parsed, verdict=verdict(), remembered=state, bot_login=BOT
     )
     assert ops == []

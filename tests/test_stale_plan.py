@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ai_context.adapters.github import GitHub
+from ai_context.core.hidden import find_hidden, hide
 from ai_context.core.models import Comment, Issue
 from ai_context.core.secret import Secret
 from ai_context.jobs.comments import plan_check
@@ -17,16 +18,15 @@ from ai_context.jobs.stale import read_leases
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.checks import CheckConfig
 from ai_context.rules.lease import LeaseConfig, LeaseRecord
-from ai_context.rules.stale import CommitSeen, Evidence, StaleConfig, StaleRules
+from ai_context.rules.stale import CommitSeen, Evidence, StaleRules
+from ai_context.rules.stale_config import StaleConfig
 from ai_context.rules.sticky import (
     LABEL_CONFLICT,
     LABEL_INVALID,
     LABEL_STALE,
     MARKER,
     Op,
-    read_state,
     render_findings,
-    render_state,
     wanted_labels,
 )
 from tests.conftest import SEED_BLOCK
@@ -160,7 +160,7 @@ def test_without_the_stale_rules_the_block_check_reports_as_before() -> None:
     thread = Thread(SEED_BLOCK)
     thread.plan(None)
     assert "`AIC304`" in thread.sticky and thread.labels == set()
-    assert "@ariel" not in thread.sticky and read_state(thread.sticky) is None
+    assert "@ariel" not in thread.sticky and find_hidden(thread.sticky) is None
 
 
 def test_other_findings_changing_keep_the_mention_as_it_was() -> None:
@@ -186,14 +186,14 @@ def test_a_claim_race_is_remembered_between_runs_that_cannot_see_the_commits() -
     ops = thread.plan(rules(fresh={6: Evidence(commits=(push,))}))  # the push run
     assert kinds(ops) == ["create_comment", "add_labels"]
     assert thread.labels == {LABEL_CONFLICT}  # not invalid: the block itself is fine
-    state = read_state(thread.sticky)
+    state = find_hidden(thread.sticky)
     assert state is not None and Evidence.from_state(state).commits == (push,)
     # An issues event later knows no commits: it judges from the comment's memory.
     assert thread.plan(rules()) == [] and thread.reads == 1
     # The active actor checkpoints after the commit: the race is over.
     thread.body = fresh_block.replace("2026-05-28T14:00:00Z", "2026-05-28T14:45:00Z")
     assert kinds(thread.plan(rules())) == ["edit_comment", "remove_label"]
-    assert thread.labels == set() and read_state(thread.sticky) is None
+    assert thread.labels == set() and find_hidden(thread.sticky) is None
 
 
 def test_comments_are_not_read_for_a_clean_unlabelled_task() -> None:
@@ -215,11 +215,11 @@ def test_labels_we_own_follow_the_findings() -> None:
 def test_state_is_hidden_and_cannot_break_out_of_its_comment() -> None:
     state = {"stale": {"commits": [{"author_name": "--> <b>@here</b>"}]}}
     body = render_findings([], notes=(), state=None)
-    assert read_state(body) is None
-    hidden = render_state(state)
+    assert find_hidden(body) is None
+    hidden = hide(state)
     assert hidden.count("-->") == 1 and "@here" not in hidden
-    assert read_state(MARKER + "\n" + hidden) == state
-    assert read_state(MARKER + "\n<!-- ai-context:state !!! -->") is None
+    assert find_hidden(MARKER + "\n" + hidden) == state
+    assert find_hidden(MARKER + "\n<!-- ai-context:state !!! -->") is None
 
 
 # --- leases read for a stale run -------------------------------------------------------------

@@ -14,23 +14,16 @@ from __future__ import annotations
 from ai_context.adapters.config import Config
 from ai_context.core.block.locate import find
 from ai_context.core.errors import ConfigError
-from ai_context.core.events import (
-    ISSUE_ACTIONS,
-    Event,
-    IssuesEvent,
-    PushEvent,
-    ScanEvent,
-)
+from ai_context.core.events import ISSUE_ACTIONS, Event, IssuesEvent, PushEvent, ScanEvent
 from ai_context.jobs.context import Route
 from ai_context.jobs.registry import AUTO_JOBS, JOBS
 from ai_context.rules.gitlog.checkpoints import group_by_issue
 from ai_context.rules.gitlog.compare import session_files_changed
 from ai_context.rules.mirror.link import find_link
 
-__all__ = ["ISSUE_ACTIONS", "block_text", "route"]
 
-
-def block_text(body: str) -> str:
+def _block_text(body: str) -> str:
+    """The first block's lines, trailing spaces aside ('' without one)."""
     regions = find(body)
     if not regions:
         return ""
@@ -80,7 +73,7 @@ def _route_issue(event: IssuesEvent, settings: Config, jobs: tuple[str, ...]) ->
         return Route(jobs, skipped=f"only our own label {name} changed")
     if action == "edited":
         old_body = event.body_before if event.body_changed else issue.body
-        if block_text(old_body) == block_text(issue.body):
+        if _block_text(old_body) == _block_text(issue.body):
             # The block is as it was: nothing to check. The mirror still shows the title and
             # follows the ClickUp link, so a change to either is mirrored on its own.
             moved = event.title_changed or find_link(old_body) != find_link(issue.body)

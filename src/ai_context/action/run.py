@@ -121,8 +121,8 @@ def _grouped(wf: Workflow, title: str, step: Callable[[], object]) -> None:
 
 
 def check_settings(ctx: RunContext) -> None:
-    """Every setting and section the run's jobs read, checked before any job runs, so a bad
-    value is exit 2 with nothing written (the jobs then read the sections parsed here)."""
+    """Every setting and section the run's jobs read, checked before any job runs: a bad value
+    is exit 2 with nothing written."""
     settings = ctx.settings
     settings.check_sections()
     delivers = "digest" in ctx.route.jobs and ctx.route.scan_all
@@ -135,19 +135,15 @@ def check_settings(ctx: RunContext) -> None:
         templates.run(compile_all)
         if delivers:
             _rehearse_digest(ctx, templates)
-    # Only a run that delivers the digest needs the Slack webhook and reads the digest issue
-    # (one call).
-    if delivers:
+    if delivers:  # only then the Slack webhook and the digest issue (one call) matter
         check_delivery(settings)
-    if delivers and settings.digest_issue is not None:
-        _check_digest_issue(ctx.github, settings)
+        if settings.digest_issue is not None:
+            _check_digest_issue(ctx.github, settings)
 
 
 def _rehearse_digest(ctx: RunContext, templates: Templates) -> None:
     """Render the digest's templates once over this run's tasks before any write: a user
-    template that fails only when it runs (an undefined name, a runaway loop) stops the run
-    with nothing written, not after the check job has edited comments. The listing it needs
-    is the one the jobs use (listed once per run)."""
+    template that fails only when it runs stops the run with nothing written."""
     from ai_context.rules.digest.build import build_digest  # noqa: PLC0415 - digest runs only
     from ai_context.rules.digest.render import render_markdown  # noqa: PLC0415
     from ai_context.rules.digest.slack import slack_messages  # noqa: PLC0415
@@ -183,9 +179,8 @@ DEFAULT_OUTPUTS = {
 
 
 def _finish(ctx: RunContext, github: GitHub, wf: Workflow, *, stopped: bool) -> None:
-    """Outputs, summary and the calls line: written whether the jobs finished or not. A run
-    that STOPPED leaves the counts it did not reach empty: `findings=0` would say it found
-    nothing, when it did not look."""
+    """Outputs, summary and the calls line, whether the jobs finished or not. A run that
+    STOPPED leaves the counts it did not reach empty (`findings=0` would say it looked)."""
     for name, value in DEFAULT_OUTPUTS.items():
         ctx.outputs.setdefault(name, "" if stopped else value)
     calls = {service: count() for service, count in ctx.api_calls.items()}

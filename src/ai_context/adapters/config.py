@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ai_context.rules.digest.build import DigestSection
     from ai_context.rules.lease import LeaseConfig
     from ai_context.rules.mirror.targets import MirrorConfig
-    from ai_context.rules.stale import StaleConfig
+    from ai_context.rules.stale_config import StaleConfig
 
 JOB_NAMES = ("check", "mirror", "stale", "digest")
 # Setting name (as in action.yml and the YAML file) -> plain environment variables to try.
@@ -187,7 +187,7 @@ class Config(BaseModel):
 
     @cached_property
     def stale(self) -> StaleConfig:
-        from ai_context.rules.stale import parse_stale_config  # noqa: PLC0415
+        from ai_context.rules.stale_config import parse_stale_config  # noqa: PLC0415
 
         return parse_stale_config(self._sections.get("stale"), self.config, self.stale_after)
 

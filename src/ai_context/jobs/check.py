@@ -13,9 +13,9 @@ from ai_context.core.findings import Finding
 from ai_context.core.markdown import escape_cell, escape_text
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import CheckReport, IssueCheck, run_check
-from ai_context.jobs.context import RunContext
-from ai_context.jobs.context import threshold_hit as _threshold_hit
-from ai_context.jobs.stale import _stale_summary, stale_rules
+from ai_context.jobs.context import RunContext, threshold_hit
+from ai_context.jobs.scan import Judged
+from ai_context.jobs.stale import stale_rules, stale_summary
 from ai_context.rules.checks import CheckResult
 from ai_context.rules.gitlog.compare import compare_block, session_files_changed
 from ai_context.rules.runstate import CONFLICT, STALE, Mark, after_writes
@@ -28,24 +28,19 @@ def check_job(ctx: RunContext) -> None:
     repository = ctx.github.repository
 
     def git_findings(issue: Issue, result: CheckResult) -> list[Finding]:
-        # What the pushed commits say about the task, beside what its block says,
-        # and what jobs that ran before check found (the mirror's).
+        # What jobs that ran before check found (the mirror's), and what the pushed commits say.
         earlier = ctx.findings.get(issue.number, [])
         if not commits or result.block is None:
             return earlier
-        parsed = parse(issue.body)
+        lines = parse(issue.body).field_lines
         return earlier + compare_block(
-            issue.number, result.block, commits, repo=repository, field_lines=parsed.field_lines
+            issue.number, result.block, commits, repo=repository, field_lines=lines
         )
 
     scan = ctx.route.scan_all
-    # When the scheduled runs first saw the tasks: kept in the run state, else this run.
-    seen = ctx.scanned().first_seen if scan else None
-    tasks = stale_rules(ctx, seen)
+    tasks = stale_rules(ctx, ctx.scanned().first_seen if scan else None)
     budget = ctx.writes
-    # Room for what the run writes after the tasks: the run state (with the digest, its issue
-    # may be made for the digest's facts first, then written), the digest's comment and, the
-    # first time, its issue.
+    # Room for the run state and, with the digest, its carrier made first, comment and issue.
     budget.reserve = (1 + 3 * ("digest" in ctx.route.jobs)) if scan else 0
     report = run_check(
         _current(ctx),
@@ -67,12 +62,10 @@ def check_job(ctx: RunContext) -> None:
     if scan:  # what the run state remembers of each task (jobs/scan.py)
         scanned = ctx.scanned()
         for check in report.checks:
-            created = None if check.created is None else len(check.created)
-            after = after_writes(check.issue, check.ops, created)
-            # A task whose writes were left (max-writes) or failed is due at once: the next run
-            # reads it and goes on.
+            after = after_writes(check.issue, check.ops)
+            # A task whose writes were left (max-writes) or failed is due at once.
             due = ctx.now if check.deferred or check.failed else check.due
-            scanned.judge(after, due, wrote=bool(check.ops), mark=_mark(check))
+            scanned.judged[after.number] = Judged(after, due, bool(check.ops), _mark(check))
         kept = scanned.remembered()
     ctx.outputs["writes-left"] = str(budget.left)
     if budget.left:
@@ -91,11 +84,11 @@ def check_job(ctx: RunContext) -> None:
         stale = sum(1 for m in kept.values() if m[3] & STALE)
         ctx.outputs["stale"] = str(report.stale + stale)
         conflicts = sum(1 for m in kept.values() if m[3] & CONFLICT)
-        ctx.summary.append(_stale_summary(report, stale, conflicts))
+        ctx.summary.append(stale_summary(report, stale, conflicts))
     ctx.exit_codes.append(_exit_code(report, ctx.settings, kept))
     _report_failures(report, ctx)
     if session:
-        ctx.exit_codes.append(_threshold_hit(session, ctx.settings))
+        ctx.exit_codes.append(threshold_hit(session, ctx.settings))
 
 
 def _mark(check: IssueCheck) -> Mark | None:
@@ -112,8 +105,7 @@ def _mark(check: IssueCheck) -> Mark | None:
 
 
 def _report_failures(report: CheckReport, ctx: RunContext) -> None:
-    """The writes that failed, one annotation each and a summary list; the run went on with
-    the other issues and the jobs after this one, and ends in exit 3."""
+    """The writes that failed, one annotation each and a summary list; the run ends in exit 3."""
     if not report.failed:
         return
     for line in report.failed:
@@ -127,12 +119,9 @@ def _report_failures(report: CheckReport, ctx: RunContext) -> None:
 
 
 def _current(ctx: RunContext) -> list[Issue]:
-    """The run's tasks as GitHub has them now. An event's payload is a snapshot: a re-run,
-    or a run racing a second quick edit, carries the comment count and labels of back then
-    (`comments: 0` would create a second sticky comment, old labels would be added again),
-    so each issue taken from the payload is read once more. The re-read is conditional on
-    the payload's updated_at: GitHub's 304 (nothing changed since) returns the payload's
-    issue and costs nothing against the rate limit."""
+    """The run's tasks as GitHub has them now: a payload's issue is a snapshot (a stale
+    `comments: 0` would make a second sticky comment), so it is read again, conditionally on
+    its updated_at (a 304 costs no rate limit)."""
     from_payload = {issue.number for issue in ctx.route.issues}
     current = []
     for issue in ctx.issues():
@@ -201,7 +190,7 @@ def _check_summary(
     kept: dict[int, Mark],
 ) -> str:
     """The check's section of the step summary. OTHERS: open issues a full listing showed
-    that are no tasks (left alone); KEPT: the tasks unchanged since the last run."""
+    that are no tasks; KEPT: the tasks unchanged since the last run."""
     without = f" ({others} other open issue(s) have no AI Context block: not tasks, left alone)"
     lines = [
         f"Checked {len(report.checks)} task(s)"
@@ -239,4 +228,4 @@ def _exit_code(report: CheckReport, settings: Config, kept: dict[int, Mark]) -> 
         return 1
     if settings.fail_on == "warning" and any(m[1] or m[2] for m in kept.values()):
         return 1
-    return _threshold_hit([f for c in report.checks for f in c.findings], settings)
+    return threshold_hit([f for c in report.checks for f in c.findings], settings)

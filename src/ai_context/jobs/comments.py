@@ -1,8 +1,5 @@
 """The sticky comment and labels of each task: pure planning over plain models, then one place
-that applies the writes (the check and stale jobs share it, so an issue gets one comment).
-
-The writer is passed in, so tests and the offline demo pass a directory store instead of GitHub.
-"""
+that applies the writes (the check and stale jobs share it, so an issue gets one comment)."""
 
 from __future__ import annotations
 
@@ -10,52 +7,33 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from ai_context.adapters import github_graphql
-from ai_context.adapters.github import GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
+from ai_context.adapters.github import GitHub, GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
 from ai_context.core.block.locate import find
 from ai_context.core.findings import Finding
+from ai_context.core.hidden import find_hidden
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.mention import plan_mention
 from ai_context.jobs.settle import Created, head, ours, settle, settle_all
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body, next_change
 from ai_context.rules.stale import StaleRules, Verdict
 from ai_context.rules.sticky import (
-    CHECK_LABELS,
+    OWNED_LABELS,
     Op,
     WriteBudget,
     dry_run_text,
     needs_comments,
     plan_comment,
     plan_labels,
-    read_state,
     sticky_comment,
 )
 
 # Findings about the task beyond its block (stale.StaleRules): given the issue, its block
 # check and what the sticky comment remembers, the verdict to merge into the one comment.
 TaskRules = Callable[[Issue, CheckResult, Mapping[str, Any] | None], Verdict]
-
-
-class IssueWriter(Protocol):
-    """The writes the check job makes; github.GitHub provides them."""
-
-    def list_comments(self, number: int) -> list[Comment]: ...
-
-    def list_repo_comments(self, since: datetime) -> list[Comment]: ...
-
-    def get_comment(self, comment_id: int) -> Comment: ...
-
-    def create_comment(self, number: int, body: str) -> Comment: ...
-
-    def edit_comment(self, comment_id: int, body: str) -> Comment: ...
-
-    def delete_comment(self, comment_id: int) -> None: ...
-
-    def add_labels(self, number: int, labels: Sequence[str]) -> None: ...
-
-    def remove_label(self, number: int, label: str) -> None: ...
+ExtraFindings = Callable[[Issue, CheckResult], Sequence[Finding]]
 
 
 @dataclass
@@ -65,10 +43,7 @@ class IssueCheck:
     ops: list[Op] = field(default_factory=list)
     verdict: Verdict | None = None  # the stale rules' verdict, when they ran
     sticky: Comment | None = None  # the sticky comment a read found (a dry run shows it)
-    # For the run state (rules/runstate.py): when time alone next changes the findings, and
-    # the comments this run created that GitHub answered (the issue's count after it).
-    due: datetime | None = None
-    created: list[int] | None = field(default_factory=list)  # None: a race or retry decided
+    due: datetime | None = None  # when time alone next changes the findings (the run state)
     deferred: bool = False  # its writes were left for the next run (max-writes)
     failed: bool = False  # a write failed: the next run reads it and makes what is missing
 
@@ -101,48 +76,7 @@ class CheckReport:
 
 def is_task(issue: Issue) -> bool:
     """An issue is a task when its body has a block (or it still wears our labels)."""
-    return bool(find(issue.body)) or any(label in CHECK_LABELS for label in issue.labels)
-
-
-def task_findings(issue: Issue, now: datetime, config: CheckConfig) -> CheckResult:
-    result = check_body(issue.body, now=now, config=config)
-    if result.block is None:  # not a task (any more): nothing to report, only to clear
-        return CheckResult(block=None, findings=(), complete=False)
-    return result
-
-
-ExtraFindings = Callable[[Issue, CheckResult], Sequence[Finding]]
-
-
-def plan_check(
-    issue: Issue,
-    *,
-    now: datetime,
-    config: CheckConfig,
-    bot_login: str,
-    comments: Callable[[int], list[Comment]],
-    extra_findings: ExtraFindings | None = None,
-    tasks: TaskRules | None = None,
-    thorough: bool = False,
-) -> IssueCheck:
-    """What the check job would write for one issue; reads comments only when it must.
-
-    With TASKS (the stale rules), their findings join the block's in the one comment and
-    labels; their evidence is remembered in that comment for runs that cannot gather it.
-    `extra_findings` adds what other sources know (git, the ClickUp mirror) to the comment
-    only: the labels speak of the block and the task (a duplicate ClickUp field does not make
-    the block invalid).
-    """
-    found = assess(
-        issue,
-        now=now,
-        config=config,
-        extra_findings=extra_findings,
-        tasks=tasks,
-        thorough=thorough,
-    )
-    listed = comments(issue.number) if found.read else None
-    return finish(found, listed, bot_login=bot_login, config=config, tasks=tasks)
+    return bool(find(issue.body)) or any(label in OWNED_LABELS for label in issue.labels)
 
 
 @dataclass
@@ -167,14 +101,41 @@ def assess(
     tasks: TaskRules | None = None,
     thorough: bool = False,
 ) -> Assessed:
-    result = task_findings(issue, now, config)
-    verdict = tasks(issue, result, None) if tasks and result.block is not None else None
-    extra: tuple[Finding, ...] = ()
-    if extra_findings is not None and result.block is not None:
-        extra = tuple(extra_findings(issue, result))
-    shown = _by_line([*_merge(result, verdict), *extra])
-    read = needs_comments(issue, shown, thorough=thorough)
+    result = check_body(issue.body, now=now, config=config)
+    if result.block is None:  # not a task (any more): nothing to report, only to clear
+        result = CheckResult(block=None, findings=(), complete=False)
+    task = result.block is not None
+    verdict = tasks(issue, result, None) if tasks and task else None
+    extra = tuple(extra_findings(issue, result)) if extra_findings and task else ()
+    read = needs_comments(issue, _by_line([*_merge(result, verdict), *extra]), thorough=thorough)
     return Assessed(issue, result, verdict, extra, read, now)
+
+
+def plan_check(
+    issue: Issue,
+    *,
+    now: datetime,
+    config: CheckConfig,
+    bot_login: str,
+    comments: Callable[[int], list[Comment]],
+    extra_findings: ExtraFindings | None = None,
+    tasks: TaskRules | None = None,
+    thorough: bool = False,
+) -> IssueCheck:
+    """What the check job would write for one issue; reads COMMENTS only when it must. With
+    TASKS (the stale rules), their findings join the block's in the one comment and labels;
+    EXTRA_FINDINGS (git, the ClickUp mirror) join the comment only: the labels speak of the
+    block and the task."""
+    found = assess(
+        issue,
+        now=now,
+        config=config,
+        extra_findings=extra_findings,
+        tasks=tasks,
+        thorough=thorough,
+    )
+    listed = comments(issue.number) if found.read else None
+    return finish(found, listed, bot_login=bot_login, config=config, tasks=tasks)
 
 
 def finish(
@@ -185,18 +146,15 @@ def finish(
     config: CheckConfig,
     tasks: TaskRules | None = None,
 ) -> IssueCheck:
-    """plan_check's second half: the writes, given the comments LISTED (None: not read)."""
+    """plan_check's second half: the writes, given the comments LISTED (None: not read). The
+    sticky comment's hidden state (what earlier runs gathered) feeds the stale rules."""
     issue, result, verdict = found.issue, found.result, found.verdict
+    sticky = sticky_comment(listed or [], bot_login)
+    remembered = find_hidden(sticky.body) if sticky else None
+    if tasks and result.block is not None and remembered:
+        verdict = tasks(issue, result, remembered)
     findings = _merge(result, verdict)
     shown = _by_line([*findings, *found.extra])
-    memory: dict[str, Any] | None = None
-    sticky = sticky_comment(listed or [], bot_login)
-    if listed is not None:
-        memory = read_state(sticky.body if sticky else None)
-        if tasks and result.block is not None and memory:
-            verdict = tasks(issue, result, memory)
-            findings = _merge(result, verdict)
-            shown = _by_line([*findings, *found.extra])
     ops = plan_labels(issue, findings)
     if listed is not None or shown:
         notes, state, mention = plan_mention(
@@ -204,32 +162,21 @@ def finish(
             block=result.block,
             verdict=verdict,
             listed=listed or [],
-            memory=memory,
+            remembered=remembered,
             bot_login=bot_login,
         )
         planned = plan_comment(
             issue.number, shown, listed or [], bot_login, notes=notes, state=state
         )
-        # The mention before the sticky comment's edit: the edit's memory says the owner was
+        # The mention before the sticky comment's edit: the edit's state says the owner was
         # told, so a run stopped between the two (max-writes) must not have made the edit alone.
         ops = mention + planned + ops
     checked = IssueCheck(issue, replace(result, findings=shown), ops, verdict, sticky=sticky)
-    checked.due = _due(found, memory, config, tasks)
-    return checked
-
-
-def _due(
-    found: Assessed,
-    memory: Mapping[str, Any] | None,
-    config: CheckConfig,
-    tasks: TaskRules | None,
-) -> datetime | None:
-    """When time alone next changes this issue's findings (the run state remembers it)."""
-    times = [next_change(found.result.block, found.now, config)]
+    times = [next_change(result.block, found.now, config)]
     if isinstance(tasks, StaleRules):
-        times.append(tasks.next_change(found.issue, found.result, memory))
-    later = [t for t in times if t is not None]
-    return min(later) if later else None
+        times.append(tasks.next_change(issue, result, remembered))
+    checked.due = min((t for t in times if t is not None), default=None)
+    return checked
 
 
 def _by_line(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -245,7 +192,7 @@ def _merge(result: CheckResult, verdict: Verdict | None) -> tuple[Finding, ...]:
 
 def run_check(
     issues: Sequence[Issue],
-    writer: IssueWriter,
+    writer: GitHub,
     *,
     now: datetime,
     config: CheckConfig,
@@ -260,13 +207,12 @@ def run_check(
     started: datetime | None = None,
 ) -> CheckReport:
     """Plan and apply each issue's writes. The comments due a read are read together before
-    any write (read_many: one GraphQL query per 100 issues). A scan (not THOROUGH) settles
-    the races of its new comments at the end, from one listing (jobs/settle.py); a run about
-    one issue lists that issue's comments after creating one, at once. WROTE is told of each
-    write made (a long run's progress). BUDGET (max-writes) stops the writes once spent: the
-    tasks after that point keep their findings but make no write (IssueCheck.deferred), in a
-    dry run too. STARTED: when the run began by GitHub's clock, when known (the settling
-    listing starts before it), else this machine's."""
+    any write (read_many). A scan (not THOROUGH) settles the races of its new comments at the
+    end, from one listing (jobs/settle.py); a run about one issue lists that issue's comments
+    after creating one, at once. WROTE is told of each write made (a long run's progress).
+    BUDGET (max-writes) stops the writes once spent: the tasks after that point keep their
+    findings but make no write (IssueCheck.deferred), in a dry run too. STARTED: when the run
+    began by GitHub's clock, when known, else this machine's."""
     report = CheckReport([])
     started = started or datetime.now(UTC)
     deferred: list[Created] | None = None if thorough or dry_run else []
@@ -278,49 +224,36 @@ def run_check(
     apply_kw: dict[str, Any] = dict(dry_run=dry_run, log=log, deferred=deferred, wrote=wrote)
     for found in assessed:
         issue = found.issue
-        listed = listings[issue.number] if found.read else None
+        listed = listings.get(issue.number)
         planned = finish(found, listed, bot_login=bot_login, config=config, tasks=tasks)
         _within(planned, budget)
         try:
-            _apply_all(planned, writer, bot_login, **apply_kw)
-        except GitHubNotFound:
-            # What the plan wrote against is gone: a comment the run read minutes ago (a scan
-            # reads first), or the issue itself. Read again, once.
-            log(f"ai-context: what #{issue.number} had when read is gone; reading it again")
             try:
-                planned = plan_check(
-                    issue,
-                    bot_login=bot_login,
-                    comments=lambda n: read_comments(writer, n),
-                    **kwargs,
-                )
                 _apply_all(planned, writer, bot_login, **apply_kw)
             except GitHubNotFound:
-                log(f"ai-context: #{issue.number} is gone (deleted or moved); skipped")
-                continue
-            except GitHubUnavailable as exc:
-                _failed(report, planned, exc, log)
+                # What the plan wrote against is gone: a comment the run read minutes ago (a
+                # scan reads first), or the issue itself. Read again, once.
+                log(f"ai-context: what #{issue.number} had when read is gone; reading it again")
+                comments = writer.list_comments
+                planned = plan_check(issue, bot_login=bot_login, comments=comments, **kwargs)
+                _apply_all(planned, writer, bot_login, **apply_kw)
+        except GitHubNotFound:
+            log(f"ai-context: #{issue.number} is gone (deleted or moved); skipped")
+            continue
         except GitHubUnavailable as exc:
-            _failed(report, planned, exc, log)
+            # One issue's write failed: say so and go on; the run ends in exit 3 with the list,
+            # and the next run reads the issue and finishes it.
+            message = f"#{issue.number}: {exc}"
+            log(f"ai-context: a write failed on {message}; going on with the other issues")
+            report.failed.append(message)
+            planned.failed = True
         report.checks.append(planned)
         report.stats.update(op.kind for op in planned.ops)
         if budget is not None:
             budget.spend(len(planned.ops))
     if deferred:
-        _settle_deferred(report, writer, deferred, started, bot_login)
+        settle_all(writer, deferred, started, bot_login)
     return report
-
-
-def _failed(
-    report: CheckReport, planned: IssueCheck, exc: GitHubUnavailable, log: Callable[[str], None]
-) -> None:
-    """One issue's write failed (GitHub's 5xx, a timeout, a rate limit outlasting the run's
-    patience): say so and go on with the next issue; the run ends in exit 3 with the list
-    (CheckReport.failed). The issue is not remembered: the next run reads and finishes it."""
-    message = f"#{planned.issue.number}: {exc}"
-    log(f"ai-context: a write failed on {message}; going on with the other issues")
-    report.failed.append(message)
-    planned.failed = True
 
 
 def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
@@ -337,26 +270,9 @@ def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
     planned.deferred = True
 
 
-def _settle_deferred(
-    report: CheckReport,
-    writer: IssueWriter,
-    deferred: Sequence[Created],
-    started: datetime,
-    bot_login: str,
-) -> None:
-    """The scan's closing race check; where a created comment did not stay alone, the
-    issue's comment count is unknown (the run state then reads that task next time), as
-    after `_create_once`."""
-    kept = settle_all(writer, deferred, started, bot_login)
-    settled = {item.comment.id for item in deferred}
-    for check in report.checks:
-        if check.created is not None and (set(check.created) & settled) - kept:
-            check.created = None
-
-
 def _apply_all(
     planned: IssueCheck,
-    writer: IssueWriter,
+    writer: GitHub,
     bot_login: str,
     *,
     dry_run: bool,
@@ -369,26 +285,24 @@ def _apply_all(
             now = planned.sticky.body if planned.sticky is not None else None
             log(dry_run_text(op, now if op.kind == "edit_comment" else None))
             continue
-        made = apply(op, writer, bot_login, deferred, log)
-        if op.kind == "create_comment" and planned.created is not None:
-            planned.created = None if made is None else [*planned.created, made.id]
-        log(f"{op.describe()}")
+        apply(op, writer, bot_login, deferred, log)
+        log(op.describe())
         if wrote is not None:
             wrote()
 
 
 def apply(
     op: Op,
-    writer: IssueWriter,
+    writer: GitHub,
     bot_login: str,
     deferred: list[Created] | None = None,
     log: Callable[[str], None] | None = None,
-) -> Comment | None:
-    """Make one write; the comment a creation made, when it is known. With DEFERRED, a
-    creation's race is settled later (settle_all), not by a listing now."""
+) -> None:
+    """Make one write. With DEFERRED, a creation's race is settled later (settle_all), not by
+    a listing now."""
     if op.kind == "create_comment":
-        return _create_once(op, writer, bot_login, deferred, log)
-    if op.kind == "edit_comment":
+        _create_once(op, writer, bot_login, deferred, log)
+    elif op.kind == "edit_comment":
         assert op.comment_id is not None and op.body is not None
         writer.edit_comment(op.comment_id, op.body)
     elif op.kind == "delete_comment":
@@ -398,71 +312,59 @@ def apply(
         writer.add_labels(op.issue, op.labels)
     else:
         writer.remove_label(op.issue, op.labels[0])
-    return None
 
 
 def read_many(
-    writer: IssueWriter, numbers: Sequence[int], log: Callable[[str], None]
+    writer: GitHub, numbers: Sequence[int], log: Callable[[str], None]
 ) -> dict[int, list[Comment]]:
     """The comments of issues NUMBERS: one GraphQL query per 100 issues when two or more are
-    due and the writer speaks GraphQL (one REST listing costs as much as one query), else one
-    REST listing each. An issue the query could not answer whole (more than 100 comments, a
-    part missing or null, a failed query) is read by REST, as without the query: one log line
-    for each failure, never a guess (adapters/github_graphql.py)."""
-    if len(numbers) < 2 or not isinstance(writer, github_graphql.GraphQLClient):
-        return {number: read_comments(writer, number) for number in numbers}
+    due (one REST listing costs as much as one query), else one REST listing each. An issue
+    the query could not answer whole is read by REST, with one log line a failure."""
+    if len(numbers) < 2:
+        return {number: writer.list_comments(number) for number in numbers}
     got = github_graphql.read_comments(writer, numbers)
     for problem in got.problems:
         log(f"ai-context: {problem}; reading those issues' comments one by one")
-    return {**got.comments, **{number: read_comments(writer, number) for number in got.unread}}
-
-
-def read_comments(writer: IssueWriter, number: int) -> list[Comment]:
-    """Issue NUMBER's comments, one listing: the one place the comment plans and writes read
-    them from GitHub by REST (read_many batches them)."""
-    return writer.list_comments(number)
+    return {**got.comments, **{number: writer.list_comments(number) for number in got.unread}}
 
 
 def _create_once(
     op: Op,
-    writer: IssueWriter,
+    writer: GitHub,
     bot_login: str,
     deferred: list[Created] | None = None,
     log: Callable[[str], None] | None = None,
-) -> Comment | None:
+) -> None:
     """Create a marked comment (the sticky one, a mention), then list once: a POST that failed
     may still have landed, and a run racing this one (a push and an issue event, a re-run)
     may have created its own (a POST whose answer timed out is not sent again: it may land
     after the listing). The oldest stays, newer ones go, so racing runs end with one
     comment; the survivor gets this run's text when it was another run's (jobs/settle.py).
-    Returns the comment when this run's creation is the one that stays, None when a race or a
-    retry decided. With DEFERRED (a full scan), a creation that was answered is listed there
-    and settled at the end of the run; its caller learns then whether it stayed."""
+    With DEFERRED (a full scan), a creation that was answered is listed there and settled at
+    the end of the run."""
     assert op.body is not None
     marker = head(op.body)
-    created: Comment | None = None
     try:
         created = writer.create_comment(op.issue, op.body)
     except GitHubUnavailable as exc:
-        found = ours(read_comments(writer, op.issue), bot_login, marker)
-        if not found and isinstance(exc, GitHubNoAnswer):
+        found = ours(writer.list_comments(op.issue), bot_login, marker)
+        if found:  # it landed after all (or another run's did): one stays
+            settle(found, None, op.body, writer)
+        elif isinstance(exc, GitHubNoAnswer):
             raise  # still on its way, maybe: the next run's read finds it, or posts it
-        if not found:  # it did not land: one more try
+        else:  # it did not land: one more try
             writer.create_comment(op.issue, op.body)
-            return None
-    else:
-        if log is not None and created.author and created.author.lower() != bot_login.lower():
-            log(
-                f"ai-context: warning: comments are written as {created.author}, but bot-login "
-                f"is {bot_login}; set `bot-login: {created.author}` so each run finds its "
-                "comment instead of creating and then removing a new one"
-            )
-        if deferred is not None:
-            deferred.append(Created(op.issue, op.body, created))
-            return created
-        # The comment this run made is ours whoever the token is (a personal token writes as
-        # its user, not as bot-login); earlier ones by that login are ours too.
-        found = ours(
-            [*read_comments(writer, op.issue), created], bot_login, marker, also=created.author
+        return
+    if log is not None and created.author and created.author.lower() != bot_login.lower():
+        log(
+            f"ai-context: warning: comments are written as {created.author}, but bot-login "
+            f"is {bot_login}; set `bot-login: {created.author}` so each run finds its "
+            "comment instead of creating and then removing a new one"
         )
-    return created if settle(found, created, op.body, writer) else None
+    if deferred is not None:
+        deferred.append(Created(op.issue, op.body, created))
+        return
+    # The comment this run made is ours whoever the token is (a personal token writes as its
+    # user, not as bot-login); earlier ones by that login are ours too.
+    listed = [*writer.list_comments(op.issue), created]
+    settle(ours(listed, bot_login, marker, also=created.author), created, op.body, writer)

@@ -1,6 +1,6 @@
-"""The one mention of a stale task's owner: the note in the sticky comment, and the
-short comment that tells the owner when the sticky comment already existed. Planned with the
-sticky comment (jobs/comments.py); kept apart so each module reads as one concern."""
+"""The one mention of a stale task's owner: the note in the sticky comment, and the short
+comment that tells the owner when the sticky comment already existed (planned with it by
+jobs/comments.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from ai_context.rules.sticky import Op, sticky_comment
 
 
 def seen_begin(verdict: Verdict, sticky_since: datetime | None) -> bool:
-    """Whether ai-context watched the task before its stale episode began: the scheduled runs
-    had seen the repository's tasks by then (verdict.seen), or the task's sticky comment
-    existed. With `mention-owners: all`, every episode counts."""
+    """Whether ai-context watched the task before its stale episode began (the scheduled runs
+    had seen the tasks, or its sticky comment existed), or `mention-owners: all`."""
     if verdict.mention_all:
         return True
     witnesses = [t for t in (verdict.seen, sticky_since) if t is not None]
@@ -28,14 +27,13 @@ def seen_begin(verdict: Verdict, sticky_since: datetime | None) -> bool:
 
 
 def mention_note(login: str) -> str:
-    """The one mention of a stale task's owner. Its text never changes while the task stays
-    stale, so the comment is not re-edited for it and GitHub does not notify again; it leaves
-    when the task is fresh, and comes back (one new notification) if it goes stale again."""
+    """The mention of a stale task's owner: its text never changes while the task stays
+    stale, so the comment is not re-edited for it and GitHub does not notify again."""
     return f"@{login}: this task looks stale (see above). Nudge its Active actor or hand it off."
 
 
 MENTION_MARKER = "<!-- ai-context:mention "
-MENTIONED = "mentioned"  # the sticky comment's memory of the episode its owner was told of
+MENTIONED = "mentioned"  # the sticky comment's key for the episode its owner was told of
 
 
 def plan_mention(
@@ -44,19 +42,14 @@ def plan_mention(
     block: Block | None,
     verdict: Verdict | None,
     listed: Sequence[Comment],
-    memory: Mapping[str, Any] | None,
+    remembered: Mapping[str, Any] | None,
     bot_login: str,
 ) -> tuple[tuple[str, ...], dict[str, Any] | None, list[Op]]:
-    """The sticky comment's notes and memory, and the comment that tells a stale task's owner.
-
-    GitHub may not notify a mention added by editing a comment, so the owner is told in a
-    newly created comment once per staleness episode (the owner and the block's Last updated):
-    by the sticky comment itself when this run creates it, else by a short comment of its own,
-    found again by its marker. The sticky comment remembers the episode, so neither is
-    repeated while the task stays stale; a refreshed block that goes stale again is a new one.
-    An episode that began before ai-context first saw the task (seen_begin) is not announced,
-    so a first run over an old repository mentions nobody; once told, the note stays.
-    """
+    """The sticky comment's notes and hidden state, and the comment that tells a stale task's
+    owner. GitHub may not notify a mention added by an edit, so the owner is told in a new
+    comment once per episode (owner and Last updated): the sticky comment when this run makes
+    it, else a short comment found again by its marker. The sticky comment REMEMBERED the
+    episode told; one that began before ai-context saw the task (seen_begin) is not told."""
     state = verdict.state() if verdict else None
     if verdict is None or not verdict.mention or block is None:
         return (), state, []
@@ -64,7 +57,7 @@ def plan_mention(
     stamp = format_timestamp(block.last_updated) if block.last_updated else "never"
     episode = f"{login} {stamp}"
     head = f"{MENTION_MARKER}{episode} -->"
-    told = (memory or {}).get(MENTIONED) == episode or bool(ours(listed, bot_login, head))
+    told = (remembered or {}).get(MENTIONED) == episode or bool(ours(listed, bot_login, head))
     sticky = sticky_comment(listed, bot_login)
     if not told and not seen_begin(verdict, sticky.created_at if sticky else None):
         return (), state, []

@@ -1,19 +1,11 @@
 """The scan of a scheduled run: which issues its jobs judge, read as cheaply as the run state
 allows, and the run state written back once the jobs are done (imperative shell).
 
-Every listing is of open issues, most recently updated first, 100 a page. The run state of a
-repository lives in the body of an issue of the repository that runs the Action, labelled
-`ai-context:state` and written by the bot (the carrier; rules/runstate.py says what it holds).
-A carrier is written at the end of every run that changed something, so it is among the most
-recently updated issues: the first page of the listing brings it, and with it the time since
-which the run must look. The run then reads on only while the issues are newer than that.
-With nothing changed that is one call; a rerun after ten edits, one page too.
-
-What the run judges: every open task when the listing was full (no usable state, or asked
-for), else the tasks updated since the last run whose fingerprint differs from what that run
-left, plus those whose `due` minute has come (read one by one, or by a full listing when that
-is cheaper). A carrier not on the first page is looked for on the next pages, which are the
-full listing's anyway: a missing state costs no extra call.
+Listings are of open issues, most recently updated first. The run state lives in an issue of
+the repository that runs the Action (the carrier, labelled `ai-context:state`), written at the
+end of every run that changed something: the first page of the listing brings it, and the run
+reads on only while issues are newer than its time. Judged are every open task on a full
+listing, else the tasks changed since the last run and those whose `due` minute has come.
 """
 
 from __future__ import annotations
@@ -47,8 +39,8 @@ def carrier_title(repository: str) -> str:
 
 
 def carriers(issues: list[Issue], bot: str) -> dict[str, Issue]:
-    """The bot's carriers among ISSUES by the repository (lower case) whose state they hold:
-    named by the title, else by a state line (read only then); the oldest of two."""
+    """The bot's carriers among ISSUES by the repository (lower case) whose state they hold,
+    named by the title, else by a state line; the oldest of two."""
     found: dict[str, Issue] = {}
     prefix = carrier_title("").lower()
     for issue in sorted(issues, key=lambda i: -i.number):
@@ -57,21 +49,16 @@ def carriers(issues: list[Issue], bot: str) -> dict[str, Issue]:
         title = issue.title.lower()
         names = {title.removeprefix(prefix)} if title.startswith(prefix) else set()
         if not names:
-            names = {runstate.repository_of(line) or "" for line in runstate.lines(issue.body)}
+            names = {runstate.named(line, "repo") or "" for line in runstate.lines(issue.body)}
         for name in names - {""}:
             found[name] = issue
     return found
 
 
-def carrier_of(issues: list[Issue], repository: str, bot: str) -> Issue | None:
-    """The bot's carrier of REPOSITORY's state among ISSUES (the oldest, if there are two)."""
-    return carriers(issues, bot).get(repository.lower())
-
-
 @dataclass
 class Judged:
-    """A task as the run left it: the issue after its writes, its next due minute, and
-    whether the run wrote to it (moving its `updated_at` past the listing's)."""
+    """A task as the run left it: the issue after its writes, its next due minute, whether the
+    run wrote to it (moving its `updated_at` past the listing's), its findings' mark."""
 
     issue: Issue
     due: datetime | None = None
@@ -82,8 +69,7 @@ class Judged:
 @dataclass
 class Scan:
     """One repository's scan: what the jobs judge, and what the next run state will hold.
-    GITHUB serves the repository scanned, HOME the one whose issues hold the carriers (the
-    repository that runs the Action): the same client unless the run covers several."""
+    GITHUB serves the repository scanned, HOME the one holding the carriers."""
 
     github: GitHub
     home: GitHub
@@ -113,44 +99,28 @@ class Scan:
     def repository(self) -> str:
         return self.github.repository
 
-    def judge(
-        self,
-        issue: Issue,
-        due: datetime | None = None,
-        *,
-        wrote: bool = False,
-        mark: Mark | None = None,
-    ) -> None:
-        """Record how the run left ISSUE (after its writes), when it is next due, and what
-        its findings add up to."""
-        self.judged[issue.number] = Judged(issue, due, wrote, mark)
-
     @property
     def first_seen(self) -> datetime:
-        """When the scheduled runs first saw this repository's tasks: kept in the run state,
-        else this run."""
+        """When the scheduled runs first saw this repository's tasks (the state's, else now)."""
         prev = self.previous
         return prev.first if prev is not None and prev.first is not None else self.now
 
     def remembered(self) -> dict[int, Mark]:
-        """What the findings of the open tasks this run did not judge add up to, as the last
-        run left them (their comments stand)."""
+        """The marks of the open tasks this run did not judge, as the last run left them."""
         prev = self.previous
         if self.full or prev is None:
             return {}
         return {n: m for n, m in prev.marks.items() if n not in self.judged}
 
     def state(self) -> RunState:
-        """The run state this scan leaves: dues of the tasks judged now, and those of the
-        unchanged ones carried over; fingerprints of every issue the listing showed."""
+        """The run state this scan leaves: dues of the tasks judged now and of the unchanged
+        ones carried over; fingerprints of what the next listing shows again."""
         prev = self.previous
         if self.full or prev is None:
             until, full_at, dues, marks = self.now + MAX_AGE, self.now, {}, {}
         else:
             until, full_at, dues, marks = prev.until, prev.full, dict(prev.due), dict(prev.marks)
         listed = max([t for t in (self.listed, prev.listed if prev else None) if t], default=None)
-        # Fingerprints of what the next listing shows again: what changed since `listed`, and
-        # what this run wrote to.
         near = listed or self.now
         seen = {n: p for n, (p, when) in self.kept.items() if when is None or when >= near}
         for task in self.tasks:  # listed, and judged by no job (a run without the check)
@@ -204,30 +174,26 @@ def scan(
     closed: bool = False,
     progress: Callable[[IssuePage], None] | None = None,
 ) -> Scan:
-    """Scan the repository GITHUB serves (the one that runs the Action, which holds its own
-    carrier): list what changed since its run state, or everything when the state is not
-    usable or ASKED is set. CLOSED: the run wants the issues closed since too (the digest):
-    the listing then shows open and closed issues, and the carrier is looked for on its first
-    page or by its label."""
+    """Scan the repository GITHUB serves (the one that holds its own carrier): what changed
+    since its run state, or every open issue when the state is not usable or ASKED says why.
+    CLOSED: the issues closed since too (the digest); the carrier is then looked for on the
+    first page or by its label."""
     out = Scan(github=github, home=github, jobs=jobs, rules=rules, bot=bot, now=now)
     pages = _pages(github, "all" if closed else "open", None, progress)
     read: list[Issue] = []
     for page in pages:
         _read(out, read, page)
-        out.carrier = out.carrier or carrier_of(page.issues, github.repository, bot)
+        out.carrier = out.carrier or carriers(page.issues, bot).get(github.repository.lower())
         if page.number == 1:  # what changes from now on is newer than this
             _mark_listed(out, page)
         if out.carrier is not None or closed:
             break
     if out.carrier is None and closed:
-        out.carrier = carrier_of(_labelled(out), github.repository, bot)
-    out.previous = _usable(out.carrier, out, now)
-    out.full = runstate.full_reason(
-        out.previous, now=now, asked=asked, why_none=_why_none(out.carrier)
-    )
+        out.carrier = carriers(_labelled(out), bot).get(github.repository.lower())
+    _read_state(out, asked)
     if not out.full:
         assert out.previous is not None
-        since = out.previous.since()
+        since = out.previous.listed
         while read and read[-1].updated_at is not None and read[-1].updated_at >= since:
             more = next(pages, None)
             if more is None:
@@ -266,8 +232,7 @@ def _read(out: Scan, read: list[Issue], page: IssuePage) -> None:
 
 
 def _labelled(out: Scan) -> list[Issue]:
-    """The open carriers, by their label (one listing): when the first page did not show
-    this repository's."""
+    """The open carriers, by their label (one listing), when the first page had none."""
     found = out.github.list_issues("open", labels=[STATE_LABEL])
     out.ours += [i for i in found if i.number not in {o.number for o in out.ours}]
     return found
@@ -278,8 +243,7 @@ def _after(issue: Issue, when: datetime) -> bool:
 
 
 def _light(issue: Issue) -> Issue:
-    """An issue that is no task, without its body: the digest names it when a task it listed
-    lost its block, and no more."""
+    """An issue that is no task, without its body (the digest only names it)."""
     return replace(issue, body="")
 
 
@@ -300,17 +264,15 @@ def scan_other(
     asked: str,
     progress: Callable[[IssuePage], None] | None = None,
 ) -> Scan:
-    """Scan another repository of the run (`repositories:`), whose CARRIER is in HOME: with a
-    usable state, one listing of every issue updated since (open or closed); else every
-    open issue."""
+    """Scan another repository of the run (`repositories:`), whose CARRIER is in HOME: every
+    issue updated since a usable state, open or closed, else every open issue."""
     out = Scan(github=github, home=home, jobs=jobs, rules=rules, bot=bot, now=now)
     out.carrier = carrier
-    out.previous = _usable(carrier, out, now)
-    out.full = runstate.full_reason(out.previous, now=now, asked=asked, why_none=_why_none(carrier))
+    _read_state(out, asked)
     if not out.full:
         assert out.previous is not None
         read: list[Issue] = []
-        for page in _pages(github, "all", out.previous.since(), progress):
+        for page in _pages(github, "all", out.previous.listed, progress):
             out.pages += 1
             if page.number == 1:
                 _mark_listed(out, page)
@@ -342,51 +304,44 @@ def _pages(
 
 
 def _mark_listed(out: Scan, page: IssuePage) -> None:
-    """From when the next run lists: the second after the newest edit the first page shows
-    (the scan reads every issue edited up to it; newer ones come after), unless that edit is
-    less than MARGIN older than GitHub's answer: then from MARGIN before the answer (an edit
-    a moment older may still have been in flight), or before the edit when GitHub sent no
-    date."""
+    """From when the next run lists: the second after the newest edit the first page shows,
+    unless that is within MARGIN of GitHub's answer (an edit a moment older may still be in
+    flight): then MARGIN before the answer (or the edit, when GitHub sent no date)."""
     out.started = page.date
-    newest = _newest([i for i in page.issues if STATE_LABEL not in i.labels])
-    if newest is None:
+    times = [i.updated_at for i in page.issues if i.updated_at and STATE_LABEL not in i.labels]
+    if not times:
         return
+    newest = max(times)
     settled = page.date - runstate.MARGIN if page.date else newest - runstate.MARGIN
     out.listed = newest + timedelta(seconds=1) if newest < settled else settled
 
 
-def _newest(issues: list[Issue]) -> datetime | None:
-    times = [i.updated_at for i in issues if i.updated_at is not None]
-    return max(times) if times else None
+def _read_state(out: Scan, asked: str) -> None:
+    """The carrier's state for this run, when its times agree with GitHub's (before the
+    carrier's `updated_at`, not ahead of the run's clock), and why the run lists in full."""
+    out.previous = _usable(out.carrier, out) if out.carrier else None
+    why = "the run state is unreadable, another version's, or for other settings"
+    if out.carrier is None:
+        why = "no run state yet"
+    out.full = runstate.full_reason(out.previous, now=out.now, asked=asked, why_none=why)
 
 
-def _why_none(carrier: Issue | None) -> str:
-    if carrier is None:
-        return "no run state yet"
-    return "the run state is unreadable, another version's, or for other settings"
-
-
-def _usable(carrier: Issue | None, out: Scan, now: datetime) -> RunState | None:
-    """The carrier's state for this run, when its times agree with GitHub's: written before
-    the carrier's own `updated_at`, and not ahead of the run's clock."""
-    if carrier is None:
-        return None
+def _usable(carrier: Issue, out: Scan) -> RunState | None:
     state = runstate.decode(carrier.body, out.repository, out.bot, out.jobs)
     if state is None or state.rules != out.rules:
         return None
     stamp = carrier.updated_at
     if stamp is not None and state.listed > stamp + SLACK:
         return None
-    if state.full > now + SLACK or state.until > now + MAX_AGE + SLACK:
+    if state.full > out.now + SLACK or state.until > out.now + MAX_AGE + SLACK:
         return None
     return state
 
 
 def _incremental(out: Scan, listed: list[Issue], read: list[Issue]) -> None:
-    """The tasks to judge from an incremental listing LISTED: those changed since the last
-    run, and those whose due minute has come: from the pages READ when there, else read one
-    by one, unless listing every open issue costs less (then OUT.full says so, and the
-    caller lists on)."""
+    """The tasks to judge from an incremental listing LISTED: those changed since the last run
+    and those due (from the pages READ, else read one by one), unless listing every open
+    issue costs less (then OUT.full says so, and the caller lists on)."""
     prev = out.previous
     assert prev is not None
     for issue in listed:
@@ -411,7 +366,7 @@ def _incremental(out: Scan, listed: list[Issue], read: list[Issue]) -> None:
         if found is not None and found.state == "open" and is_task(found):
             out.tasks.append(found)
         else:
-            out.judge(Issue(number=number, title="", state="closed"))
+            out.judged[number] = Judged(Issue(number=number, title="", state="closed"))
 
 
 def _read_due(out: Scan, number: int) -> Issue | None:
@@ -424,8 +379,7 @@ def _read_due(out: Scan, number: int) -> Issue | None:
 
 
 def ensure_carrier(found: Scan, *, log: Callable[[str], None]) -> Issue:
-    """The scan's carrier, created now when the repository has none yet (its state line is
-    written at the end of the run)."""
+    """The scan's carrier, created now when the repository has none yet."""
     if found.carrier is None:
         text = CARRIER_TEXT.format(repository=found.repository)
         found.carrier = found.home.create_issue(
@@ -442,9 +396,8 @@ def save(
     log: Callable[[str], None],
 ) -> int:
     """Write the scan's run state into its carrier when it changed (creating the carrier the
-    first time): a conditional re-read first (a 304, free of rate limit, unless a human
-    edited the text around the line since the listing), then one PATCH and a read of the
-    issue's edit history. Returns the writes made (or, in a dry run, that would be)."""
+    first time): a conditional re-read, one PATCH and a read of the edit history
+    (jobs/bodywrite.py). Returns the writes made (in a dry run, that would be)."""
     state = found.state()
     carrier = found.carrier
     limit = runstate.MAX_ENCODED
@@ -468,9 +421,7 @@ def save(
         )
         log(f"ai-context: created #{made.number} to hold the {what}")
         return 1
-    # The write spacing first, then the re-read, so the PATCH goes on what GitHub holds; an
-    # edit that lands in between all the same is put back (jobs/bodywrite.py).
-    github.pace_write()
+    github.pace_write()  # before the re-read, so the PATCH goes on what GitHub holds
     fresh = github.get_issue(carrier.number, known=carrier)
     jobs = found.jobs
     region = Region(
@@ -487,8 +438,8 @@ def save(
 
 
 def _moved(found: Scan, new: RunState) -> bool:
-    """Worth moving `listed` on: issues changed (so the next run does not list them again as
-    changed), or a page's worth of unchanged ones was listed again."""
+    """Worth moving `listed` on: issues changed, or a page's worth of unchanged ones was listed
+    again."""
     prev = found.previous
     if prev is None or new.listed == prev.listed:
         return False
@@ -496,9 +447,7 @@ def _moved(found: Scan, new: RunState) -> bool:
 
 
 def _same(old: RunState, new: RunState) -> bool:
-    """The same dues, marks, fingerprints and bounds: nothing worth a write (the caller also
-    writes when a page's worth of unchanged issues was listed again and `listed` can move
-    past them)."""
+    """The same dues, marks, fingerprints and bounds: nothing worth a write."""
     return (
         old.due == new.due
         and old.marks == new.marks
@@ -510,24 +459,18 @@ def _same(old: RunState, new: RunState) -> bool:
     )
 
 
+# Settings that do not change a finding (`config` is where the file is: its sections count).
+_NOT_RULES = frozenset(
+    {"config", "github_token", "clickup_token", "slack_webhook_url", "now", "dry_run", "full"}
+    | {"max_writes", "write_interval", "http_retries", "http_backoff"}
+)
+
+
 def rules_parts(config: Config) -> list[object]:
     """What the findings depend on besides the issues, for runstate.rules_key: the settings
     (not the secrets, the clock, or how the run writes) and the config file's sections."""
-    skip = {
-        "config",  # where the file is (its sections are below)
-        "github_token",
-        "clickup_token",
-        "slack_webhook_url",
-        "now",
-        "dry_run",
-        "full",
-        "max_writes",
-        "write_interval",
-        "http_retries",
-        "http_backoff",
-    }
-    settings = [(name, str(getattr(config, name))) for name in sorted(type(config).model_fields)]
-    settings = [(name, value) for name, value in settings if name not in skip]
+    names = sorted(set(type(config).model_fields) - _NOT_RULES)
+    settings = [(name, str(getattr(config, name))) for name in names]
     sections = [config.check, config.stale, config.lease, config.mirror]
     digest = [config.digest] if config.digest_on else []
     actors = [repr(actor) for actor in config.actors.actors]  # the map's repr is its address

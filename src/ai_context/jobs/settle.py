@@ -1,9 +1,7 @@
-"""Racing runs end with one marked comment: the oldest stays, newer ones go, and the
-survivor gets the text of the run that settles. The rule is here once; jobs/comments.py applies
-it after each creation of a single-issue run (one listing of that issue), and a full scan
-applies it to all its creations at the end, from one repository-wide listing: a
-scheduled run creating 50 comments then pays one page of comments instead of 50 listings.
-"""
+"""Racing runs end with one marked comment: the oldest stays, newer ones go, and the survivor
+gets the text of the run that settles. A single-issue run applies it after each creation
+(jobs/comments.py); a scan applies it to all its creations at the end, from one listing of
+the repository's comments instead of one listing a creation."""
 
 from __future__ import annotations
 
@@ -11,22 +9,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
 
+from ai_context.adapters.github import GitHub
 from ai_context.core.models import Comment
 
-# How far before the run's start (and before its first new comment, by GitHub's clock) the
-# closing listing looks: it covers the listing of issues made before the comments were
-# planned, and a runner clock that differs from GitHub's.
+# How far before the run's start (and its first new comment) the closing listing looks: it
+# covers racing runs' comments made since this run listed, and a runner clock off GitHub's.
 MARGIN = timedelta(minutes=10)
-
-
-class CommentWriter(Protocol):
-    def list_repo_comments(self, since: datetime) -> list[Comment]: ...
-
-    def edit_comment(self, comment_id: int, body: str) -> Comment: ...
-
-    def delete_comment(self, comment_id: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -54,18 +43,14 @@ def ours(
     return sorted(found.values(), key=lambda c: (c.created_at or latest, c.id))
 
 
-def settle(
-    found: Sequence[Comment], created: Comment | None, body: str, writer: CommentWriter
-) -> bool:
+def settle(found: Sequence[Comment], created: Comment | None, body: str, writer: GitHub) -> None:
     """Keep the oldest of FOUND (our comments of one kind on one issue), delete the newer ones;
-    when the survivor is another run's, it gets BODY. True when CREATED (this run's) is the one
-    comment, so the run may remember it; False when a race or a retry decided."""
+    when the survivor is another run's than CREATED (this run's), it gets BODY."""
     keep = found[0]
     for duplicate in found[1:]:
         writer.delete_comment(duplicate.id)
     if created is not None and keep.id != created.id and keep.body.strip() != body.strip():
         writer.edit_comment(keep.id, body)
-    return created is not None and len(found) == 1
 
 
 def since(started: datetime, created: Sequence[Created]) -> datetime:
@@ -76,25 +61,15 @@ def since(started: datetime, created: Sequence[Created]) -> datetime:
 
 
 def settle_all(
-    writer: CommentWriter, created: Sequence[Created], started: datetime, bot_login: str
-) -> set[int]:
+    writer: GitHub, created: Sequence[Created], started: datetime, bot_login: str
+) -> None:
     """Settle every comment in CREATED from one listing of the repository's comments updated
-    since the run started (a racing run's comment is newer than that). Returns the ids of the
-    created comments that stay as the only one of their kind."""
-    if not created:
-        return set()
+    since the run started (a racing run's comment is newer than that)."""
     listed: dict[int, list[Comment]] = defaultdict(list)
     for comment in writer.list_repo_comments(since(started, created)):
         if comment.issue_number is not None:
             listed[comment.issue_number].append(comment)
-    kept: set[int] = set()
     for item in created:
-        found = ours(
-            [*listed[item.issue], item.comment],
-            bot_login,
-            head(item.body),
-            also=item.comment.author,
-        )
-        if settle(found, item.comment, item.body, writer):
-            kept.add(item.comment.id)
-    return kept
+        mine = [*listed[item.issue], item.comment]
+        found = ours(mine, bot_login, head(item.body), also=item.comment.author)
+        settle(found, item.comment, item.body, writer)

@@ -1,49 +1,32 @@
 """The stale job's Action glue: the stale rules a run's comment plans judge, the leases they
-read, and the job's summary.
-
-Stale and conflict findings share the check job's one comment and label plan per issue:
-whenever the stale job is enabled, every check judges the stale rules too (so the comment
-never flips between runs), with the evidence this run can gather; a `stale` run (schedule,
-on demand) is the one that reads the leases and counts every actor's tasks.
-"""
+read, and the job's summary. Stale findings share the check job's one comment per issue, so
+every check judges them while the stale job is on; a `stale` run also reads the leases and
+counts every actor's tasks."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Protocol
 
-from ai_context.adapters.config import Config
+from ai_context.adapters.github import GitHub
 from ai_context.core.block.parse import parse
 from ai_context.core.markdown import escape_cell
-from ai_context.core.models import GitCommit
 from ai_context.jobs.comments import CheckReport
 from ai_context.jobs.context import RunContext
 from ai_context.rules.gitlog.refs import issues_named
 from ai_context.rules.lease import LeaseConfig, LeaseError, LeaseRecord, parse_record
 from ai_context.rules.stale import Evidence, StaleRules, active_tasks, push_commits
 
-# --- evidence for the stale rules ------------------------------------------------------------
-
-
-class LeaseReader(Protocol):
-    """The reads that find the leases; github.GitHub provides them."""
-
-    def matching_refs(self, prefix: str) -> dict[str, str]: ...
-
-    def get_commit(self, sha: str) -> GitCommit: ...
-
 
 def read_leases(
-    reader: LeaseReader,
+    reader: GitHub,
     numbers: Iterable[int],
     config: LeaseConfig,
     log: Callable[[str], None],
 ) -> dict[int, Evidence]:
     """The lease (and the one it replaced) of every issue in NUMBERS: one listing call, then
-    one read per lease and one per lease that replaced another. A ref that holds no lease
-    record is logged and treated as none."""
+    a read per lease and per lease it replaced. A ref without a lease record counts as none."""
     wanted = set(numbers)
     found: dict[int, Evidence] = {n: Evidence(leases_read=True) for n in wanted}
     for ref, sha in reader.matching_refs(config.prefix).items():
@@ -64,14 +47,10 @@ def read_leases(
     return found
 
 
-def stale_enabled(settings: Config) -> bool:
-    return settings.jobs == ("auto",) or "stale" in settings.jobs
-
-
 def stale_rules(ctx: RunContext, seen: datetime | None = None) -> StaleRules | None:
     """The stale rules for this run's comment plans, or None when the stale job is off. SEEN:
     when the scheduled runs first saw the repository's tasks (None: this run cannot tell)."""
-    if not stale_enabled(ctx.settings):
+    if ctx.settings.jobs != ("auto",) and "stale" not in ctx.settings.jobs:
         return None
     actors, config, leases = ctx.settings.actors, ctx.settings.stale, ctx.settings.lease
     issues = ctx.issues()
@@ -105,9 +84,9 @@ def stale_rules(ctx: RunContext, seen: datetime | None = None) -> StaleRules | N
     )
 
 
-def _stale_summary(report: CheckReport, kept_stale: int = 0, kept_conflicts: int = 0) -> str:
-    """The stale job's summary: this run's verdicts, plus the counts of the tasks it did not
-    judge again (KEPT_*: unchanged since the last run)."""
+def stale_summary(report: CheckReport, kept_stale: int = 0, kept_conflicts: int = 0) -> str:
+    """The stale job's summary: this run's verdicts, plus the counts KEPT_* of the tasks
+    unchanged since the last run."""
     flagged = [c for c in report.checks if c.verdict is not None and c.verdict.findings]
     lines = [
         f"Stale tasks: {report.stale + kept_stale}; conflicts: {report.conflicts + kept_conflicts}."

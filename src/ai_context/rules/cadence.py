@@ -1,10 +1,6 @@
-"""When an agent owes its issue a checkpoint: the seeds' cadence, and the hooks' decisions.
-
-The seeds (docs/seeds/000) set the state-sync cadence at "every 30 minutes or every 3 commits,
-whichever comes first". The agent hooks (cli/hook.py) read the facts (commits since the block's
-Last updated, its age, whether the work tree holds uncommitted work) and ask these functions
-what to say; nothing here reads a clock, a file or git.
-"""
+"""When an agent owes its issue a checkpoint: the seeds' cadence ("every 30 minutes or every
+3 commits, whichever comes first") and the hooks' decisions (pure: cli/hook.py reads the
+facts, these functions say what to tell the agent)."""
 
 from __future__ import annotations
 
@@ -58,14 +54,15 @@ def _minutes(age: timedelta) -> str:
     return f"{hours} hours" if hours < 48 else f"{hours // 24} days"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def _commits(progress: Progress) -> str:
+    return f"{progress.commits} commit{'' if progress.commits == 1 else 's'} since Last updated"
 
 
-def _save_hint(issue: int) -> str:
+def _behind(progress: Progress, why: str, *, when: str = "", then: str = "") -> str:
     return (
-        f"save a checkpoint: update the block (state-sync skill) and run "
-        f"`ai-context save {issue}` with it on stdin"
+        f"your AI Context block (#{progress.issue}) is behind{when}: {why}; {then}save a "
+        "checkpoint: update the block (state-sync skill) and run "
+        f"`ai-context save {progress.issue}` with it on stdin"
     )
 
 
@@ -76,61 +73,50 @@ def is_git_commit(command: str) -> bool:
 
 
 def commit_nudge(progress: Progress, cadence: Cadence) -> str | None:
-    """After a `git commit`: the reason to checkpoint now, or None while none is due.
-
-    Due at the COMMITS-th commit since the last save, or at the first commit once the block is
-    older than the interval."""
+    """After a `git commit`: the reason to checkpoint now (at the COMMITS-th commit since the
+    last save, or the first once the block is older than the interval), or None."""
     if progress.commits <= 0 or progress.finished:
         return None
     old = progress.age is None or progress.age >= cadence.interval
     if progress.commits < cadence.commits and not old:
         return None
-    why = f"{_plural(progress.commits, 'commit')} since Last updated"
+    why = _commits(progress)
     if old and progress.age is not None:
         why += f", last saved {_minutes(progress.age)} ago"
-    return (
-        f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
-    )
+    return _behind(progress, why)
 
 
 def stop_nudge(
     progress: Progress | None, cadence: Cadence, *, stop_hook_active: bool
 ) -> str | None:
-    """At the end of a turn: the reason to block the stop once, or None to let it go.
-
-    Never blocks twice in a row (Claude Code sets `stop_hook_active` once a Stop hook has
-    blocked), nor without an active task. Blocks when the block is behind git (a commit after
-    Last updated) or when it is older than the interval while uncommitted work waits: a block
-    that is merely old, with nothing done since, is left alone."""
+    """At the end of a turn: the reason to block the stop once, or None to let it go. Never
+    twice in a row (`stop_hook_active`); only when the block is behind git, or older than the
+    interval while uncommitted work waits (merely old, with nothing done since, is fine)."""
     if stop_hook_active or progress is None or progress.finished:
         return None
     if progress.commits > 0:
-        why = f"{_plural(progress.commits, 'commit')} since Last updated"
+        why = _commits(progress)
     elif progress.dirty and (progress.age is None or progress.age >= cadence.interval):
         when = "has no Last updated" if progress.age is None else f"is {_minutes(progress.age)} old"
         why = f"the block {when} and the work tree has uncommitted changes"
     else:
         return None
-    return (
-        f"your AI Context block (#{progress.issue}) is behind: {why}; {_save_hint(progress.issue)}"
-        ". Then stop."
-    )
+    return _behind(progress, why) + ". Then stop."
 
 
 def compact_nudge(progress: Progress, *, hold: bool) -> str | None:
-    """Before a compaction (seeds/000: save "before context pressure"): what to say when the
-    block is behind the work (a commit after Last updated, or uncommitted changes), or None.
-    HOLD: the compaction waits (a manual /compact, held once) and the agent is asked to save
-    first; else it goes on, and the next session start asks again."""
+    """Before a compaction (save "before context pressure"): what to say when the block is
+    behind the work, or None. HOLD: the compaction waits (a manual /compact, held once) and
+    the agent saves first; else it goes on and the agent saves right after."""
     if progress.finished:
         return None
     if progress.commits > 0:
-        why = f"{_plural(progress.commits, 'commit')} since Last updated"
+        why = _commits(progress)
     elif progress.dirty:
         why = "the work tree has uncommitted changes"
     else:
         return None
-    head = f"your AI Context block (#{progress.issue}) is behind before a compaction: {why}; "
+    when = " before a compaction"
     if hold:
-        return head + _save_hint(progress.issue) + ", then run /compact again."
-    return head + "the compaction goes on; " + _save_hint(progress.issue) + " right after it."
+        return _behind(progress, why, when=when) + ", then run /compact again."
+    return _behind(progress, why, when=when, then="the compaction goes on; ") + " right after it."

@@ -25,9 +25,8 @@ STALE_AFTER = timedelta(hours=24)
 
 
 def required_fields(value: object) -> tuple[str, ...]:
-    """The config's `required:` (a list, or one comma-separated text) as field keys: `Files
-    touched` and `files_touched` alike. Whether each is a known field is CheckConfig's to say.
-    The Action's settings and the agent commands both read it here: one notion of complete."""
+    """The config's `required:` (a list, or one comma-separated text) as field keys (`Files
+    touched` and `files_touched` alike): the Action and the agent commands read it here."""
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list | tuple):
         raise ValueError("must be a list of block fields, e.g. [actor, phase, plan]")
@@ -51,6 +50,9 @@ class CheckConfig:
                 f"unknown required field(s) {', '.join(unknown)}; choose from " + ", ".join(LABELS)
             )
         object.__setattr__(self, "required", required)
+
+
+_DEFAULT_CONFIG = CheckConfig()
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,9 +194,8 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
 
 
 def next_change(block: Block | None, now: datetime, config: CheckConfig) -> datetime | None:
-    """When time alone next changes what `sanity` finds in BLOCK: a Last updated in the future
-    comes within the clock skew (AIC303 ends), or grows older than stale-after (AIC304
-    begins). None when nothing will change by itself. A run at or after it judges again."""
+    """When time alone next changes what `sanity` finds in BLOCK: a future Last updated comes
+    within the clock skew (AIC303 ends), or grows older than stale-after (AIC304 begins)."""
     if block is None or block.last_updated is None:
         return None
     now = now.astimezone(UTC)
@@ -206,9 +207,11 @@ def next_change(block: Block | None, now: datetime, config: CheckConfig) -> date
     return stale if now <= stale and not is_terminal(block.phase) else None
 
 
-def check_parsed(
-    parsed: Parsed, *, now: datetime | None = None, config: CheckConfig | None = None
+def check_body(
+    body: str, *, now: datetime | None = None, config: CheckConfig | None = None
 ) -> CheckResult:
+    """Every finding about one issue body, sorted by line."""
+    parsed = parse(body)
     config = config or _DEFAULT_CONFIG
     missing = missing_fields(parsed.block, config.required) if parsed.block is not None else []
     findings = [
@@ -216,23 +219,9 @@ def check_parsed(
         *completeness(parsed, config.required, missing),
         *sanity(parsed, now, config),
     ]
-    findings.sort(key=_finding_order)
+    findings.sort(key=lambda f: (f.line or 0, f.code))
     complete = parsed.block is not None and not missing
     return CheckResult(block=parsed.block, findings=tuple(findings), complete=complete)
-
-
-def _finding_order(finding: Finding) -> tuple[int, str]:
-    return finding.line or 0, finding.code
-
-
-_DEFAULT_CONFIG = CheckConfig()
-
-
-def check_body(
-    body: str, *, now: datetime | None = None, config: CheckConfig | None = None
-) -> CheckResult:
-    """Every finding about one issue body."""
-    return check_parsed(parse(body), now=now, config=config)
 
 
 def result_json(path: str, result: CheckResult) -> dict[str, Any]:

@@ -1,25 +1,14 @@
 """What a scheduled run leaves for the next one, so the next one reads only what changed (pure).
 
-A scheduled run over a repository used to list every open issue and parse every body, though
-most had not changed. The run state lets the next run ask GitHub only for the issues updated
-since (`listed`, GitHub's own clock: the newest `updated_at` the listing saw) and judge the
-others from the state alone: a block goes stale with time, not with edits, so the state keeps,
-per open task, the minute when time alone next changes what ai-context says about it (`due`:
-the block's Last updated plus stale-after, a lease's expiry). A run re-reads those tasks when
-their minute has come. It also keeps a fingerprint of each issue the run looked at, as the run
-left it (`seen`), so its own comments and labels, which move `updated_at`, do not make the
-next run read those issues again.
+The next run lists only the issues updated since `listed` (GitHub's clock) and judges the
+others from the state: a block goes stale with time, not edits, so `due` keeps per open task
+the minute time alone next changes its findings, and `seen` a fingerprint of each issue as the
+run left it, so the run's own comments and labels do not make the next run read it again.
 
-What it never holds: a comment id, a body, a title, a token. A forged or garbled state can
-therefore cost calls (an issue read for nothing, a full listing), never a wrong write: every
-write is still planned from what GitHub says at the time (the comments of a changed task are
-read). Absent, garbled (a checksum guards it), foreign (another repository, bot or job set),
-judged by other rules (another version or configuration), older than MAX_AGE or past its
-`until`, it reads as a reason for a full listing, which rewrites it.
-
-It is bounded: the hidden line fits in MAX_ENCODED characters. The fingerprints give way
-first (they save reads, nothing more); then the dues furthest ahead, and `until` says up to
-when the dues it kept are complete (the run after it lists everything).
+It holds no comment id, body, title or token: a forged or garbled state can cost calls, never
+a wrong write. Absent, garbled (a checksum guards it), foreign, judged by other rules, older
+than MAX_AGE or past its `until`, it means a full listing. Bounded by MAX_ENCODED characters:
+the fingerprints give way first, then the dues furthest ahead (`until` says where they end).
 """
 
 from __future__ import annotations
@@ -27,9 +16,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate
 from typing import Any
 
 from ai_context.core.hidden import find_hidden, hide
@@ -39,6 +30,7 @@ from ai_context.rules.sticky import Op
 VERSION = 2
 PREFIX = "<!-- ai-context:run-state "
 SUFFIX = " -->"
+_LINE = re.compile(re.escape(PREFIX) + ".*?" + re.escape(SUFFIX), re.DOTALL)
 MAX_ENCODED = 60_000  # characters of the hidden line; an issue body holds 65,536
 MAX_AGE = timedelta(days=7)  # a full listing at least this often heals any drift
 # How long before GitHub's answer an edit may still be in flight (saved, not yet listed): the
@@ -95,9 +87,6 @@ class RunState:
         """The tasks whose minute has come: time alone may have changed their findings."""
         return sorted(n for n, when in self.due.items() if when <= now)
 
-    def since(self) -> datetime:
-        return self.listed
-
 
 def rules_key(*parts: object) -> str:
     """A short digest of what the findings depend on besides the issues (the version, the
@@ -124,11 +113,11 @@ def fingerprint(issue: Issue) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii")[:FINGERPRINT_CHARS]
 
 
-def after_writes(issue: Issue, ops: Iterable[Op], created: int | None = 0) -> Issue:
+def after_writes(issue: Issue, ops: Iterable[Op]) -> Issue:
     """ISSUE as the run's writes OPS leave it (labels, comment count), so that the next run,
     which lists it again because those writes moved its `updated_at`, knows it unchanged.
-    CREATED: comments the run created that GitHub answered; None when a race or a retry
-    decided (the count is then unknown, and the next run reads the issue again)."""
+    After a comment is created the count is left unknown: the next run reads the issue's
+    comments again, and a duplicate a missed read made (or a race) goes then."""
     labels = {label.lower(): label for label in issue.labels}
     count = issue.comments
     for op in ops:
@@ -138,7 +127,8 @@ def after_writes(issue: Issue, ops: Iterable[Op], created: int | None = 0) -> Is
             labels.pop(op.labels[0].lower(), None)
         elif op.kind == "delete_comment" and count is not None:
             count -= 1
-    count = None if count is None or created is None else count + created
+        elif op.kind == "create_comment":
+            count = None
     return replace(issue, labels=tuple(labels.values()), comments=count)
 
 
@@ -180,14 +170,6 @@ def _text(when: datetime) -> str:
 
 def _deltas(values: Sequence[int]) -> list[int]:
     return [b - a for a, b in zip([0, *values], values, strict=False)]
-
-
-def _sums(deltas: Sequence[int]) -> list[int]:
-    out, total = [], 0
-    for d in deltas:
-        total += d
-        out.append(total)
-    return out
 
 
 def _checksum(columns: Sequence[Any]) -> str:
@@ -280,33 +262,31 @@ def _state(columns: list[Any], repository: str, bot: str, jobs: str) -> RunState
     found_marks = _marks(marks)
     if found_marks is None:
         return None
-    due_numbers, seen_at = _sums(numbers), _sums(seen_numbers)
+    due_numbers, seen_at = list(accumulate(numbers)), list(accumulate(seen_numbers))
     if min([*due_numbers, *seen_at, 1]) < 1:
         return None
+    width = FINGERPRINT_CHARS
     try:
         listed_at = datetime.fromtimestamp(listed, UTC)
         base = _minutes(listed_at)
-        dues = {n: _at(base + m) for n, m in zip(due_numbers, offsets, strict=True)}
-        full_at, until_at = _at(full), _at(until)
-    except (OverflowError, OSError, ValueError):
+        return RunState(
+            repository=repository,
+            bot=bot,
+            jobs=jobs,
+            rules=rules,
+            listed=listed_at,
+            full=_at(full),
+            until=_at(until),
+            tasks=tasks,
+            first=_at(first) if first else None,
+            facts=facts,
+            changes=_at(changes) if changes else None,
+            due={n: _at(base + m) for n, m in zip(due_numbers, offsets, strict=True)},
+            seen={n: prints[k * width : (k + 1) * width] for k, n in enumerate(seen_at)},
+            marks=found_marks,
+        )
+    except (OverflowError, OSError, ValueError):  # a time beyond the calendar
         return None
-    width = FINGERPRINT_CHARS
-    return RunState(
-        repository=repository,
-        bot=bot,
-        jobs=jobs,
-        rules=rules,
-        listed=listed_at,
-        full=full_at,
-        until=until_at,
-        tasks=tasks,
-        first=_at(first) if first else None,
-        facts=facts,
-        changes=_at(changes) if changes else None,
-        due=dues,
-        seen={n: prints[k * width : (k + 1) * width] for k, n in enumerate(seen_at)},
-        marks=found_marks,
-    )
 
 
 def _marks(column: Any) -> dict[int, Mark] | None:
@@ -317,7 +297,7 @@ def _marks(column: Any) -> dict[int, Mark] | None:
         return None
     if min([*numbers[:1], *values, 1]) < 0:
         return None
-    at = _sums(numbers)
+    at = list(accumulate(numbers))
     return {
         n: (values[4 * k], values[4 * k + 1], values[4 * k + 2], values[4 * k + 3])
         for k, n in enumerate(at)
@@ -330,34 +310,17 @@ def _ints(values: Any) -> bool:
 
 def lines(body: str | None) -> list[str]:
     """Every run-state line in BODY, in order."""
-    out: list[str] = []
-    text = body or ""
-    start = text.find(PREFIX)
-    while start >= 0:
-        end = text.find(SUFFIX, start)
-        if end < 0:
-            break
-        out.append(text[start : end + len(SUFFIX)])
-        start = text.find(PREFIX, end)
-    return out
+    return _LINE.findall(body or "")
 
 
 def line_of(body: str, jobs: str) -> str | None:
     """The run-state line of JOBS in BODY, None when it has none."""
-    return next((line for line in lines(body) if jobs_of(line) == jobs), None)
+    return next((line for line in lines(body) if named(line, "jobs") == jobs), None)
 
 
-def jobs_of(line: str) -> str | None:
-    """The job set a run-state line is for (None when unreadable)."""
-    return _named(line, "jobs")
-
-
-def repository_of(line: str) -> str | None:
-    """The repository (lower case) a run-state line is for (None when unreadable)."""
-    return _named(line, "repo")
-
-
-def _named(line: str, key: str) -> str | None:
+def named(line: str, key: str) -> str | None:
+    """What a run-state line names under KEY: `jobs` (its job set) or `repo` (its repository,
+    lower case); None when unreadable."""
     data = find_hidden(line, prefix=PREFIX)
     value = data.get(key) if data else None
     return value if isinstance(value, str) else None
@@ -366,7 +329,7 @@ def _named(line: str, key: str) -> str | None:
 def replace_line(body: str, line: str, jobs: str) -> str:
     """BODY with the run-state line of JOBS replaced by LINE (appended when it has none); the
     other lines and the text around them, a human's included, are kept as they are."""
-    for old in lines(body):
-        if jobs_of(old) == jobs:
-            return body.replace(old, line, 1)
+    old = line_of(body, jobs)
+    if old is not None:
+        return body.replace(old, line, 1)
     return f"{body.rstrip()}\n\n{line}" if body.strip() else line

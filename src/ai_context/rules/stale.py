@@ -1,24 +1,11 @@
 """Stale and conflicting actors: rules per open task, judged from the block and git (pure).
 
-Never from the issue's `updated_at`: the bot's own comments and label changes move it, so a
-task the bot has just flagged would look fresh. The block's Last updated, the lease and the
-commits that name the issue are the only activity that counts.
-
-Codes:
-  AIC601 warning  stale: Last updated is older than stale-after and Phase is not terminal
-  AIC602 warning  lease expired: the lease on the task ran out without renewal
-  AIC603 error    claim race: commits naming the issue by someone other than the Active
-                  actor since Last updated
-  AIC604 error    two actors: a live lease held by someone other than the Active actor, or a
-                  lease taken over from another actor before theirs expired
-  AIC605 warning  hoarding: the Active actor is active on more open tasks than
-                  max-active-per-actor (off unless set)
-AIC601/602 call for the `ai-context:stale` label, AIC603/604 for `ai-context:conflict`.
-
-Evidence (leases, commits, counts) is gathered by the shell when a run can: leases and counts
-on `stale` runs, commits from a push payload (or, later, git log). The evidence behind the
-findings is remembered in the sticky comment, so a run that cannot gather it (an `issues`
-event) judges from the same facts and the comment does not flap between runs.
+Never from the issue's `updated_at`, which the bot's own comments and labels move: the
+block's Last updated, the lease and the commits that name the issue are the only activity.
+AIC601 stale and AIC602 lease expired (warnings) call for `ai-context:stale`; AIC603 claim
+race and AIC604 two actors (errors) for `ai-context:conflict`; AIC605 hoarding is a warning.
+The evidence behind the findings is remembered in the sticky comment, so a run that cannot
+gather it (an `issues` event) judges from the same facts and the comment does not flap.
 """
 
 from __future__ import annotations
@@ -37,27 +24,21 @@ from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal
-from ai_context.rules import stale_config
 from ai_context.rules.actors import ActorMap
 from ai_context.rules.checks import CheckResult
 from ai_context.rules.lease import LeaseRecord
+from ai_context.rules.stale_config import StaleConfig
 
 STALE_CODES = frozenset({"AIC601", "AIC602"})
 CONFLICT_CODES = frozenset({"AIC603", "AIC604"})
 SUPERSEDED = "AIC304"  # the block check's own stale warning: AIC601 says it, with an owner
 MAX_REMEMBERED_COMMITS = 20
 STATE_KEY = "stale"
-# The settings live in stale_config.py; importers of rules.stale keep working.
-StaleConfig = stale_config.StaleConfig
-parse_stale_config = stale_config.parse_stale_config
-
-
-# --- evidence --------------------------------------------------------------------------------
 
 
 class CommitSeen(BaseModel):
-    """What the sticky comment remembers of a commit that names issues (not a parse of one:
-    `core.events.Commit` is that); small, so twenty of them fit in the hidden state."""
+    """What the sticky comment remembers of a commit that names issues: small, so twenty of
+    them fit in its hidden state."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -76,16 +57,10 @@ class CommitSeen(BaseModel):
     def key(self) -> tuple[str, ...]:
         return (self.sha,) if self.sha else (*self.identities, self.timestamp.isoformat())
 
-    @classmethod
-    def of(cls, author: str, timestamp: datetime, issues: Iterable[int] = ()) -> CommitSeen:
-        """From an (author, timestamp) pair: an email, login or name all match through actors."""
-        kind = "author_email" if "@" in author else "author_name"
-        return cls.model_validate({kind: author, "timestamp": timestamp, "issues": tuple(issues)})
-
 
 def push_commits(commits: Iterable[Commit], named: Callable[[str], list[int]]) -> list[CommitSeen]:
-    """What the stale rules remember of each commit (core.events read the payload once): its
-    author's identities, its time, and the issues its message names (NAMED parses)."""
+    """What the stale rules remember of each commit: its author's identities, its time, and
+    the issues its message names (NAMED parses)."""
     return [
         CommitSeen(
             sha=commit.sha,
@@ -129,9 +104,9 @@ class Evidence(BaseModel):
         return self.model_dump(mode="json", exclude_defaults=True)
 
     @classmethod
-    def from_state(cls, memory: Mapping[str, Any] | None) -> Evidence:
+    def from_state(cls, remembered: Mapping[str, Any] | None) -> Evidence:
         """Evidence remembered in the sticky comment; anything unreadable is forgotten."""
-        data = (memory or {}).get(STATE_KEY)
+        data = (remembered or {}).get(STATE_KEY)
         if not isinstance(data, Mapping):
             return cls()
         try:
@@ -152,22 +127,16 @@ def active_tasks(
     return {actor: tuple(sorted(numbers)) for actor, numbers in out.items()}
 
 
-# --- the rules -------------------------------------------------------------------------------
-
-
 class Verdict(BaseModel):
-    """One task's findings, whom to mention while it is stale, and the evidence behind it.
-
-    A mention is for a stale episode ai-context saw begin: STALE_SINCE (when this one began)
-    later than SEEN (when the scheduled runs first saw the repository's tasks; None when this
-    run cannot tell), or MENTION_ALL (`mention-owners: all`). jobs/mention.py decides, with
-    the sticky comment's age as a second witness."""
+    """One task's findings, whom to mention while it is stale, and the evidence REMEMBERED.
+    STALE_SINCE, SEEN (when the scheduled runs first saw the tasks) and MENTION_ALL let
+    jobs/mention.py mention only stale episodes ai-context saw begin."""
 
     model_config = ConfigDict(frozen=True)
 
     findings: tuple[Finding, ...] = ()
     mention: str | None = None
-    memory: Evidence = Evidence()
+    remembered: Evidence = Evidence()
     stale_since: datetime | None = None
     seen: datetime | None = None
     mention_all: bool = False
@@ -189,8 +158,8 @@ class Verdict(BaseModel):
         return frozenset({SUPERSEDED}) if "AIC601" in self.codes else frozenset()
 
     def state(self) -> dict[str, Any] | None:
-        memory = self.memory.state()
-        return {STATE_KEY: memory} if memory else None
+        kept = self.remembered.state()
+        return {STATE_KEY: kept} if kept else None
 
 
 def judge(
@@ -210,7 +179,7 @@ def judge(
     lines = parsed.field_lines
     actor_line = lines.get("actor")
     findings: list[Finding] = []
-    kept = Evidence()
+    kept: dict[str, Any] = {}  # the evidence behind the findings, for runs that cannot gather it
 
     stamp = block.last_updated
     if stamp is not None and config.stale_after < now - stamp:
@@ -239,7 +208,7 @@ def judge(
                 f"{lease.actor}) or releases it; another actor may now claim it.",
             )
         )
-        kept = kept.model_copy(update={"lease": lease, "leases_read": True})
+        kept.update(lease=lease, leases_read=True)
 
     if block.actor:
         race = _race(block, evidence.commits, number, actors)
@@ -249,13 +218,11 @@ def judge(
                     block.actor, race, number, since=stamp, line=actor_line, actors=actors
                 )
             )
-            kept = kept.model_copy(update={"commits": race[-MAX_REMEMBERED_COMMITS:]})
+            kept.update(commits=race[-MAX_REMEMBERED_COMMITS:])
         two = _two_actors(block.actor, evidence, now, config, actors)
         if two is not None:
             findings.append(replace(two, line=actor_line))
-            kept = kept.model_copy(
-                update={"lease": lease, "previous": evidence.previous, "leases_read": True}
-            )
+            kept.update(lease=lease, previous=evidence.previous, leases_read=True)
         limit = config.max_active_per_actor
         active = evidence.active
         if (
@@ -275,9 +242,9 @@ def judge(
                     hint="Finish or hand off some of them before taking more.",
                 )
             )
-            kept = kept.model_copy(update={"active": active, "active_actor": block.actor})
+            kept.update(active=active, active_actor=block.actor)
 
-    verdict = Verdict(findings=tuple(findings), memory=kept)
+    verdict = Verdict(findings=tuple(findings), remembered=Evidence(**kept))
     if verdict.stale:
         owner = actors.owner(block.actor) or (actors.owner(lease.actor) if lease else None)
         began = [stamp + config.stale_after] if stamp is not None else []
@@ -368,7 +335,7 @@ def _two_actors(
 @dataclass(frozen=True)
 class StaleRules:
     """The rules as the check job calls them: per issue, with what the run gathered (FRESH)
-    and what the sticky comment remembered (MEMORY)."""
+    and what the sticky comment remembered."""
 
     config: StaleConfig
     actors: ActorMap
@@ -379,11 +346,11 @@ class StaleRules:
     seen: datetime | None = None
 
     def __call__(
-        self, issue: Issue, result: CheckResult, memory: Mapping[str, Any] | None
+        self, issue: Issue, result: CheckResult, remembered: Mapping[str, Any] | None
     ) -> Verdict:
         if result.block is None or issue.state != "open":
             return Verdict()
-        evidence = Evidence.from_state(memory).merged(self.fresh.get(issue.number, Evidence()))
+        evidence = Evidence.from_state(remembered).merged(self.fresh.get(issue.number, Evidence()))
         verdict = judge(
             issue.number,
             parse(issue.body),
@@ -397,15 +364,14 @@ class StaleRules:
         return verdict.model_copy(update={"seen": self.seen, "mention_all": self.mention == "all"})
 
     def next_change(
-        self, issue: Issue, result: CheckResult, memory: Mapping[str, Any] | None
+        self, issue: Issue, result: CheckResult, remembered: Mapping[str, Any] | None
     ) -> datetime | None:
         """When time alone next changes the verdict on ISSUE: its Last updated grows older
-        than stale-after (AIC601), a lease it knows of expires (AIC602, AIC604). None when
-        nothing will change by itself."""
+        than stale-after (AIC601), a lease it knows of expires (AIC602, AIC604)."""
         block = result.block
         if block is None or issue.state != "open" or is_terminal(block.phase):
             return None
-        evidence = Evidence.from_state(memory).merged(self.fresh.get(issue.number, Evidence()))
+        evidence = Evidence.from_state(remembered).merged(self.fresh.get(issue.number, Evidence()))
         now = self.now.astimezone(UTC)
         times = []
         if block.last_updated is not None:

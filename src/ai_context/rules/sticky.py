@@ -1,9 +1,5 @@
-"""The one bot comment per issue and the labels that mirror its findings (pure).
-
-Plans are lists of write operations; the shell applies them or, in a dry run, prints them.
-The comment holds nothing that changes from run to run (no times, no ages), so a rerun over
-unchanged blocks plans no writes at all.
-"""
+"""The one bot comment per issue and the labels that mirror its findings, as planned writes
+(pure). The comment holds no times or ages, so a rerun over unchanged blocks plans no writes."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.findings import Finding
-from ai_context.core.hidden import find_hidden, hide
+from ai_context.core.hidden import hide
 from ai_context.core.markdown import escape_code_cell
 from ai_context.core.models import Comment, Issue
 from ai_context.rules.scrub import strip_controls
@@ -36,7 +32,6 @@ LABEL_RULES: dict[str, Callable[[Finding], bool]] = {
     LABEL_CONFLICT: lambda f: f.code in CONFLICT_CODES,
 }
 OWNED_LABELS = tuple(LABEL_RULES)
-CHECK_LABELS = OWNED_LABELS  # the older name
 ICONS = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
 
 
@@ -65,7 +60,7 @@ class Op(BaseModel):
 
 def dry_run_text(op: Op, current: str | None = None) -> str:
     """What a dry run prints for OP: its description, then the comment's text (or its diff
-    against CURRENT, the comment as it is now)."""
+    against CURRENT)."""
     head = f"[dry-run] would {op.describe()}"
     if op.body is None:
         return head
@@ -73,30 +68,19 @@ def dry_run_text(op: Op, current: str | None = None) -> str:
 
 
 def text_or_diff(body: str, current: str | None, where: str) -> str:
-    """BODY line by line, or its unified diff against CURRENT (WHERE names both sides). Every
-    line starts with `| `: the text comes from issues, and a log line starting with `::`
-    would be a workflow command."""
-    if current is None:
-        lines = body.splitlines()
-    else:
-        lines = list(
-            difflib.unified_diff(
-                current.splitlines(),
-                body.splitlines(),
-                fromfile=f"{where} (now)",
-                tofile=f"{where} (would be)",
-                lineterm="",
-            )
-        )
+    """BODY line by line, or its diff against CURRENT (WHERE names both sides). Every line
+    starts with `| `: a log line starting with `::` would be a workflow command."""
+    lines = body.splitlines()
+    if current is not None:
+        before, after = f"{where} (now)", f"{where} (would be)"
+        lines = list(difflib.unified_diff(current.splitlines(), lines, before, after, lineterm=""))
     return "\n".join(f"| {line}" for line in lines)
 
 
 @dataclass
 class WriteBudget:
-    """The writes one run may make (`max-writes`): once they are spent, the rest are left to
-    the next run, which plans them again from what GitHub then holds, so nothing is written
-    twice. RESERVE keeps room for the writes after the tasks' (the run state, the digest
-    comment)."""
+    """The writes one run may make (`max-writes`); the rest are left to the next run, which
+    plans them again. RESERVE keeps room for the run state and the digest comment."""
 
     limit: int
     used: int = 0
@@ -136,13 +120,9 @@ def render_findings(
     notes: Sequence[str] = (),
     state: Mapping[str, Any] | None = None,
 ) -> str:
-    """The comment for an issue with findings; an all-clear line when there are none.
-
-    NOTES are Markdown lines our code wrote (e.g. the one mention of a stale task's owner);
-    STATE is what a later run must remember (hidden, see read_state). The findings quote text
-    from outside (a push's file names, a block's fields): the body leaves without control
-    characters or lone surrogates (scrub.strip_controls).
-    """
+    """The comment for an issue with findings (an all-clear line without). NOTES are Markdown
+    lines our code wrote (the owner's mention); STATE is hidden for later runs. Findings quote
+    outside text, so the body leaves without control characters (scrub.strip_controls)."""
     if not findings:
         return f"{MARKER}\n✅ **ai-context:** the AI Context block has no findings now."
     errors = sum(1 for f in findings if f.severity == "error")
@@ -154,7 +134,7 @@ def render_findings(
     tail = (
         "".join(f"\n{note}\n" for note in notes)
         + "\n<sub>Edited in place by ai-context whenever the block changes; the agent fixes the "
-        "block, humans need not edit it.</sub>" + (f"\n{render_state(state)}" if state else "")
+        "block, humans need not edit it.</sub>" + (f"\n{hide(state)}" if state else "")
     )
     rows = []
     for f in findings:
@@ -175,12 +155,6 @@ def fit(head: str, rows: Sequence[str], tail: str, limit: int = MAX_COMMENT) -> 
         kept.append(row)
         used += len(row)
     return head + "".join(kept) + tail
-
-
-# The hidden memory for later runs: one codec, in core.hidden (base64 JSON, so no text in it
-# can close the comment; garbled or absent reads as None).
-render_state = hide
-read_state = find_hidden
 
 
 def sticky_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:
@@ -212,15 +186,11 @@ def plan_comment(
     """Create, edit or leave the sticky comment; delete duplicates a race left behind."""
     ours = stickies(comments, bot_login)
     ops = [Op(kind="delete_comment", issue=issue, comment_id=c.id) for c in ours[1:]]
-    keep = ours[0] if ours else None
-    if keep is None:
-        if findings:
-            body = render_findings(findings, notes=notes, state=state)
-            ops.append(Op(kind="create_comment", issue=issue, body=body))
-        return ops
     wanted = render_findings(findings, notes=notes, state=state)
-    if keep.body.strip() != wanted.strip():
-        ops.append(Op(kind="edit_comment", issue=issue, comment_id=keep.id, body=wanted))
+    if not ours and findings:
+        ops.append(Op(kind="create_comment", issue=issue, body=wanted))
+    elif ours and ours[0].body.strip() != wanted.strip():
+        ops.append(Op(kind="edit_comment", issue=issue, comment_id=ours[0].id, body=wanted))
     return ops
 
 
@@ -243,19 +213,9 @@ def plan_labels(issue: Issue, findings: Sequence[Finding]) -> list[Op]:
 
 
 def needs_comments(issue: Issue, findings: Sequence[Finding], *, thorough: bool = False) -> bool:
-    """Whether the comment list must be read: only when a sticky comment may exist or is due.
-
-    No comments on the issue means no sticky one. In a full scan, no findings and none of our
-    labels is taken to mean any sticky comment there is already the all-clear line (that saves
-    a read per clean task); a THOROUGH check (one issue, from its event) reads anyway, so a
-    comment that listed only warnings turns all-clear when the agent fixes them.
-    """
-    if issue_comment_count(issue) == 0:
+    """Whether the comments must be read: only when a sticky comment may exist or is due. A
+    scan takes a clean task without our labels to have the all-clear line already (a read
+    saved per clean task); a THOROUGH check (one issue, from its event) reads anyway."""
+    if issue.comments == 0:
         return False
-    if thorough:
-        return True
-    return bool(findings) or any(label in OWNED_LABELS for label in issue.labels)
-
-
-def issue_comment_count(issue: Issue) -> int:
-    return issue.comments if issue.comments is not None else 1
+    return thorough or bool(findings) or any(label in OWNED_LABELS for label in issue.labels)

@@ -58,7 +58,7 @@ def closed_since(scan: Scan, since: datetime | None = None) -> list[Issue]:
     listing when it showed them (another repository's, listed open and closed), else one
     listing."""
     if since is None:
-        since = scan.previous.since() if scan.previous else scan.now
+        since = scan.previous.listed if scan.previous else scan.now
     if scan.closed is not None:
         return list(scan.closed)
     return scan.github.list_issues("closed", since=since)
@@ -88,7 +88,7 @@ def gather(
             out.rows[issue.number] = facts.facts_of(issue, result, label)
         return out
     rows = stored
-    prev_since = scan.previous.since() if scan.previous else since
+    prev_since = scan.previous.listed if scan.previous else since
     for issue in scan.others:  # no task any more: the digest says it left
         rows.pop(issue.number, None)
     read_closed = closed if closed is not None else closed_since(scan, prev_since)
