@@ -85,7 +85,6 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         outputs={},
         workflow_env=env,
         event=event,
-        github_api_url=api_url,
         progress=progress,
     )
     ctx.api_calls["GitHub"] = lambda: github.counter.total

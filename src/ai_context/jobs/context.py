@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import Any
 
 from ai_context import version
-from ai_context.adapters.clients import GITHUB_API_URL
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.adapters.workflow import Progress, Workflow
@@ -53,7 +52,6 @@ class RunContext:
     event: str = ""
     # The environment holds the tokens: never in a repr, a log line or a traceback's locals.
     workflow_env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    github_api_url: str = GITHUB_API_URL
     # Findings jobs that run before check add to an issue's sticky comment (e.g. the mirror's).
     findings: dict[int, list[Finding]] = field(default_factory=dict)
     progress: Progress | None = None
