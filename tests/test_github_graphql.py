@@ -8,7 +8,7 @@ import json
 
 import pytest
 import responses
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ai_context.adapters.github import (
@@ -141,6 +141,8 @@ def test_any_answer_is_its_data_or_our_error(answer: object) -> None:
         st.text(max_size=12) | st.integers(0, 10**10).map(str),
     ),
 )
+@example(403, {"retry-after": "\u00b9"})  # a digit to str.isdigit, not to int(): no wait
+@example(429, {"retry-after": "\u00b2", "x-ratelimit-reset": "\u00b3"})
 def test_rate_limit_wait_reads_any_headers(status: int, headers: dict[str, str]) -> None:
     wait = rate_limit_wait(status, headers)
     assert wait is None or wait >= 0
@@ -153,6 +155,7 @@ def test_rate_limit_wait_reads_any_headers(status: int, headers: dict[str, str])
 
 
 def _limited(headers: dict[str, str]) -> bool:
-    return headers.get("retry-after", "").strip().isdigit() or (
+    after = headers.get("retry-after", "").strip()
+    return (after.isascii() and after.isdigit()) or (
         headers.get("x-ratelimit-remaining", "").strip() == "0"
     )

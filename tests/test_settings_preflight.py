@@ -149,7 +149,7 @@ def test_required_must_be_a_list(tmp_path: Path) -> None:
     assert settings.required == ("actor", "next_step")
 
 
-@pytest.mark.parametrize("text", ["99999999999999", "0h", "500000d"])
+@pytest.mark.parametrize("text", ["99999999999999", "0h", "500000d", "\u00b2", "\u00b9h"])
 def test_a_zero_or_absurd_duration_is_refused_with_a_reason(text: str) -> None:
     with pytest.raises(ValueError, match="cannot read duration"):
         parse_duration(text)

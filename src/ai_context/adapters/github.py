@@ -576,7 +576,7 @@ def _links(headers: Mapping[str, Any]) -> dict[str, str]:
 
 def _page_number(url: str) -> int | None:
     value = parse_qs(urlsplit(url).query).get("page", [""])[0]
-    return int(value) if value.isdigit() else None
+    return int(value) if value.isascii() and value.isdigit() else None
 
 
 def _http_date(text: str | None) -> datetime | None:
@@ -596,7 +596,7 @@ def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
         return after
     if str(headers.get("x-ratelimit-remaining", "")).strip() == "0":
         reset = str(headers.get("x-ratelimit-reset") or "").strip()
-        if reset.isdigit():
+        if reset.isascii() and reset.isdigit():
             return max(0.0, int(reset) - time.time()) + 1
         return SECONDARY_RATE_WAIT
     return SECONDARY_RATE_WAIT if status == 429 else None

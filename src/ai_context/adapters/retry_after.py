@@ -13,7 +13,7 @@ def retry_after(value: str) -> float | None:
     """Seconds a `retry-after` header asks for: a number of seconds, or an HTTP date (RFC
     9110; a date already past is no wait); None when it is absent or neither."""
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return float(value)
     try:
         when = parsedate_to_datetime(value)

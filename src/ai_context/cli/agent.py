@@ -145,7 +145,7 @@ def _github(args: argparse.Namespace, env: Mapping[str, str]) -> GitHub:
 
 
 def _step_number(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a plan step number (1, 2, ...)")
     return int(text)
 

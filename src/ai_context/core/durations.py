@@ -16,7 +16,7 @@ _DURATIONS_RE = re.compile(r"(?:\d{1,6}\s*[smhdw] *)+")
 def parse_duration(text: str) -> timedelta:
     """`90m`, `24h`, `3d`, `1d12h`; a bare number is hours. Raises ValueError saying why."""
     raw = text.strip().lower()
-    if raw.isdigit():
+    if raw.isascii() and raw.isdigit():
         if int(raw) > MAX_HOURS:
             raise ValueError(
                 f"cannot read duration {text!r}: a bare number is hours, at most {MAX_HOURS}"

@@ -84,7 +84,7 @@ class Actor(BaseModel):
     @field_validator("clickup", mode="before")
     @classmethod
     def _clickup(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and value.strip().isdigit() and value.isascii():
             return int(value)
         if isinstance(value, bool) or (value is not None and not isinstance(value, int)):
             raise ValueError(f"{value!r} is not a ClickUp user id (a number)")

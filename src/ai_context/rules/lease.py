@@ -136,7 +136,7 @@ class LeaseConfig(BaseModel):
     def issue_of(self, ref: str) -> int | None:
         """The issue number a ref under the prefix is the lease of, or None."""
         tail = ref.removeprefix(self.prefix)
-        return int(tail) if tail != ref and tail.isdigit() else None
+        return int(tail) if tail != ref and tail.isascii() and tail.isdigit() else None
 
 
 def parse_lease_config(section: Any, source: str) -> LeaseConfig:

@@ -103,7 +103,9 @@ def huge_width(text: str) -> bool:
 
 def past_limit(number: str | int) -> bool:
     text = str(number).strip()
-    return text.isdigit() and (len(text) > len(str(MAX_OUTPUT)) or int(text) > MAX_OUTPUT)
+    if not (text.isascii() and text.isdigit()):
+        return False
+    return len(text) > len(str(MAX_OUTPUT)) or int(text) > MAX_OUTPUT
 
 
 def guarded_format(jinja_filter: Callable[..., Any]) -> Callable[..., Any]:

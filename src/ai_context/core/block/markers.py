@@ -33,7 +33,8 @@ def check_marker(region: Region, findings: list[Finding]) -> Marker | None:
     if region.begin_marker is None:
         return None
     attrs = dict(_MARKER_ATTR_RE.findall(region.begin_marker.text))
-    version = int(attrs["v"]) if attrs.get("v", "").isdigit() else None
+    given = attrs.get("v", "")
+    version = int(given) if given.isascii() and given.isdigit() else None
     digest = attrs.get("sha256")
     if version != FORMAT_VERSION:
         findings.append(

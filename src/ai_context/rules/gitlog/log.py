@@ -25,7 +25,7 @@ def parse_log_record(record: str) -> Commit:
         raise GitLogError(f"git log record has {len(head)} fields, expected 5: {record[:60]!r}")
     sha, name, email, seconds, rest = head
     message, sep, changes = rest.rpartition(_US)
-    if not sep or not seconds.isdigit():
+    if not sep or not (seconds.isascii() and seconds.isdigit()):
         raise GitLogError(f"git log record for {sha[:12]!r} is not in the expected format")
     # A added, D removed, anything else (M, T: a type change) modified; --no-renames.
     changed: dict[str, list[str]] = {"A": [], "D": [], "M": []}
