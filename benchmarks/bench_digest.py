@@ -49,10 +49,11 @@ def timed(module, name):
     setattr(module, name, wrapper)
 
 import ai_context.adapters.templates as templates
-import ai_context.jobs.digest.job as digest
+import ai_context.rules.digest.render as render
+import ai_context.rules.digest.slack as slack
 timed(templates, "make_env")
-for name in ("render_markdown", "slack_messages"):
-    timed(digest, name)
+timed(render, "render_markdown")
+timed(slack, "slack_messages")
 from ai_context.action.run import run_action
 code = run_action()
 usage = resource.getrusage(resource.RUSAGE_SELF)
