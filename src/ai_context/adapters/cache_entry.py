@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -86,19 +86,8 @@ def entry_data(entry: CacheEntry) -> dict[str, Any]:
     from Files touched, left out), times as `2026-05-26T15:00:00Z`."""
     block = block_data(entry.block, json=True)
     del block["paths"]
-    return {
-        "version": entry.version,
-        "repository": entry.repository,
-        "issue": entry.issue,
-        "actor": entry.actor,
-        "block": block,
-        "text": entry.text,
-        "last_updated": entry.last_updated,
-        "revision": entry.revision,
-        "base_revision": entry.base_revision,
-        "body": entry.body,
-        "saved_at": _stamp(entry.saved_at),
-    }
+    data = {f.name: getattr(entry, f.name) for f in fields(entry)}
+    return data | {"block": block, "saved_at": _stamp(entry.saved_at)}
 
 
 # --- reading a file back: one check per kind of field --------------------------------------
