@@ -1,12 +1,7 @@
 """`ai-context save | resume | handoff | done`: the agent commands, run by jobs/agent/.
 
-Agents run these at every checkpoint, so start-up stays lean: this module imports nothing heavy
-at the top; a command imports the GitHub adapter only when it runs, and nothing imports jinja2.
-Settings: token from $GITHUB_TOKEN or $GH_TOKEN (or --token-env NAME), repository from --repo,
-an issue URL, $GITHUB_REPOSITORY or the `origin` remote, API URL from $GITHUB_API_URL, cache from
---cache or $AI_CONTEXT_CACHE, actor from --actor or $AI_CONTEXT_ACTOR, the fields a complete
-block needs from $AI_CONTEXT_REQUIRED or the config file's `required:` (--config, else
-$AI_CONTEXT_CONFIG, else .github/ai-context.yml), as the Action reads them.
+Agents run these at every checkpoint, so start-up stays lean: nothing heavy is imported at the
+top, and the GitHub adapter only when a command runs.
 """
 
 from __future__ import annotations

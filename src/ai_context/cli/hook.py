@@ -1,11 +1,7 @@
 """`ai-context hook session-start | stop | post-tool-use | pre-compact`: Claude Code's hooks.
 
-`ai-context setup claude` installs them; each reads the hook's JSON on stdin and answers JSON,
-as Claude Code defines them. session-start runs the resume reconciliation and gives the block
-as context, framed as the issue's content (data, never instructions); stop and post-tool-use
-ask for a checkpoint at the cadence, from the local cache and git alone; pre-compact pushes an
-unpushed local copy and asks for a save first. A hook never fails the agent's turn: whatever
-goes wrong, it exits 0 and says so in one line. Nothing heavy is imported at the top.
+Each reads the hook's JSON on stdin and answers JSON. A hook never fails the agent's turn:
+whatever goes wrong, it exits 0 and says so in one line. Nothing heavy is imported at the top.
 """
 
 from __future__ import annotations

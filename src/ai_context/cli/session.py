@@ -1,10 +1,4 @@
-"""`ai-context session save|load` (sp.json, docs/seeds/004) and `ai-context scrub`.
-
-`session save --from FILE` takes what the agent knows as JSON, `{"tasks": [...],
-"context_blocks": [...]}` or the list of tasks (only `title` and `status` required; `id` matches
-a task in the file); merged with the file unless `--overwrite` (the agent loaded it this session,
-so its list is whole).
-"""
+"""`ai-context session save|load` (sp.json, docs/seeds/004) and `ai-context scrub`."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
 """`ai-context setup claude | agents-md | claude-plugin`: wire ai-context into an agent.
 
-claude: the hooks and narrow permissions in `.claude/settings.json` (`--scope shared`) or
-`settings.local.json` (`--scope local`), merged (rules/agentsetup.py); `--actor` and
-`--token-from gh` go to `env` of `settings.local.json`, never committed, and no token is ever
-written; the slash commands and the state-sync skill. agents-md: the protocol in a marked
-section of `AGENTS.md`. claude-plugin: the same files as a plugin folder. The content is
-package data under templates/; the hooks and commands start ai-context as `--runner` says.
-Idempotent; `--dry-run` prints the diff; a file the user wrote is kept unless `--force`;
-nothing is written before every file has been read and merged.
+Idempotent, from the package's templates/; a file the user wrote is kept unless `--force`, no
+token is ever written, and nothing is written before every file has been read and merged.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """The MCP tools' bodies, without the SDK: structured input in, the JSON the command line
-prints with `--format json` out, so an agent reads one shape whichever face it uses.
-
-One `Session` per server reads the settings once, as the command line does, and keeps a GitHub
-client per repository (every tool takes an optional `repo`). A failure raises `ToolFailure`
-with the command line's exit code and text (`exit 2 (bad input): ...`, `exit 4 (conflict): ...`
-with both copies); outcomes the agent acts on (an incomplete block, a lease held by another)
-are content, with `exit_code`.
+prints with `--format json` out, so an agent reads one shape whichever face it uses. A failure
+raises `ToolFailure` with the command line's exit code and text.
 """
 
 from __future__ import annotations
