@@ -144,12 +144,12 @@ def resolve_repository(
     return repository or None
 
 
-def check_actor(actor: str, what: str = "actor id") -> str:
+def check_actor(actor: str) -> str:
     """The one rule for an actor id (`save`, `claim`...): one short word."""
     if not actor or any(ch.isspace() for ch in actor) or len(actor) > ACTOR_MAX:
         shown = actor if len(actor) <= 40 else actor[:40] + "..."
         raise UsageError(
-            f"{what} {shown!r} must be one word of at most {ACTOR_MAX} characters, "
+            f"actor id {shown!r} must be one word of at most {ACTOR_MAX} characters, "
             "e.g. cc-ariel-laptop"
         )
     return actor
@@ -195,7 +195,7 @@ def _not_utf8(name: str, where: str) -> UsageError:
     return UsageError(f"{name}: not UTF-8 text ({where}); save it as UTF-8")
 
 
-def read_stream(stream: TextIO, name: str = "<stdin>") -> str:
+def read_stream(stream: TextIO) -> str:
     """All of STREAM as UTF-8 text: its bytes when it has them, checked either way, so text
     that is not UTF-8 is exit 2 here and never a UnicodeEncodeError later."""
     buffer = getattr(stream, "buffer", None)
@@ -205,9 +205,9 @@ def read_stream(stream: TextIO, name: str = "<stdin>") -> str:
         text = stream.read()
         text.encode("utf-8")  # lone surrogates (surrogateescape'd bytes) cannot be
     except UnicodeDecodeError as exc:
-        raise _not_utf8(name, f"byte {exc.start}") from None
+        raise _not_utf8("<stdin>", f"byte {exc.start}") from None
     except UnicodeEncodeError as exc:
-        raise _not_utf8(name, f"character {exc.start}") from None
+        raise _not_utf8("<stdin>", f"character {exc.start}") from None
     return text
 
 

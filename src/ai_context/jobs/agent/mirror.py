@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ai_context.core.block.model import Block
@@ -16,11 +16,11 @@ if TYPE_CHECKING:
 CLICKUP_TOKEN_VARS = ("INPUT_CLICKUP-TOKEN", "AI_CONTEXT_CLICKUP_TOKEN", "CLICKUP_TOKEN")
 
 
-def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], None] | None:
+def agent_mirror_hook() -> Callable[[Issue, Block], None] | None:
     """The mirror to run after an agent's write; None without a ClickUp token. A failing mirror is
     reported on stderr (a `--format json` answer stays parseable), never fatal: the issue holds
     the block."""
-    out = out or sys.stderr
+    out = sys.stderr
     if not any(os.environ.get(name, "").strip() for name in CLICKUP_TOKEN_VARS):
         return None
 
