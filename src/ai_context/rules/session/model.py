@@ -105,15 +105,17 @@ class Metadata(BaseModel):
         return value
 
 
-class Task(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+class TaskInput(BaseModel):
+    """A task as the agent passes it to `session save`: only title and status are required."""
 
-    id: str
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str | None = None
     title: str
     status: LooseStatus
     priority: LoosePriority = None
     category: LooseCategory = None
-    created: UtcTime
+    created: UtcTime | None = None
     completed: UtcTime | None = None
     consolidated: bool = False
     consolidated_count: int = Field(default=0, ge=0)
@@ -123,8 +125,17 @@ class Task(BaseModel):
 
     @field_validator("id")
     @classmethod
-    def _id(cls, value: str) -> str:
-        return normal_id(value)
+    def _id(cls, value: str | None) -> str | None:
+        return normal_id(value) if value is not None else None
+
+
+class Task(TaskInput):
+    """A task as the session file holds it: its id and creation time settled."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    created: UtcTime
 
     @field_validator("title")
     @classmethod
@@ -166,13 +177,19 @@ class Task(BaseModel):
         return self.consolidated_count if self.consolidated else 1
 
 
-class ContextBlock(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+class ContextBlockInput(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     title: str
     content: str
-    updated: UtcTime
+    updated: UtcTime | None = None
     related_tasks: tuple[str, ...] = ()
+
+
+class ContextBlock(ContextBlockInput):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    updated: UtcTime
 
     @field_validator("related_tasks")
     @classmethod
