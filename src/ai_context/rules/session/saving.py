@@ -34,13 +34,6 @@ class SaveResult(BaseModel):
     scrubbed: dict[str, int]
 
 
-def _scrub_text(value: str, counts: dict[str, int], home: str | None = None) -> str:
-    clean, found = scrub_counted(value, home=home)
-    for kind, number in found.items():
-        counts[kind] = counts.get(kind, 0) + number
-    return clean
-
-
 def scrub_session(
     session: SessionFile, *, home: str | None = None
 ) -> tuple[SessionFile, dict[str, int]]:
@@ -49,7 +42,10 @@ def scrub_session(
     counts: dict[str, int] = {}
 
     def clean(value: str) -> str:
-        return _scrub_text(value, counts, home)
+        text, found = scrub_counted(value, home=home)
+        for kind, number in found.items():
+            counts[kind] = counts.get(kind, 0) + number
+        return text
 
     tasks = tuple(
         t.model_copy(
