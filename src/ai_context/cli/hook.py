@@ -325,10 +325,9 @@ ASKED = timedelta(minutes=10)  # a manual /compact held once is let through for 
 def pre_compact(
     args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str, str]
 ) -> Answer:
-    """Before a compaction: push what this machine has not yet pushed (a save it can make
-    without the agent), then ask for the save only the agent can write when the block is
-    behind the work. A manual /compact is held once per session and task; an automatic one
-    cannot wait, so the user is told instead."""
+    """Before a compaction: push this machine's unpushed copy, then ask for the agent's save when
+    the block is behind the work. A manual /compact is held once per session and task; an
+    automatic one cannot wait, so the user is told instead."""
     from ai_context.rules.cadence import compact_nudge  # noqa: PLC0415
 
     entry = _active(args, env)

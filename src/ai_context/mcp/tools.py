@@ -176,9 +176,8 @@ class Session:
     def outcome(
         self, repo: str, work: Callable[..., Outcome], *, release: bool = False
     ) -> dict[str, Any]:
-        """WORK (a job, its own options bound) with the session's settings, as the command line
-        runs it; its JSON. A conflict is the command line's exit-4 text, as a failure. RELEASE:
-        the writer's lease is released once the block has landed (a done task holds no one)."""
+        """WORK (a job, its own options bound) run as the command line runs it; its JSON. A
+        conflict fails with the command line's exit-4 text; RELEASE frees the writer's lease."""
         from ai_context.jobs.agent.finishing import lease_release  # noqa: PLC0415
         from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
         from ai_context.jobs.agent.output import outcome_json, outcome_text  # noqa: PLC0415
@@ -281,10 +280,8 @@ def checkpoint(
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    """The current block with CHANGES, saved: a checkpoint without re-sending the block. It is
-    written in the block's Active actor's name, and the write guard decides as for `save`: an
-    actor who handed the task off does not become its Active actor again, unless it takes the
-    task over (TAKE "local": the block then names this session's actor)."""
+    """The current block with CHANGES, saved in its Active actor's name as `save` would: an actor
+    who handed the task off becomes its Active actor again only with TAKE "local"."""
     repository = s.repo(repo)
     number = issue_number(issue, repository)
     current = current_block(s, repository, number)

@@ -29,8 +29,7 @@ def _rewrite(
     release_lease: LeaseHook | None,
 ) -> Outcome:
     """Reconcile as resume does, apply CHANGE to the state, and write it if the write guard allows
-    (TAKE "local" writes over a refusal, logged): 4 GitHub calls. Once written, the writer's lease
-    is released through RELEASE_LEASE: a task handed off or done holds no one."""
+    (TAKE "local" writes over a refusal, logged): 4 GitHub calls; then RELEASE_LEASE."""
     tracker, number = turn.tracker, turn.number
     entry = turn.cache.load(tracker.repository, number)
     issue = tracker.get_issue(number)
@@ -202,8 +201,7 @@ def done(
     mirror: MirrorHook | None = None,
 ) -> Outcome:
     """The final block (seeds/000 "Task complete"): Phase `done`, what shipped, the PR, follow-ups;
-    a step still open is skipped unless DONE_STEPS names it. The lease is released as on a
-    handoff."""
+    a step still open is skipped unless DONE_STEPS names it. The lease is released as on handoff."""
     if pr is not None and not pr.startswith(("https://", "http://")):
         raise AgentError(f"--pr {pr!r} is not a URL; pass the pull request's https:// link")
     now = as_utc(now)
@@ -221,9 +219,8 @@ def done(
 
 
 def lease_release(github: Any) -> LeaseHook:
-    """The `release_lease` hook of handoff and done, for the CLI and the MCP server alike: it
-    releases the actor's lease once the block has landed. The lease job (the settings file,
-    the lease models) is imported only then: a dry run or a refused write never loads it."""
+    """The `release_lease` hook of handoff and done; the lease job is imported only once a block
+    has landed, so a dry run or a refused write never loads it."""
 
     def release(issue: Issue, actor: str) -> None:
         from ai_context.jobs.lease import release_after_handoff  # noqa: PLC0415

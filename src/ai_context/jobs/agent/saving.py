@@ -32,8 +32,7 @@ def _write_or_roll_back(
     turn: Turn, block: Block, previous: CacheEntry | None, *, force: bool
 ) -> Written:
     """Store the local copy as unpushed, then write. A failure of the input, or a refusal on a
-    machine that never read the issue, puts the cache back as it was: a later bare `resume` must
-    take the issue's copy (the refused block is in the conflict log and the output)."""
+    machine that never read the issue, puts the cache back: a later `resume` takes the issue's."""
     base = previous.base_revision if previous else None
     body = previous.body if previous else None
     turn.store(block, base=base, body=body)

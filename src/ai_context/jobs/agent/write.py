@@ -54,9 +54,8 @@ def write_block(
     force: bool = False,
 ) -> Written:
     """Put BLOCK into the issue body, keeping every byte outside it. The write guard is asked on
-    READ_BODY (the body as last read; else a GET) and on the re-read before the PATCH, where a
-    body changed outside the block gets it re-applied; the PATCH is checked by jobs/bodywrite.py.
-    A refusal writes nothing unless FORCE (--take local; the refusal comes back as `overridden`)."""
+    READ_BODY (else a GET) and again on the re-read before the PATCH; a refusal writes nothing
+    unless FORCE (--take local), and then comes back as `overridden`."""
     read: Issue | None = None
     if read_body is None:
         read = tracker.get_issue(number)
