@@ -113,33 +113,28 @@ class Session:
         self.actor = actor or self.env.get("AI_CONTEXT_ACTOR", "").strip() or None
         self._github: dict[str, GitHub] = {}
 
-    @property
-    def repository(self) -> str:
+    def repo(self, repo: str | None) -> str:
+        """The repository of one call: its REPO argument, else the server's."""
+        if repo is not None and repo.strip():
+            from ai_context.core.models import repository_name  # noqa: PLC0415
+
+            try:
+                return repository_name(repo)
+            except ValueError as exc:
+                raise ToolFailure(Exit.USAGE, f"repo: {exc}") from exc
         from ai_context.adapters.clients import default_repository  # noqa: PLC0415
 
-        repo = self._repo or default_repository(self.env)
-        if not repo:
+        self._repo = self._repo or default_repository(self.env)
+        if not self._repo:
             raise ToolFailure(
                 Exit.USAGE,
                 "no repository: pass repo (OWNER/NAME), start the server with --repo, or set "
                 "GITHUB_REPOSITORY",
             )
-        self._repo = repo
-        return repo
+        return self._repo
 
-    def repo(self, repo: str | None) -> str:
-        """The repository of one call: its REPO argument, else the server's."""
-        if repo is None or not repo.strip():
-            return self.repository
-        from ai_context.core.models import repository_name  # noqa: PLC0415
-
-        try:
-            return repository_name(repo)
-        except ValueError as exc:
-            raise ToolFailure(Exit.USAGE, f"repo: {exc}") from exc
-
-    def github(self, repo: str | None = None) -> GitHub:
-        repository = self.repo(repo)
+    def github(self, repository: str) -> GitHub:
+        """The client of REPOSITORY (as `repo` gave it), made once."""
         key = repository.lower()
         if key not in self._github:
             from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
