@@ -8,11 +8,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache
+from ai_context.adapters.github import GitHub
 from ai_context.core.block.model import Block, PlanStep
 from ai_context.core.block.parse import parse
 from ai_context.core.block.syntax import StepStatus
 from ai_context.core.models import Issue
-from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome, Tracker
+from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome
 from ai_context.jobs.agent.write import Turn, as_utc, guard, with_changes, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import decide, missing_labels, resolve
@@ -79,7 +80,7 @@ def _rewrite(
 
 
 def handoff(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     number: int,
     to: str,
@@ -184,7 +185,7 @@ def final_block(
 
 
 def done(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     number: int,
     *,

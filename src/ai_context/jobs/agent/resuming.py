@@ -9,6 +9,7 @@ from functools import partial
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import CacheEntry
+from ai_context.adapters.github import GitHub
 from ai_context.core.block.model import Block
 from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
@@ -20,7 +21,6 @@ from ai_context.jobs.agent.model import (
     MirrorHook,
     Outcome,
     Take,
-    Tracker,
 )
 from ai_context.jobs.agent.write import Turn, as_utc, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
@@ -70,7 +70,7 @@ PICK = 30  # of which the first are offered to pick from
 
 
 def _choose(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     actor: str | None,
     login: str | Callable[[], str | None] | None,
@@ -125,7 +125,7 @@ def _active_actor(issue: Issue) -> str | None:
 
 
 def resume(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     number: int | None = None,
     *,

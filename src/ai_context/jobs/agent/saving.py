@@ -7,9 +7,10 @@ from typing import Literal
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import CacheEntry
+from ai_context.adapters.github import GitHub
 from ai_context.core.block.model import Block
 from ai_context.core.errors import Exit, ServiceError
-from ai_context.jobs.agent.model import AgentError, MirrorHook, Outcome, Tracker
+from ai_context.jobs.agent.model import AgentError, MirrorHook, Outcome
 from ai_context.jobs.agent.write import Turn, Written, as_utc, with_changes, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import missing_labels
@@ -54,7 +55,7 @@ def _write_or_roll_back(
 
 
 def save(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     number: int,
     block: Block,

@@ -8,6 +8,7 @@ from typing import Any
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import entry_for
+from ai_context.adapters.github import GitHub
 from ai_context.core.block.model import Block, BlockError, format_timestamp
 from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render, replace_block
@@ -20,7 +21,6 @@ from ai_context.jobs.agent.model import (
     MirrorHook,
     Outcome,
     Take,
-    Tracker,
 )
 from ai_context.jobs.bodywrite import Committed, commit_body, fresh_read
 from ai_context.rules.overwrite import Region
@@ -43,7 +43,7 @@ class Written:
 
 
 def write_block(
-    tracker: Tracker,
+    tracker: GitHub,
     number: int,
     block: Block,
     *,
@@ -170,7 +170,7 @@ class Turn:
     log share."""
 
     command: Command
-    tracker: Tracker
+    tracker: GitHub
     cache: Cache
     number: int
     actor: str | None
