@@ -14,6 +14,7 @@ import os
 import stat
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -230,14 +231,11 @@ def _if_task(entry: CacheEntry | None, repository: str, issue: int) -> CacheEntr
     return entry
 
 
+@dataclass(frozen=True)
 class DirectoryCache:
     """One file per task: `<owner>__<name>__<issue>.json` (owners cannot contain `_`)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def __repr__(self) -> str:
-        return f"DirectoryCache({str(self.root)!r})"
+    root: Path
 
     @property
     def conflict_log(self) -> Path:
@@ -283,15 +281,12 @@ class DirectoryCache:
         return self.conflict_log
 
 
+@dataclass(frozen=True)
 class SingleFileCache:
     """The seeds' layout: one file for the one active task. Storing another task replaces it,
     unless the file holds changes that never reached their issue."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __repr__(self) -> str:
-        return f"SingleFileCache({str(self.path)!r})"
+    path: Path
 
     @property
     def conflict_log(self) -> Path:
