@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from ai_context.core.durations import parse_duration
 from ai_context.core.errors import UsageError
@@ -20,6 +20,7 @@ from ai_context.core.models import IssueRef, issue_ref, repository_name
 if TYPE_CHECKING:
     from pathlib import Path  # at run time only where used: `validate` needs no pathlib
 
+T = TypeVar("T")
 ACTOR_ENV = "AI_CONTEXT_ACTOR"
 ACTOR_MAX = 100  # characters: an actor id is a short name, not a document
 ENVIRONMENT_HELP = (
@@ -29,19 +30,21 @@ ENVIRONMENT_HELP = (
 )
 
 
-def issue_arg(value: str) -> IssueRef:
-    """`12`, `#12` or `https://github.com/OWNER/NAME/issues/12` -> IssueRef."""
-    try:
-        return issue_ref(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _argument(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """PARSE as an argparse type: the message of its ValueError is the usage error."""
+
+    def convert(value: str) -> T:
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
-def repo_arg(value: str) -> str:
-    try:
-        return repository_name(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+issue_arg = _argument(issue_ref)  # `12`, `#12` or `https://github.com/OWNER/NAME/issues/12`
+repo_arg = _argument(repository_name)
+any_duration_arg = _argument(parse_duration)  # a flag whose command judges the range (`--ttl`)
 
 
 def timestamp_arg(value: str) -> datetime:
@@ -61,14 +64,6 @@ def duration_arg(value: str) -> timedelta:
     if duration <= timedelta(0):
         raise argparse.ArgumentTypeError(f"{value!r} is not a duration longer than zero")
     return duration
-
-
-def any_duration_arg(value: str) -> timedelta:
-    """A duration flag whose command judges its range itself (`--ttl`: from 1m to 30d)."""
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_issue(p: argparse.ArgumentParser, *, nargs: str | None = None, what: str = "") -> None:
