@@ -115,10 +115,7 @@ def add_setup_command(sub: Any) -> None:
 def template(name: str) -> str:
     from ai_context.adapters.templates import bundled_templates  # noqa: PLC0415
 
-    node = bundled_templates()
-    for part in name.split("/"):
-        node = node.joinpath(part)
-    return node.read_text(encoding="utf-8")
+    return bundled_templates().joinpath(*name.split("/")).read_text(encoding="utf-8")
 
 
 def runner_for(choice: str) -> str:
