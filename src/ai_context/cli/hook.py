@@ -81,6 +81,7 @@ def add_cadence(p: argparse.ArgumentParser) -> None:
 
 def cmd_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     env = os.environ
+    args.now = args.now or datetime.now(UTC)
     try:
         payload = read_payload(stdin)
         cwd = payload.get("cwd")
@@ -122,11 +123,6 @@ def context_answer(text: str) -> dict[str, Any]:
 
 
 # --- settings -----------------------------------------------------------------------------
-
-
-def _now(args: argparse.Namespace) -> datetime:
-    now: datetime = args.now or datetime.now(UTC)
-    return now
 
 
 def _repository(args: argparse.Namespace, env: Mapping[str, str]) -> str:
@@ -228,7 +224,7 @@ def _resume(args: argparse.Namespace, env: Mapping[str, str], issue: int | None 
         issue,
         actor=actor,
         login=login,
-        now=_now(args),
+        now=args.now,
         required=required,
         mirror=agent_mirror_hook(),
     )
@@ -294,7 +290,7 @@ def stop(args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str,
     if payload.get("stop_hook_active") is True:
         return None  # blocked once already: let the agent stop (never twice in a row)
     entry = _active(args, env)
-    progress = progress_of(entry, _now(args), Path.cwd()) if entry else None
+    progress = progress_of(entry, args.now, Path.cwd()) if entry else None
     reason = stop_nudge(progress, _cadence(args), stop_hook_active=False)
     return {"decision": "block", "reason": reason} if reason else None
 
@@ -311,7 +307,7 @@ def post_tool_use(
     entry = _active(args, env) if is_git_commit(command) else None
     if entry is None:
         return None
-    reason = commit_nudge(progress_of(entry, _now(args), Path.cwd()), _cadence(args))
+    reason = commit_nudge(progress_of(entry, args.now, Path.cwd()), _cadence(args))
     # Claude Code shows a PostToolUse block's reason to the agent: said once, not also as
     # additionalContext.
     return {"decision": "block", "reason": reason} if reason else None
@@ -334,7 +330,7 @@ def pre_compact(
     if entry is None:
         return None
     notes = [_push_unsaved(args, env, entry)] if entry.dirty else []
-    progress = progress_of(entry, _now(args), Path.cwd())
+    progress = progress_of(entry, args.now, Path.cwd())
     manual = payload.get("trigger") == "manual"
     session = str(payload.get("session_id") or "")
     held = manual and not _asked_before(args, env, session, entry.issue)
@@ -380,7 +376,7 @@ def _asked_before(
         same = data["session_id"] == session and data["issue"] == issue
     except (CacheError, OSError, ValueError, KeyError, TypeError):
         return False
-    return bool(same and timedelta(0) <= _now(args) - at <= ASKED)
+    return bool(same and timedelta(0) <= args.now - at <= ASKED)
 
 
 def _remember_asked(
@@ -390,7 +386,7 @@ def _remember_asked(
 
     from ai_context.adapters.cache import CacheWriteError, atomic_write  # noqa: PLC0415
 
-    record = {"session_id": session, "issue": issue, "at": _now(args).isoformat()}
+    record = {"session_id": session, "issue": issue, "at": args.now.isoformat()}
     # Not remembered: the next manual /compact asks again, which is no harm.
     with contextlib.suppress(OSError, CacheWriteError):
         atomic_write(_asked_path(args, env), (json.dumps(record) + "\n").encode())
