@@ -22,8 +22,7 @@ from ai_context.cli.common import (
     add_format,
     add_issue,
     add_repo,
-    read_file,
-    read_stream,
+    read_input,
     resolve_actor,
     resolve_repository,
     timestamp_arg,
@@ -145,17 +144,12 @@ def _step_number(text: str) -> int:
     return int(text)
 
 
-def _read_text(name: str, stdin: TextIO) -> tuple[str, str]:
-    """The text of FILE or - (stdin), and the name to report it under."""
-    if name == "-":
-        if stdin.isatty():
-            raise UsageError("pipe the block on stdin or pass --from FILE")
-        return read_stream(stdin), "<stdin>"
-    return read_file(name), name
-
-
 def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
-    text, name = _read_text(args.source or "-", stdin)
+    source = args.source or "-"
+    if source == "-" and stdin.isatty():
+        raise UsageError("pipe the block on stdin or pass --from FILE")
+    text = read_input(source, stdin)
+    name = "<stdin>" if source == "-" else source
     parsed = parse(text)
     fatal = [f for f in parsed.findings if f.code in ("AIC101", "AIC102")]
     if parsed.block is None or fatal:

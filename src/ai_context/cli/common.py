@@ -206,6 +206,11 @@ def read_stream(stream: TextIO) -> str:
     return text
 
 
+def read_input(name: str, stdin: TextIO) -> str:
+    """The UTF-8 text of file NAME, or of stdin for `-`."""
+    return read_stream(stdin) if name == "-" else read_file(name)
+
+
 def read_file(name: str | Path) -> str:
     """A file's UTF-8 text; UsageError saying what is wrong with it otherwise."""
     try:

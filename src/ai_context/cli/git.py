@@ -18,8 +18,7 @@ from ai_context.cli.common import (
     add_issue,
     add_repo,
     duration_arg,
-    read_file,
-    read_stream,
+    read_input,
     resolve_repository,
 )
 from ai_context.core.block.model import Block, block_data, format_timestamp
@@ -55,7 +54,7 @@ def _body(args: argparse.Namespace, stdin: TextIO, issue: int) -> str | None:
         return DirectoryStore(args.issues_dir).get_issue(issue).body
     if args.body_file is None:
         return None
-    text = read_stream(stdin) if args.body_file == "-" else read_file(args.body_file)
+    text = read_input(args.body_file, stdin)
     try:
         return split_front_matter(text)[1]
     except ValueError:
