@@ -230,9 +230,6 @@ def _read_bytes(name: str | Path) -> bytes:
     object, which `validate` over 2,000 files pays 2,000 times."""
     fd = os.open(name, os.O_RDONLY)
     try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
     finally:
         os.close(fd)
