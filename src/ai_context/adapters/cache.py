@@ -52,10 +52,6 @@ _KINDS = {
 }
 
 
-def _kind(mode: int) -> str:
-    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-
-
 _REBUILD = "remove it and run `ai-context resume ISSUE` to rebuild the entry from the issue"
 _AGAIN = "remove it and run the command again"
 
@@ -97,7 +93,7 @@ def _regular(fd: int, path: Path, limit: int | None = None, fix: str = _REBUILD)
     """The open file is a regular one (a FIFO or a device reads without end) within LIMIT."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-        raise _not_regular(path, _kind(info.st_mode), fix)
+        raise _not_regular(path, _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file"), fix)
     if limit is not None and info.st_size > limit:
         raise _too_big(path, limit)
 
