@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ai_context.rules.scrub import scrub_counted
 from ai_context.rules.session.consolidation import (
     Consolidation,
-    ConsolidationRules,
     consolidate,
     ordered,
 )
@@ -76,7 +75,6 @@ def save(
     overwrite: bool,
     git_branch: str | None = None,
     git_commit: str | None = None,
-    rules: ConsolidationRules | None = None,
     home: str | None = None,
 ) -> SaveResult:
     """WF1: merge (or overwrite), consolidate, scrub; the caller writes `dumps(result.session)`."""
@@ -93,7 +91,7 @@ def save(
         blocks = merge_blocks(existing.context_blocks, incoming.context_blocks, now)
         created = existing.metadata.created
         mode = "merge"
-    result = consolidate(tasks, blocks, now=now, rules=rules)
+    result = consolidate(tasks, blocks, now=now)
     metadata = Metadata(
         version=SESSION_VERSION,
         created=created,
