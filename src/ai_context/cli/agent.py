@@ -132,7 +132,6 @@ def add_agent_commands(sub: Any) -> None:
 def _github(args: argparse.Namespace, env: Mapping[str, str]) -> GitHub:
     names = [args.token_env] if args.token_env else list(TOKEN_ENVS)
     repository = resolve_repository(args, env)
-    assert repository is not None  # required
     from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
 
     return github_from_env(repository, env, token_names=names)

@@ -110,12 +110,8 @@ def _issue_repositories(args: argparse.Namespace) -> set[str]:
     return {r.repository for r in refs if isinstance(r, IssueRef) and r.repository}
 
 
-def resolve_repository(
-    args: argparse.Namespace,
-    env: Mapping[str, str],
-    *,
-    checkout: Path | None = None,
-    required: bool = True,
+def named_repository(
+    args: argparse.Namespace, env: Mapping[str, str], checkout: Path | None = None
 ) -> str | None:
     """--repo, else an issue URL's repository, else $GITHUB_REPOSITORY, else the origin remote.
     An issue URL in another repository than --repo (or than another URL) is refused."""
@@ -131,12 +127,20 @@ def resolve_repository(
         from ai_context.adapters.clients import default_repository  # noqa: PLC0415
 
         repository = default_repository(env, checkout)
-    if not repository and required:
+    return repository or None
+
+
+def resolve_repository(
+    args: argparse.Namespace, env: Mapping[str, str], checkout: Path | None = None
+) -> str:
+    """The repository a command works on (`named_repository`); exit 2 when there is none."""
+    repository = named_repository(args, env, checkout)
+    if repository is None:
         raise UsageError(
             "no repository: pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or run inside a "
             "clone whose `origin` remote points at GitHub"
         )
-    return repository or None
+    return repository
 
 
 def check_actor(actor: str) -> str:

@@ -18,8 +18,8 @@ from ai_context.cli.common import (
     add_issue,
     add_repo,
     duration_arg,
+    named_repository,
     read_input,
-    resolve_repository,
 )
 from ai_context.core.block.model import Block, block_data, format_timestamp
 from ai_context.core.errors import Exit, UsageError
@@ -72,7 +72,7 @@ def cmd_derive(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     rules = GitRules(behind_after=args.behind_after) if args.behind_after else GitRules()
     # git pre-filters on the number's digits (every way of naming the issue contains them);
     # derive applies the exact rules.
-    repository = resolve_repository(args, os.environ, checkout=repo, required=False)
+    repository = named_repository(args, os.environ, repo)
     commits = log(repo, rev=args.rev, grep=str(issue))
     result = derive(issue, commits, body, repo=repository, rules=rules)
     branch, head = current_branch(repo), head_sha(repo)

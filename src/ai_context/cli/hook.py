@@ -125,12 +125,6 @@ def context_answer(text: str) -> dict[str, Any]:
 # --- settings -----------------------------------------------------------------------------
 
 
-def _repository(args: argparse.Namespace, env: Mapping[str, str]) -> str:
-    repository = resolve_repository(args, env)
-    assert repository is not None  # required
-    return repository
-
-
 def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
     from ai_context.adapters.cache import open_cache  # noqa: PLC0415
 
@@ -203,7 +197,7 @@ def _resume(args: argparse.Namespace, env: Mapping[str, str], issue: int | None 
     from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs.agent.resuming import resume  # noqa: PLC0415
 
-    repository = _repository(args, env)
+    repository = resolve_repository(args, env)
     cache = _cache(args, env)
     gh = _github(repository, env)
     actor = resolve_actor(args, env)
@@ -255,7 +249,7 @@ def session_start(
 
 
 def _active(args: argparse.Namespace, env: Mapping[str, str]) -> CacheEntry | None:
-    repository = _repository(args, env)
+    repository = resolve_repository(args, env)
     recent = _cache(args, env).recent(repository, RECENT, datetime.now(UTC))
     return recent[0] if recent else None
 

@@ -74,7 +74,6 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     if getattr(args, "ttl", None) is not None:
         check_ttl(args.ttl, "--ttl")
     repository = resolve_repository(args, env)
-    assert repository is not None  # required=True
     github = github_from_env(repository, env)
     given = getattr(args, "lease", None)
     request = LeaseRequest(
