@@ -292,15 +292,8 @@ def check_session_file(path: str, text: str) -> list[Finding]:
     try:
         loads(text)
     except SessionError as exc:
-        invalid_json = "invalid JSON" in str(exc)
-        out.append(
-            Finding(
-                code="AIC520" if invalid_json else "AIC521",
-                severity="error",
-                message=f"{path}: {exc}",
-                line=None,
-                hint="Save the session with `ai-context session save` instead of editing it.",
-            )
-        )
+        code = "AIC520" if "invalid JSON" in str(exc) else "AIC521"
+        hint = "Save the session with `ai-context session save` instead of editing it."
+        out.append(Finding(code, "error", f"{path}: {exc}", None, hint))
     out.extend(privacy_findings(path, text))
     return out
