@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from ai_context.core.block.model import Block
     from ai_context.jobs.agent.model import Outcome
 
-# --- arguments ----------------------------------------------------------------------------
-
 
 def add_agent_commands(sub: Any) -> None:
     """Register save, resume, handoff and done on the `ai-context` subcommand parser."""
@@ -126,9 +124,6 @@ def add_agent_commands(sub: Any) -> None:
     writes(done)
 
 
-# --- settings -----------------------------------------------------------------------------
-
-
 def _github(args: argparse.Namespace, env: Mapping[str, str]) -> GitHub:
     names = [args.token_env] if args.token_env else list(TOKEN_ENVS)
     repository = resolve_repository(args, env)
@@ -159,9 +154,6 @@ def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
         if f.code != "AIC301":  # save stamps Last updated itself
             sys.stderr.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
     return parsed.block
-
-
-# --- running ------------------------------------------------------------------------------
 
 
 def _run(

@@ -122,9 +122,6 @@ def context_answer(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
-# --- settings -----------------------------------------------------------------------------
-
-
 def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
     from ai_context.adapters.cache import open_cache  # noqa: PLC0415
 

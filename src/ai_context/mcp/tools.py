@@ -196,9 +196,6 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-# --- the agent commands -------------------------------------------------------------------
-
-
 def resume(
     s: Session,
     issue: int | str | None,

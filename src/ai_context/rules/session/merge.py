@@ -49,9 +49,6 @@ def parse_input(text: str) -> SessionInput:
         raise SessionError(f"Cannot save: {problems(exc)}") from None
 
 
-# --- merging ----------------------------------------------------------------------------
-
-
 def _title_key(title: str) -> str:
     return " ".join(title.lower().split())
 

@@ -221,9 +221,6 @@ class SessionError(UsageError):
     """A session file or input that cannot be used; the message says what and what to do."""
 
 
-# --- reading ----------------------------------------------------------------------------
-
-
 def problems(exc: ValidationError) -> str:
     """The first five problems pydantic found, each `where: what`."""
     parts = []
