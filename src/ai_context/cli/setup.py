@@ -119,9 +119,8 @@ def template(name: str) -> str:
 
 
 def runner_for(choice: str) -> str:
-    """The command line that starts ai-context for the hooks and slash commands: auto is
-    `ai-context` on PATH, else this Python's absolute path (what works after `uvx ai-context
-    setup claude`, with no ai-context on PATH)."""
+    """The command line the hooks and slash commands start ai-context with: auto is `ai-context`
+    on PATH, else this Python's absolute path (what works after `uvx ai-context setup claude`)."""
     if choice == "auto":
         choice = "ai-context" if shutil.which("ai-context") else "python"
     if choice == "python":

@@ -65,9 +65,8 @@ def _path(text: str) -> Path:
 
 
 def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
-    """The check settings of the config file (--config, else .github/ai-context.yml when
-    present), with --stale-after over the file's; a bad file is a ConfigError (exit 2). Only
-    the two keys the checks use are read (config_file.check_config): YAML, never pydantic."""
+    """The check settings of --config, else .github/ai-context.yml when present, with
+    --stale-after over the file's: only the two keys the checks use, never through pydantic."""
     path: Path | None = args.config
     if path is not None and not path.is_file():
         raise UsageError(f"--config {path}: no such file")

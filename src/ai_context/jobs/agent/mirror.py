@@ -18,8 +18,7 @@ CLICKUP_TOKEN_VARS = ("INPUT_CLICKUP-TOKEN", "AI_CONTEXT_CLICKUP_TOKEN", "CLICKU
 
 def agent_mirror_hook() -> Callable[[Issue, Block], None] | None:
     """The mirror to run after an agent's write; None without a ClickUp token. A failing mirror is
-    reported on stderr (a `--format json` answer stays parseable), never fatal: the issue holds
-    the block."""
+    reported on stderr (a JSON answer stays parseable), never fatal: the issue holds the block."""
     out = sys.stderr
     if not any(os.environ.get(name, "").strip() for name in CLICKUP_TOKEN_VARS):
         return None

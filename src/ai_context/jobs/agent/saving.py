@@ -67,10 +67,9 @@ def save(
     required: tuple[str, ...] = REQUIRED_DEFAULT,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
-    """Write BLOCK (stamped NOW) into the issue: 3 GitHub calls with a cached body (re-read, PATCH,
-    edit history), 4 without, dry-run 1. The local copy is stored first, as unpushed, so the next
-    resume pushes it if the PATCH never happens; the write guard decides (TAKE "local"
-    overrides)."""
+    """Write BLOCK (stamped NOW) into the issue: 3 GitHub calls with a cached body, 4 without,
+    dry-run 1. The local copy is stored first, as unpushed, so the next resume pushes it if the
+    PATCH never happens."""
     now = as_utc(now)
     block = with_changes(block, last_updated=now)
     turn = Turn("save", tracker, cache, number, writer or block.actor, now)
