@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ai_context.rules.scrub import scrub_counted
-from ai_context.rules.session.consolidation import (
-    Consolidation,
-    consolidate,
-    ordered,
-)
+from ai_context.rules.session.consolidation import Consolidation, consolidate, ordered
 from ai_context.rules.session.merge import SessionInput, merge_blocks, merge_tasks, overwrite_tasks
 from ai_context.rules.session.model import (
     SESSION_VERSION,
@@ -38,12 +35,11 @@ def scrub_session(
 ) -> tuple[SessionFile, dict[str, int]]:
     """Every free-text field scrubbed (titles, contexts, files, blocks, branch); HOME is the
     real home directory, redacted wherever it lies (scrub.find)."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
 
     def clean(value: str) -> str:
         text, found = scrub_counted(value, home=home)
-        for kind, number in found.items():
-            counts[kind] = counts.get(kind, 0) + number
+        counts.update(found)
         return text
 
     tasks = tuple(
