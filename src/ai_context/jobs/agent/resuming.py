@@ -14,14 +14,7 @@ from ai_context.core.block.model import Block
 from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal
-from ai_context.jobs.agent.model import (
-    IN_PROGRESS,
-    RECENT,
-    Candidate,
-    MirrorHook,
-    Outcome,
-    Take,
-)
+from ai_context.jobs.agent.model import IN_PROGRESS, RECENT, Candidate, MirrorHook, Outcome, Take
 from ai_context.jobs.agent.write import Turn, as_utc, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import (

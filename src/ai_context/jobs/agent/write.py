@@ -14,14 +14,7 @@ from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render, replace_block
 from ai_context.core.fields import utc
 from ai_context.core.models import Issue
-from ai_context.jobs.agent.model import (
-    BODY_LIMIT,
-    AgentError,
-    Command,
-    MirrorHook,
-    Outcome,
-    Take,
-)
+from ai_context.jobs.agent.model import BODY_LIMIT, AgentError, Command, MirrorHook, Outcome, Take
 from ai_context.jobs.bodywrite import Committed, commit_body, fresh_read
 from ai_context.rules.overwrite import Region
 from ai_context.rules.reconcile import Decision, body_diff, conflict_diff, may_write, revision
