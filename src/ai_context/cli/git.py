@@ -115,15 +115,7 @@ def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict
             ],
             "authors": [a.model_dump(mode="json") for a in d.authors],
             "files": [f.model_dump(mode="json") for f in d.files],
-            "checkpoints": [
-                {
-                    "sha": e.sha,
-                    "timestamp": format_timestamp(e.timestamp),
-                    "checkpoint": e.checkpoint.model_dump() if e.checkpoint else None,
-                    "problem": e.problem.model_dump() if e.problem else None,
-                }
-                for e in d.checkpoints
-            ],
+            "checkpoints": [e.model_dump(mode="json") for e in d.checkpoints],
             "first_activity": format_timestamp(d.first_activity) or None,
             "last_activity": format_timestamp(d.last_activity) or None,
         },
