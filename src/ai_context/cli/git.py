@@ -93,6 +93,9 @@ def _finding_json(f: Finding) -> dict[str, Any]:
     }
 
 
+_COMMIT = {"author_name", "author_email", "timestamp", "added", "modified", "removed"}
+
+
 def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict[str, Any]:
     """Stable JSON: keys may be added, never renamed."""
     return {
@@ -101,16 +104,7 @@ def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict
         "head": head,
         "git": {
             "commits": [
-                {
-                    "sha": c.sha,
-                    "subject": c.subject,
-                    "author_name": c.author_name,
-                    "author_email": c.author_email,
-                    "timestamp": format_timestamp(c.timestamp),
-                    "added": list(c.added),
-                    "modified": list(c.modified),
-                    "removed": list(c.removed),
-                }
+                {"sha": c.sha, "subject": c.subject, **c.model_dump(mode="json", include=_COMMIT)}
                 for c in d.commits
             ],
             "authors": [a.model_dump(mode="json") for a in d.authors],
