@@ -104,19 +104,15 @@ def add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("text", "js
     p.add_argument("--format", choices=tuple(choices), default=choices[0])
 
 
-def _issue_repositories(args: argparse.Namespace) -> set[str]:
-    value = getattr(args, "issue", None)
-    refs = value if isinstance(value, list) else [value]
-    return {r.repository for r in refs if isinstance(r, IssueRef) and r.repository}
-
-
 def named_repository(
     args: argparse.Namespace, env: Mapping[str, str], checkout: Path | None = None
 ) -> str | None:
     """--repo, else an issue URL's repository, else $GITHUB_REPOSITORY, else the origin remote.
     An issue URL in another repository than --repo (or than another URL) is refused."""
     given: str | None = getattr(args, "repo", None)
-    named = _issue_repositories(args)
+    value = getattr(args, "issue", None)
+    refs = value if isinstance(value, list) else [value]
+    named = {r.repository for r in refs if isinstance(r, IssueRef) and r.repository}
     for other in named:
         if given and other.lower() != given.lower():
             raise UsageError(f"the issue URL is in {other} but --repo says {given}")
