@@ -154,10 +154,6 @@ def hook_config(
     return hooks
 
 
-def permissions(runner: str) -> list[str]:
-    return [f"Bash({runner} {sub}:*)" for sub in ALLOWED_SUBCOMMANDS]
-
-
 def markdown_files(runner: str = "ai-context") -> dict[str, str]:
     """Relative path (as inside `.claude/` or a plugin) -> text."""
     files = {f"commands/{name}.md": template(f"claude/commands/{name}.md") for name in COMMANDS}
@@ -259,8 +255,9 @@ def plan_claude(root: Path, args: argparse.Namespace) -> list[Change]:
     if args.scope == "local":
         ours, other = other, ours
     env = _env_values(args)
+    allow = [f"Bash({runner} {sub}:*)" for sub in ALLOWED_SUBCOMMANDS]
     files = {
-        ours: (hooks, permissions(runner), env if ours == "settings.local.json" else None),
+        ours: (hooks, allow, env if ours == "settings.local.json" else None),
         other: (none, [], env if other == "settings.local.json" else None),
     }
     changes = [
