@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.github import GitHub
-from ai_context.core.block.model import Block, PlanStep
+from ai_context.core.block.model import Block
 from ai_context.core.block.parse import parse
 from ai_context.core.block.syntax import StepStatus
 from ai_context.core.models import Issue
@@ -118,27 +118,16 @@ def handoff(
     )
 
 
-# What `done` makes of a step still open: the step being worked on is finished with the task;
-# one never started (pending, blocked, or without a status) was left out of it, unless the
-# agent names it among the steps the finish completed (`--done-step N`: "Open PR" with --pr).
+# What `done` makes of a step still open, so no `(in progress)` stays under `Phase: done`: the
+# step being worked on is finished with the task; one never started (pending, blocked, or without
+# a status) was left out of it, unless the agent names it among the steps the finish completed
+# (`--done-step N`: "Open PR" with --pr).
 CLOSED_STATUS: dict[StepStatus | None, StepStatus] = {
     "in progress": "done",
     "pending": "skipped",
     "blocked": "skipped",
     None: "skipped",
 }
-
-
-def close_steps(plan: Sequence[PlanStep], done: Collection[int] = ()) -> tuple[PlanStep, ...]:
-    """The plan with no step left open, so no `(in progress)` stays under `Phase: done`; the
-    steps numbered in DONE are done, whatever they were."""
-    return tuple(
-        replace(
-            step,
-            status="done" if step.number in done else CLOSED_STATUS.get(step.status, step.status),
-        )
-        for step in plan
-    )
 
 
 def final_block(
@@ -151,7 +140,7 @@ def final_block(
     done_steps: Collection[int] = (),
 ) -> Block:
     """The block managers and teammates see from now on: what shipped, the PR, follow-ups,
-    and the plan closed (close_steps, DONE_STEPS done). Shipped defaults to the steps done."""
+    and the plan closed (CLOSED_STATUS, DONE_STEPS done). Shipped defaults to the steps done."""
     unknown = sorted(set(done_steps) - {step.number for step in block.plan})
     if unknown:
         numbers = ", ".join(str(n) for n in unknown)
@@ -159,7 +148,12 @@ def final_block(
             f"--done-step {numbers}: the plan has no such step (it has "
             f"{len(block.plan)}); name the steps by their numbers in the block"
         )
-    plan = close_steps(block.plan, done_steps)
+    plan = tuple(
+        replace(
+            s, status="done" if s.number in done_steps else CLOSED_STATUS.get(s.status, s.status)
+        )
+        for s in block.plan
+    )
     done_texts = [step.text for step in block.plan if step.status == "done"]
     done_texts += [s.text for s in block.plan if s.number in done_steps and s.status != "done"]
     summary = shipped or "; ".join(done_texts) or "see the pull request"
