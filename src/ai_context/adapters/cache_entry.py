@@ -15,9 +15,8 @@ from ai_context.core.block.model import (
     BlockError,
     block_data,
     block_from_data,
-    format_timestamp,
 )
-from ai_context.core.fields import FieldError, as_text, as_time, as_whole, utc
+from ai_context.core.fields import FieldError, as_text, as_time, as_whole
 
 ENTRY_VERSION = 1
 
@@ -44,32 +43,6 @@ class CacheEntry:
     def dirty(self) -> bool:
         """The local copy holds changes the issue has never had."""
         return self.revision != self.base_revision
-
-
-def entry_for(
-    *,
-    repository: str,
-    issue: int,
-    block: Block,
-    text: str,
-    revision: str,
-    base_revision: str | None,
-    actor: str | None,
-    body: str | None,
-    now: datetime,
-) -> CacheEntry:
-    return CacheEntry(
-        repository=repository,
-        issue=issue,
-        actor=actor,
-        block=block,
-        text=text,
-        last_updated=format_timestamp(block.last_updated) or None,
-        revision=revision,
-        base_revision=base_revision,
-        body=body,
-        saved_at=utc(now).replace(microsecond=0),
-    )
 
 
 class EntryError(FieldError):

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from ai_context.adapters.cache import Cache
-from ai_context.adapters.cache_entry import entry_for
+from ai_context.adapters.cache_entry import CacheEntry
 from ai_context.adapters.github import GitHub
 from ai_context.core.block.model import Block, BlockError, format_timestamp
 from ai_context.core.block.parse import parse
@@ -182,16 +182,17 @@ class Turn:
 
     def store(self, block: Block, *, base: str | None, body: str | None) -> None:
         """BLOCK as this machine's copy, made from the issue's revision BASE (body BODY)."""
-        entry = entry_for(
+        entry = CacheEntry(
             repository=self.tracker.repository,
             issue=self.number,
+            actor=self.actor,
             block=block,
             text=render(block),
+            last_updated=format_timestamp(block.last_updated) or None,
             revision=revision(block),
             base_revision=base,
-            actor=self.actor,
             body=body,
-            now=self.now,
+            saved_at=self.now,
         )
         self.cache.store(entry)
 
