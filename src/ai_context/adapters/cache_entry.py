@@ -15,6 +15,7 @@ from ai_context.core.block.model import (
     BlockError,
     block_data,
     block_from_data,
+    format_timestamp,
 )
 from ai_context.core.fields import FieldError, as_text, as_time, as_whole
 
@@ -49,18 +50,13 @@ class EntryError(FieldError):
     """A file's JSON that is no entry (`loc` "" for the whole file)."""
 
 
-def _stamp(when: datetime) -> str:
-    text = when.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-
 def entry_data(entry: CacheEntry) -> dict[str, Any]:
     """The entry as its file holds it: the fields in order, the block's too (`paths`, derived
     from Files touched, left out), times as `2026-05-26T15:00:00Z`."""
     block = block_data(entry.block, json=True)
     del block["paths"]
     data = {f.name: getattr(entry, f.name) for f in fields(entry)}
-    return data | {"block": block, "saved_at": _stamp(entry.saved_at)}
+    return data | {"block": block, "saved_at": format_timestamp(entry.saved_at)}
 
 
 # --- reading a file back: one check per kind of field --------------------------------------
