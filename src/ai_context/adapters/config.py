@@ -26,7 +26,7 @@ from ai_context.adapters.clients import CLICKUP_API_URL, Http
 from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
-from ai_context.core.fields import utc
+from ai_context.core.fields import explain, utc
 from ai_context.core.secret import Secret
 from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields
 
@@ -268,20 +268,15 @@ def load_config(env: Mapping[str, str], workspace: Path | None = None) -> Config
     try:
         config = Config.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, sources)) from exc
+
+        def setting(field: str) -> str:
+            where = f" ({sources[field]})" if field in sources else ""
+            return f"setting {field.replace('_', '-')}{where}"
+
+        raise ConfigError(f"bad configuration: {explain(exc, name=setting)}") from exc
     config._sources.update(sources)
     config._sections.update(file.sections)
     return config
-
-
-def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
-    problems = []
-    for error in exc.errors():
-        field = str(error["loc"][0]) if error["loc"] else "?"
-        where = f" ({sources[field]})" if field in sources else ""
-        message = str(error["msg"]).removeprefix("Value error, ")
-        problems.append(f"setting {field.replace('_', '-')}{where}: {message}")
-    return "bad configuration: " + "; ".join(problems)
 
 
 def owner_of(actor: str | None, path: Path) -> str | None:
