@@ -44,7 +44,7 @@ def test_tokens_from_inputs_or_plain_env() -> None:
         ({"INPUT_STALE-AFTER": "soon"}, "setting stale-after (input stale-after)"),
         ({"INPUT_FAIL-ON": "sometimes"}, "setting fail-on (input fail-on)"),
         ({"INPUT_JOBS": "check,dance"}, "unknown job dance"),
-        ({"INPUT_DRY-RUN": "maybe"}, "not true or false"),
+        ({"INPUT_DRY-RUN": "maybe"}, "Input should be a valid boolean"),
         ({"INPUT_DIGEST-ISSUE": "-3"}, "setting digest-issue"),
         ({"INPUT_CLICKUP-API-URL": "ftp://x"}, "not an http(s) URL"),
     ],

@@ -115,18 +115,6 @@ class Config(BaseModel):
             )
         return names
 
-    @field_validator("dry_run", "full", mode="before")
-    @classmethod
-    def _bool(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            lowered = value.strip().lower()
-            if lowered in ("true", "yes", "1", "on"):
-                return True
-            if lowered in ("false", "no", "0", "off", ""):
-                return False
-            raise ValueError(f"{value!r} is not true or false")
-        return value
-
     @field_validator("mention_owners", mode="before")
     @classmethod
     def _mention(cls, value: Any) -> Any:

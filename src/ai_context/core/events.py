@@ -19,8 +19,8 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictInt,
+    StringConstraints,
     ValidationError,
-    field_validator,
 )
 
 from ai_context.core.errors import EventError
@@ -29,7 +29,6 @@ from ai_context.core.models import Issue
 
 # GitHub caps webhook payloads at 25 MB; anything larger is not one of its payloads.
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
-MAX_SHA = 64
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
 SCAN_EVENTS = frozenset({"schedule", "workflow_dispatch"})
 
@@ -50,7 +49,9 @@ class Commit(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    sha: str
+    # A push payload's `id` is any string to GitHub's schema (even ""); it is an identity here,
+    # so only its case and surrounding blanks are normalised.
+    sha: Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, max_length=64)]
     message: str
     author_name: str = ""
     author_email: str = ""
@@ -59,16 +60,6 @@ class Commit(BaseModel):
     added: tuple[str, ...] = ()
     modified: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
-
-    @field_validator("sha")
-    @classmethod
-    def _sha(cls, value: str) -> str:
-        # A push payload's `id` is any string to GitHub's schema (even ""); it is an identity
-        # here, so only its case and surrounding blanks are normalised.
-        value = value.strip().lower()
-        if len(value) > MAX_SHA:
-            raise ValueError(f"a commit sha is at most {MAX_SHA} characters")
-        return value
 
     @property
     def subject(self) -> str:
@@ -221,7 +212,7 @@ class PushCommit(BaseModel):
     def commit(self) -> Commit:
         author = self.author or Author()
         return Commit(
-            sha=self.id.strip()[:MAX_SHA],  # git's are 40 (SHA-1) or 64 (SHA-256) hex digits
+            sha=self.id.strip()[:64],  # git's are 40 (SHA-1) or 64 (SHA-256) hex digits
             message=self.message or "",
             author_name=author.name or "",
             author_email=author.email or "",
