@@ -32,7 +32,8 @@ def explain(
     does not know, and pydantic's "Value error, " is dropped."""
     problems = []
     for error in exc.errors(include_url=False):
-        where = ".".join(filter(None, (section, name(".".join(map(str, error["loc"]))))))
+        loc = ".".join(map(str, error["loc"]))
+        where = ".".join(filter(None, (section, loc and name(loc))))
         message = error["msg"].removeprefix("Value error, ")
         if unknown and error["type"] == "extra_forbidden":
             message = f"unknown key; {unknown}"
