@@ -80,6 +80,7 @@ BAD: list[tuple[dict[str, Any], str]] = [
     (edited(issue_body=5), "issue.body"),
     (edited(issue_state="gone"), "issue.state"),
     (edited(issue_updated_at="yesterday"), "issue.updated_at: Input should be a valid datetime"),
+    (edited(issue_closed_at="0001-01-01T00:00:00+01:00"), "issue.closed_at: out of range"),
     (edited(issue_labels=[None, 5, {}]), "issue.labels.0: Input should be a valid dictionary"),
     (edited(issue_labels="bug"), "issue.labels: Input should be a valid list"),
     (edited(issue_assignees=[3]), "issue.assignees.0"),
