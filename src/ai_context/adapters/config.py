@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -92,7 +93,8 @@ class Config(BaseModel):
     write_interval: float = Field(default=1.0, ge=0)
     http_retries: int = Field(default=5, ge=0, le=20)
     http_backoff: float = Field(default=1.0, ge=0, le=60)
-    now: datetime | None = None  # fixes the clock: replays, tests and demos
+    # Fixes the clock: replays, tests and demos.
+    now: Annotated[datetime, AfterValidator(utc)] | None = None
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -127,11 +129,6 @@ class Config(BaseModel):
     def _required(cls, value: Any) -> Any:
         # Known names are CheckConfig's to judge (the `check` property).
         return required_fields(value)
-
-    @field_validator("now")
-    @classmethod
-    def _utc(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else utc(value)
 
     @field_validator("slack_webhook_url")
     @classmethod
