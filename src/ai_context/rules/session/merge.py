@@ -8,13 +8,13 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ai_context.core.fields import explain
 from ai_context.rules.session.model import (
     ContextBlock,
     ContextBlockInput,
     SessionError,
     Task,
     TaskInput,
-    problems,
     task_id,
     task_number,
 )
@@ -46,7 +46,7 @@ def parse_input(text: str) -> SessionInput:
     try:
         return SessionInput.model_validate(data)
     except ValidationError as exc:
-        raise SessionError(f"Cannot save: {problems(exc)}") from None
+        raise SessionError(f"Cannot save: {explain(exc)}") from None
 
 
 def _title_key(title: str) -> str:
