@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import responses
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from responses import matchers
@@ -156,9 +157,12 @@ def test_forks_only_when_named_archived_and_disabled_left_out_with_a_line() -> N
     assert chosen.names == ["acme/api", "acme/fork"]
     (note,) = chosen.notes
     assert note == (
-        "{owner: acme, topic: x}: 1 repositories; left out: acme/old (archived), acme/off "
+        "{owner: acme, topic: x}: 1 matched; left out: acme/old (archived), acme/off "
         "(disabled), acme/fork (a fork: name it exactly to read it)"
     )
+    many = {"acme": [Listed(f"acme/a{n:02}", archived=True) for n in range(12)]}
+    (line,) = select([sel("acme/a*")], many).notes
+    assert line.endswith("acme/a09 (archived) and 2 more")
     nothing = select([sel("acme/zz-*")], listed)
     assert nothing.names == [] and nothing.empty == [
         "acme/zz-* matches no repository of acme that this token can see, archived, disabled "
@@ -286,7 +290,7 @@ def test_a_digest_over_an_owners_topic_reads_exactly_its_live_repositories(
     read = {r.path.split("/issues")[0] for r in gh.requests if "/issues" in r.path}
     assert read == {"/repos/o/r", "/repos/acme/api", "/repos/acme/web"}
     assert (
-        "ai-context: repositories: {owner: acme, topic: ai-context}: 2 repositories; left out: "
+        "ai-context: repositories: {owner: acme, topic: ai-context}: 2 matched; left out: "
         "acme/fork (a fork: name it exactly to read it), acme/old (archived)\n"
     ) in first.stdout
     comment = next(c.body for c in gh._comments.values() if "acme/web#3" in c.body)
@@ -336,3 +340,12 @@ def test_the_reports_read_an_owners_pattern(gh: GitHubFake, tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["repositories"] == ["acme/api", "acme/fork", "acme/web"]
     assert gh.count("GET", "/orgs/{org}/repos") == 2  # acme once, two pages
+
+
+def test_the_readmes_entries_load() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "topic:" in b]
+    entries = yaml.safe_load(block)["repositories"]
+    selectors = parse_digest_section(None, entries, "README.md").repositories
+    assert [s.exact for s in selectors] == [True, False, False, False]
+    assert selectors[3] == Selector(owner="acme", topic="team-a", name="web-*")

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, model_validator
 
 GLOB = frozenset("*?[")
+SHOWN = 10  # repositories left out that a log line names; the rest are counted
 KEYS = {"owner": "a GitHub login", "topic": "a topic", "name": "a name or glob"}
 _OWNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 WRITE = "write owner/name, owner/<glob> (acme/* for all of acme's) or {owner: acme, topic: x}"
@@ -135,10 +136,10 @@ def select(selectors: Sequence[Selector], listed: Mapping[str, Sequence[Listed]]
             take(name)
         if not chosen:
             out.empty.append(f"{sel} matches no repository {_scope(sel)}")
-        dropped = ", ".join(f"{name} ({why})" for name, why in left.items() if why)
-        out.notes.append(
-            f"{sel}: {len(chosen)} repositories" + (f"; left out: {dropped}" if dropped else "")
-        )
+        dropped = [f"{name} ({why})" for name, why in left.items() if why]
+        more = f" and {len(dropped) - SHOWN} more" if len(dropped) > SHOWN else ""
+        told = f"; left out: {', '.join(dropped[:SHOWN])}{more}" if dropped else ""
+        out.notes.append(f"{sel}: {len(chosen)} matched{told}")
     return out
 
 
