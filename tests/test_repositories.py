@@ -67,9 +67,7 @@ def test_an_organisations_repositories_come_100_a_page_with_their_topics() -> No
     gh = adapter()
     found = gh.owner_repositories("acme")
     assert len(found) == 101 and found[3].topics == ("ai-context",)
-    assert found[-1] == Listed(
-        "acme/last", (), archived=True, disabled=True, fork=True, private=True
-    )
+    assert found[-1] == Listed("acme/last", (), archived=True, disabled=True, fork=True)
     assert gh.counter.total == 2  # ceil(101/100) pages, nothing per repository
 
 

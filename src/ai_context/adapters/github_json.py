@@ -77,5 +77,4 @@ def repository_from_json(data: dict[str, Any]) -> Listed:
         archived=bool(data.get("archived")),
         disabled=bool(data.get("disabled")),
         fork=bool(data.get("fork")),
-        private=bool(data.get("private")),
     )

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 GLOB = frozenset("*?[")
 SHOWN = 10  # repositories left out that a log line names; the rest are counted
 KEYS = {"owner": "a GitHub login", "topic": "a topic", "name": "a name or glob"}
-_OWNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+_OWNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")  # `_`: managed users' logins
 WRITE = "write owner/name, owner/<glob> (acme/* for all of acme's) or {owner: acme, topic: x}"
 
 
@@ -28,7 +28,6 @@ class Listed:
     archived: bool = False
     disabled: bool = False
     fork: bool = False
-    private: bool = False
 
 
 class Selector(BaseModel):
