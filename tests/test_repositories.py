@@ -237,7 +237,8 @@ def test_an_owner_github_does_not_know_is_bad_configuration() -> None:
     responses.get(f"{API}/orgs/ghost/repos", status=404, json={"message": "Not Found"})
     responses.get(f"{API}/users/ghost/repos", status=404, json={"message": "Not Found"})
     selectors = parse_digest_section(None, ["ghost/*"], "c.yml").repositories
-    with pytest.raises(ConfigError, match="no organisation or user 'ghost' this token can see"):
+    says = "repositories: GitHub shows this token no organisation or user 'ghost' (404)"
+    with pytest.raises(ConfigError, match=re.escape(says)):
         repositories_of(adapter(), selectors, log=print, warn=print)
 
 
@@ -324,7 +325,7 @@ def test_a_pattern_that_matches_nothing_warns_and_an_unknown_owner_stops_before_
     gh.reset_requests()
     ghost = scheduled(gh, tmp_path, "2", "repositories: [ghost/*]\n")
     assert ghost.code == 2
-    assert "no organisation or user 'ghost' this token can see" in ghost.stdout + ghost.stderr
+    assert "shows this token no organisation or user 'ghost' (404)" in ghost.stdout + ghost.stderr
     assert [r for r in gh.requests if r.method != "GET"] == []
 
 
@@ -342,7 +343,9 @@ def test_the_reports_read_an_owners_pattern(gh: GitHubFake, tmp_path: Path) -> N
 
 def test_the_readmes_entries_load() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
-    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "topic:" in b]
+    [block] = [
+        b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("repositories:")
+    ]
     entries = yaml.safe_load(block)["repositories"]
     selectors = parse_digest_section(None, entries, "README.md").repositories
     assert [s.exact for s in selectors] == [True, False, False, False]

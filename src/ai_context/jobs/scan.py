@@ -271,8 +271,9 @@ def repositories_of(
             listed[owner.lower()] = github.owner_repositories(owner)
         except GitHubNotFound as exc:
             raise ConfigError(
-                f"repositories: GitHub knows no organisation or user {owner!r} this token can "
-                f"see ({exc}); check the owner's name in the config file"
+                f"repositories: GitHub shows this token no organisation or user {owner!r} "
+                f"({exc.status}); check the owner's name in the config file, and that the "
+                "token's GitHub App is installed there"
             ) from exc
     chosen = select(selectors, listed)
     for line in chosen.notes:
