@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from github.Requester import Requester
     from urllib3 import Retry
 
-    from ai_context.rules.repositories import Listed
+    from ai_context.core.models import Listed
 
 # What GitHub asks every REST client to send: its JSON media type and the API version the
 # client was written against (without them, `Accept: */*` and whatever version is default).
