@@ -5,7 +5,7 @@ UTC. A problem is a FieldError `loc: msg`, `loc` a path (`plan.0.text`).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 
 class FieldError(ValueError):
@@ -38,6 +38,15 @@ def utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value if value.tzinfo is UTC else value.astimezone(UTC)
+
+
+def time_after(stamp: datetime, span: timedelta) -> datetime | None:
+    """STAMP + SPAN; None past the calendar's end (a stamp in issue text may be year 9999), as
+    a time that never comes."""
+    try:
+        return stamp + span
+    except OverflowError:
+        return None
 
 
 def as_time(loc: str, value: object, error: type[FieldError] = FieldError) -> datetime:
