@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ai_context.core import hidden
 from ai_context.core.block.parse import parse_timestamp
 from ai_context.core.events import Commit
 from ai_context.core.models import Issue
@@ -18,6 +19,7 @@ from ai_context.rules.checks import check_body
 from ai_context.rules.checks import next_change as check_next_change
 from ai_context.rules.digest import facts
 from ai_context.rules.digest.build import DigestConfig, build_digest
+from ai_context.rules.digest.state import VERSION, decode_state
 from ai_context.rules.gitlog.compare import behind_git
 from ai_context.rules.stale import StaleRules
 from ai_context.rules.stale_config import StaleConfig
@@ -119,3 +121,16 @@ def test_a_scheduled_run_goes_on_past_issues_at_the_calendar_s_edges(tmp_path: P
         assert "internal error" not in run.stdout + run.stderr
         assert len(gh.comments("o/r", 1)) == 1
         assert any("AIC301" in c.body for c in gh.comments("o/r", 3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(stamp=stamps)
+def test_a_digest_state_of_any_time_is_read_or_is_a_first_digest(stamp: datetime) -> None:
+    read = decode_state(hidden.encode({"v": VERSION, "at": stamp.isoformat(), "r": {}}))
+    assert read.status in {"restored", "unreadable"}
+
+
+def test_a_forged_digest_state_past_the_calendar_s_edge_is_a_first_digest() -> None:
+    encoded = hidden.encode({"v": VERSION, "at": "9999-12-31T23:59:59-05:00", "r": {}})
+    read = decode_state(encoded)
+    assert read.status == "unreadable" and read.state.tasks == {}
