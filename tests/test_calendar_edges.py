@@ -4,19 +4,26 @@ ends a whole scheduled run."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ai_context.adapters.cache import CacheError, DirectoryCache
+from ai_context.adapters.cache_entry import entry_for
+from ai_context.adapters.config import load_config
 from ai_context.core import hidden
-from ai_context.core.block.parse import parse_timestamp
+from ai_context.core.block.parse import parse, parse_timestamp
+from ai_context.core.errors import ConfigError
 from ai_context.core.events import Commit
+from ai_context.core.fields import FieldError, as_time
 from ai_context.core.models import Issue
+from ai_context.rules import checks
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.checks import check_body
-from ai_context.rules.checks import next_change as check_next_change
 from ai_context.rules.digest import facts
 from ai_context.rules.digest.build import DigestConfig, build_digest
 from ai_context.rules.digest.state import VERSION, decode_state
@@ -24,7 +31,7 @@ from ai_context.rules.gitlog.compare import behind_git
 from ai_context.rules.stale import StaleRules
 from ai_context.rules.stale_config import StaleConfig
 from tests.actionrun import run_action
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 NOW = datetime(2026, 5, 27, 9, 0, tzinfo=UTC)
@@ -58,7 +65,7 @@ def test_a_stamp_anywhere_in_the_calendar_is_checked_judged_and_scheduled(
 ) -> None:
     issue = Issue(number=6, title="Task", body=_body(stamp), state="open")
     result = check_body(issue.body, now=NOW)
-    check_next_change(result.block, NOW, DigestConfig().checks())
+    checks.next_change(result.block, NOW, DigestConfig().checks())
     rules = StaleRules(config=StaleConfig(), actors=ACTORS, now=NOW, seen=NOW)
     rules(issue, result, None)
     rules.next_change(issue, result, None)
@@ -134,3 +141,58 @@ def test_a_forged_digest_state_past_the_calendar_s_edge_is_a_first_digest() -> N
     encoded = hidden.encode({"v": VERSION, "at": "9999-12-31T23:59:59-05:00", "r": {}})
     read = decode_state(encoded)
     assert read.status == "unreadable" and read.state.tasks == {}
+
+
+EDGE = "0001-01-01T00:00:00+01:00"  # before the calendar's start, once in UTC
+
+
+def test_a_now_argument_past_the_calendar_s_edge_is_bad_input(tmp_path: Path) -> None:
+    for argv in (
+        ["save", "1", "--now", EDGE],
+        ["digest", "--now", EDGE, "--issues-dir", str(tmp_path), "--repository", "o/r"],
+    ):
+        done = run_process(argv, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert f"'{EDGE}' is not an ISO 8601 time" in done.stderr
+        assert "internal error" not in done.stderr
+
+
+def test_a_now_setting_past_the_calendar_s_edge_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="AI_CONTEXT_NOW"):
+        load_config({"AI_CONTEXT_NOW": EDGE}, tmp_path)
+
+
+@pytest.mark.parametrize("field", ["saved_at", "last_updated"])
+def test_a_cache_entry_with_a_time_past_the_calendar_s_edge_is_not_a_valid_entry(
+    tmp_path: Path, field: str
+) -> None:
+    block = parse(SEED_BLOCK).block
+    assert block is not None
+    cache = DirectoryCache(tmp_path)
+    path = cache.store(
+        entry_for(
+            repository="o/r",
+            issue=1,
+            block=block,
+            text="",
+            revision="r",
+            base_revision="r",
+            actor="cc-ariel-laptop",
+            body=SEED_BLOCK,
+            now=NOW,
+        )
+    )
+    data = json.loads(path.read_text(encoding="utf-8"))
+    (data if field == "saved_at" else data["block"])[field] = EDGE
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CacheError, match="is not an ISO 8601 time"):
+        cache.load("o/r", 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(stamp=stamps)
+def test_any_time_as_text_is_read_or_is_a_field_error(stamp: datetime) -> None:
+    try:
+        assert as_time("at", stamp.isoformat()).tzinfo is UTC
+    except FieldError as exc:
+        assert "is not an ISO 8601 time" in str(exc)

@@ -143,7 +143,10 @@ class Config(BaseModel):
     @field_validator("now")
     @classmethod
     def _utc(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else utc(value)
+        try:
+            return None if value is None else utc(value)
+        except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the calendar in UTC
+            raise ValueError(f"{value} is outside the calendar in UTC") from None
 
     @field_validator("slack_webhook_url")
     @classmethod

@@ -53,8 +53,8 @@ def as_time(loc: str, value: object, error: type[FieldError] = FieldError) -> da
     """A datetime, or ISO 8601 text (`2026-05-26T15:00:00Z`), in UTC (see `utc`)."""
     if isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value)
-        except ValueError:
+            return utc(datetime.fromisoformat(value))
+        except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00:00+01:00
             raise error(loc, f"{value!r} is not an ISO 8601 time") from None
     if not isinstance(value, datetime):
         raise error(loc, f"must be a time, not {_kind(value)}")
