@@ -104,6 +104,8 @@ class Config(BaseModel):
     @field_validator("jobs", mode="before")
     @classmethod
     def _jobs(cls, value: Any) -> Any:
+        if not isinstance(value, (str, list, tuple)):  # `jobs: 5`: pydantic passes on TypeError
+            raise ValueError(f"jobs is a list of job names ({', '.join(JOB_NAMES)}), not {value!r}")
         items = value.split(",") if isinstance(value, str) else value
         names = tuple(str(v).strip().lower() for v in items if str(v).strip())
         if not names:
