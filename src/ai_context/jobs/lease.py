@@ -34,7 +34,7 @@ from ai_context.adapters.github import (
     GitHubUnavailable,
 )
 from ai_context.core.durations import format_duration
-from ai_context.core.errors import ConfigError, Exit, UsageError
+from ai_context.core.errors import AIContextError, Exit, UsageError
 from ai_context.core.models import GitCommit, Issue
 from ai_context.rules.lease import (
     EMPTY_TREE,
@@ -352,10 +352,10 @@ def release_after_handoff(store: GitHub, issue: Issue, actor: str) -> None:
     someone else is left alone and said so."""
     try:
         config, same = lease_settings(os.environ, Path.cwd())
-    except ConfigError as exc:
+        outcome = release(store, issue.number, actor, config=config, same=same)
+    except AIContextError as exc:  # the block has landed: say so, not fail the command
         _note(f"lease: not released ({exc})")
         return
-    outcome = release(store, issue.number, actor, config=config, same=same)
     if outcome.result == "released":
         _note(f"lease: released {actor}'s lease on #{issue.number}")
     elif outcome.result == "held" and outcome.lease is not None:
