@@ -298,15 +298,6 @@ def _task_fields(
     }
 
 
-def classify(
-    issue: Issue, result: CheckResult, now: datetime, config: DigestConfig
-) -> Entry | None:
-    """The digest entry of one issue, or None when the issue is not part of a digest."""
-    now = utc(now)
-    category, reasons = categorise(issue, result, now, config)
-    return None if category is None else _entry(issue, result, now, config, (category, reasons))
-
-
 def _entry(
     issue: Issue,
     result: CheckResult,
