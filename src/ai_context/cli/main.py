@@ -105,7 +105,7 @@ def _groups_for(command: str | None, groups: Mapping[str, Register]) -> set[str]
         return set()
     if command in COMMAND_GROUPS:
         return {COMMAND_GROUPS[command]}
-    if command is not None and command in groups:  # another face's command: its own group
+    if command in groups.keys() - GROUPS.keys():  # another face's command: its own group
         return {command}
     return set(groups)
 

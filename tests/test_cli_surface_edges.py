@@ -1,0 +1,19 @@
+"""The command line's edges: a group's name typed as a command lists every command, as a typo
+does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_process
+
+
+@pytest.mark.parametrize("name", ["lease", "agent", "digets"])
+def test_a_name_that_is_no_command_lists_every_command(tmp_path: Path, name: str) -> None:
+    done = run_process([name], cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"invalid choice: '{name}'" in done.stderr
+    for command in ("validate", "digest", "save", "claim", "mirror", "hook", "action", "mcp"):
+        assert f"'{command}'" in done.stderr
