@@ -29,6 +29,11 @@ ENVIRONMENT_HELP = (
 )
 
 
+def stderr_note(line: str) -> None:
+    """A command's note beside its answer: on stderr, so a `--format json` answer stays whole."""
+    sys.stderr.write(line + "\n")
+
+
 def issue_arg(value: str) -> IssueRef:
     """`12`, `#12` or `https://github.com/OWNER/NAME/issues/12` -> IssueRef."""
     try:
