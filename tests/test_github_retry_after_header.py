@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from ai_context.adapters import clients
 from ai_context.adapters.clients import Http
+from ai_context.adapters.retry_after import retry_after
 from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 
@@ -34,4 +35,12 @@ def test_a_server_error_with_an_unreadable_retry_after_is_retried(status: int, h
 def test_a_503_with_any_retry_after_is_retried(header: str) -> None:
     if header.strip().isascii() and header.strip().isdigit():
         header = "0"  # a wait of whole seconds is honoured: keep the test quick
+    assert _read_after_one_failure(503, header) == 1
+
+
+@pytest.mark.parametrize(
+    "header", ["Fri, 31 Dec 9999 23:59:59 -0100", "Mon, 01 Jan 0001 00:00:00 +0100"]
+)
+def test_a_retry_after_date_past_the_calendar_s_edge_is_no_wait(header: str) -> None:
+    assert retry_after(header) in (None, 0.0)
     assert _read_after_one_failure(503, header) == 1
