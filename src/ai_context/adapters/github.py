@@ -503,6 +503,11 @@ def _retry_class() -> Callable[..., Retry]:
             kept = {"counter": self.counter, "query_path": self.query_path, "notify": self.notify}
             return super().new(**{**kept, **kw})
 
+        def get_retry_after(self, response: Any) -> float | None:
+            """The project's one reader of `retry-after`: `1.5` or `soon` is no wait (the
+            backoff then), where urllib3's own raises InvalidHeader and drops the retry."""
+            return retry_after(str(response.headers.get("retry-after") or ""))
+
         def sleep(self, response: Any = None) -> None:
             """urllib3's wait before a retry, told to NOTIFY first (seconds, what for)."""
             wait = self.get_backoff_time()
