@@ -6,9 +6,11 @@ raises `ToolFailure` with the command line's exit code and text.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import cached_property, partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
@@ -29,6 +31,11 @@ EXIT_MEANING = {
     Exit.CONFLICT: "conflict",
     Exit.INCOMPLETE: "incomplete state",
 }
+
+
+def _note(line: str) -> None:
+    """A tool's note beside its answer (the mirror's, the lease's): stdout is the protocol."""
+    sys.stderr.write(line + "\n")
 
 
 class ToolFailure(Exception):
@@ -178,10 +185,10 @@ class Session:
         common: dict[str, Any] = {
             "now": now(),
             "required": self.required,
-            "mirror": agent_mirror_hook(),
+            "mirror": agent_mirror_hook(self.env, Path.cwd(), _note),
         }
         if release:
-            common["release_lease"] = lease_release(gh)
+            common["release_lease"] = lease_release(gh, self.env, Path.cwd(), _note)
         before = gh.counter.total
         result = self.run(lambda: work(gh, cache, **common))
         if result.status == "conflict":
