@@ -3,9 +3,10 @@ and the text a person reads."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from ai_context.core.block.model import Block, block_data
+from ai_context.core.block.model import Block, block_data, format_timestamp
 from ai_context.core.block.render import render
 from ai_context.core.errors import Exit
 from ai_context.core.phases import plan_progress
@@ -23,17 +24,11 @@ EXIT_BY_STATUS = {
 
 
 def candidate_json(candidate: Candidate) -> dict[str, Any]:
-    """One task to pick from, JSON-ready (the shape pydantic's `model_dump` gave: lists, and
-    the time as `2026-05-26T14:32:00Z`)."""
-    when = candidate.updated_at.isoformat() if candidate.updated_at is not None else None
-    return {
-        "number": candidate.number,
-        "title": candidate.title,
-        "actor": candidate.actor,
-        "phase": candidate.phase,
+    """One task to pick from, JSON-ready: lists, and the time as `2026-05-26T14:32:00Z`."""
+    return asdict(candidate) | {
         "assignees": list(candidate.assignees),
         "labels": list(candidate.labels),
-        "updated_at": when[:-6] + "Z" if when and when.endswith("+00:00") else when,
+        "updated_at": format_timestamp(candidate.updated_at) or None,
     }
 
 
@@ -71,7 +66,7 @@ def outcome_json(outcome: Outcome, calls: int) -> dict[str, Any]:
             "remote_revision": decision.remote_revision,
             "base_revision": decision.base_revision,
         },
-        "state": None if outcome.state is None else block_data(outcome.state, json=True),
+        "state": None if outcome.state is None else block_data(outcome.state),
         "plan_progress": plan_progress(outcome.state.plan) if outcome.state else "",
         "next_step": outcome.state.next_step if outcome.state else None,
         "missing": list(outcome.missing),

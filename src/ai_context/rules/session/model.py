@@ -21,6 +21,7 @@ from pydantic import (
 
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import UsageError
+from ai_context.core.fields import explain
 from ai_context.core.findings import Finding
 from ai_context.rules.scrub import privacy_findings
 
@@ -105,15 +106,17 @@ class Metadata(BaseModel):
         return value
 
 
-class Task(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+class TaskInput(BaseModel):
+    """A task as the agent passes it to `session save`: only title and status are required."""
 
-    id: str
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str | None = None
     title: str
     status: LooseStatus
     priority: LoosePriority = None
     category: LooseCategory = None
-    created: UtcTime
+    created: UtcTime | None = None
     completed: UtcTime | None = None
     consolidated: bool = False
     consolidated_count: int = Field(default=0, ge=0)
@@ -123,8 +126,17 @@ class Task(BaseModel):
 
     @field_validator("id")
     @classmethod
-    def _id(cls, value: str) -> str:
-        return normal_id(value)
+    def _id(cls, value: str | None) -> str | None:
+        return normal_id(value) if value is not None else None
+
+
+class Task(TaskInput):
+    """A task as the session file holds it: its id and creation time settled."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    created: UtcTime
 
     @field_validator("title")
     @classmethod
@@ -166,13 +178,19 @@ class Task(BaseModel):
         return self.consolidated_count if self.consolidated else 1
 
 
-class ContextBlock(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+class ContextBlockInput(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     title: str
     content: str
-    updated: UtcTime
+    updated: UtcTime | None = None
     related_tasks: tuple[str, ...] = ()
+
+
+class ContextBlock(ContextBlockInput):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    updated: UtcTime
 
     @field_validator("related_tasks")
     @classmethod
@@ -204,23 +222,6 @@ class SessionError(UsageError):
     """A session file or input that cannot be used; the message says what and what to do."""
 
 
-# --- reading ----------------------------------------------------------------------------
-
-
-def problems(exc: ValidationError) -> str:
-    """The first five problems pydantic found, each `where: what`."""
-    parts = []
-    for error in exc.errors()[:5]:
-        where = "".join(
-            f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p))
-            for i, p in enumerate(error["loc"])
-        )
-        message = str(error["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    more = len(exc.errors()) - 5
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
 def loads(text: str) -> SessionFile:
     """A session file from its text; SessionError says exactly why it cannot be loaded."""
     try:
@@ -245,7 +246,7 @@ def loads(text: str) -> SessionFile:
     try:
         return SessionFile.model_validate(data)
     except ValidationError as exc:
-        raise SessionError(f"Cannot load: {problems(exc)}") from None
+        raise SessionError(f"Cannot load: {explain(exc)}") from None
 
 
 def to_json(session: SessionFile) -> dict[str, Any]:
@@ -275,15 +276,8 @@ def check_session_file(path: str, text: str) -> list[Finding]:
     try:
         loads(text)
     except SessionError as exc:
-        invalid_json = "invalid JSON" in str(exc)
-        out.append(
-            Finding(
-                code="AIC520" if invalid_json else "AIC521",
-                severity="error",
-                message=f"{path}: {exc}",
-                line=None,
-                hint="Save the session with `ai-context session save` instead of editing it.",
-            )
-        )
+        code = "AIC520" if "invalid JSON" in str(exc) else "AIC521"
+        hint = "Save the session with `ai-context session save` instead of editing it."
+        out.append(Finding(code, "error", f"{path}: {exc}", None, hint))
     out.extend(privacy_findings(path, text))
     return out
