@@ -40,7 +40,6 @@ class Parsed:
     region: Region | None = None
     field_lines: dict[str, int] = field(default_factory=dict)
     marker: Marker | None = None
-    blocks_found: int = 0
     # Lines inside the block that the model does not hold (unreadable lines, a field given
     # twice): replace_block keeps their text after the new block, so no human text is lost.
     dropped: list[Line] = field(default_factory=list)
@@ -89,7 +88,7 @@ def parse(body: str) -> Parsed:
     block, field_lines = _build(raw_fields, findings)
     marker = check_marker(region, findings)
     dropped = _dropped(region, raw_fields, findings)
-    return Parsed(block, findings, region, field_lines, marker, len(regions), dropped)
+    return Parsed(block, findings, region, field_lines, marker, dropped)
 
 
 def _nested(body: str) -> list[Finding]:
