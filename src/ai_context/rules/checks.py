@@ -83,14 +83,10 @@ def missing_fields(block: Block, required: tuple[str, ...] = REQUIRED_DEFAULT) -
     return [key for key in LABELS if key in required and not present[key]]
 
 
-def completeness(
-    parsed: Parsed, required: tuple[str, ...], missing: list[str] | None = None
-) -> list[Finding]:
-    """AIC201 for each required field MISSING (missing_fields' answer, when already known)."""
+def completeness(parsed: Parsed, missing: list[str]) -> list[Finding]:
+    """AIC201 for each required field MISSING (missing_fields' answer)."""
     if parsed.block is None or parsed.region is None:
         return []
-    if missing is None:
-        missing = missing_fields(parsed.block, required)
     unreadable = {"last_updated"} if "last_updated" in parsed.field_lines else set()
     out = []
     for key in missing:
@@ -216,7 +212,7 @@ def check_body(
     missing = missing_fields(parsed.block, config.required) if parsed.block is not None else []
     findings = [
         *parsed.findings,
-        *completeness(parsed, config.required, missing),
+        *completeness(parsed, missing),
         *sanity(parsed, now, config),
     ]
     findings.sort(key=lambda f: (f.line or 0, f.code))

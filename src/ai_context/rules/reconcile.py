@@ -305,17 +305,8 @@ def resolve(decision: Decision, take: Literal["local", "remote"]) -> Decision:
     if not decision.conflict:
         raise ValueError("only a conflict needs resolving")
     if take == "remote":
-        return replace(
-            decision,
-            kind="take_remote",
-            reasons=(*decision.reasons, "resolved: the issue's copy was taken"),
-            state=decision.remote,
-            write_local=True,
-        )
-    return replace(
-        decision,
-        kind="push_local",
-        reasons=(*decision.reasons, "resolved: the local copy was taken"),
-        state=decision.local,
-        write_remote=True,
-    )
+        taken = replace(decision, kind="take_remote", state=decision.remote, write_local=True)
+    else:
+        taken = replace(decision, kind="push_local", state=decision.local, write_remote=True)
+    copy = "the issue's copy" if take == "remote" else "the local copy"
+    return replace(taken, reasons=(*decision.reasons, f"resolved: {copy} was taken"))

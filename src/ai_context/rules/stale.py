@@ -61,15 +61,9 @@ class CommitSeen(BaseModel):
 def push_commits(commits: Iterable[Commit], named: Callable[[str], list[int]]) -> list[CommitSeen]:
     """What the stale rules remember of each commit: its author's identities, its time, and
     the issues its message names (NAMED parses)."""
+    kept = set(CommitSeen.model_fields) - {"issues"}
     return [
-        CommitSeen(
-            sha=commit.sha,
-            author_email=commit.author_email,
-            author_name=commit.author_name,
-            author_login=commit.author_login,
-            timestamp=commit.timestamp,
-            issues=tuple(named(commit.message)),
-        )
+        CommitSeen(**commit.model_dump(include=kept), issues=tuple(named(commit.message)))
         for commit in commits
     ]
 

@@ -165,13 +165,9 @@ def sticky_comment(comments: Iterable[Comment], bot_login: str) -> Comment | Non
 
 def stickies(comments: Iterable[Comment], bot_login: str) -> list[Comment]:
     """Our sticky comments, oldest first: one, or more when a race left them."""
-    return sorted(
-        (c for c in comments if is_sticky(c, bot_login)), key=lambda c: (c.created_at, c.id)
-    )
-
-
-def is_sticky(comment: Comment, bot_login: str) -> bool:
-    return comment.author.lower() == bot_login.lower() and comment.body.startswith(MARKER)
+    login = bot_login.lower()
+    ours = [c for c in comments if c.author.lower() == login and c.body.startswith(MARKER)]
+    return sorted(ours, key=lambda c: (c.created_at, c.id))
 
 
 def plan_comment(
