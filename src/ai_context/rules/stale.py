@@ -207,11 +207,7 @@ def judge(
     if block.actor:
         race = _race(block, evidence.commits, number, actors)
         if race:
-            findings.append(
-                _race_finding(
-                    block.actor, race, number, since=stamp, line=actor_line, actors=actors
-                )
-            )
+            findings.append(_race_finding(block, race, number, actor_line, actors))
             kept.update(commits=race[-MAX_REMEMBERED_COMMITS:])
         two = _two_actors(block.actor, evidence, now, config, actors)
         if two is not None:
@@ -265,21 +261,16 @@ def _race(
 
 
 def _race_finding(
-    actor: str,
-    race: tuple[CommitSeen, ...],
-    number: int,
-    *,
-    since: datetime | None,
-    line: int | None,
-    actors: ActorMap,
+    block: Block, race: tuple[CommitSeen, ...], number: int, line: int | None, actors: ActorMap
 ) -> Finding:
     authors = sorted({_author(c, actors) for c in race})
+    since = block.last_updated
     after = f" after Last updated {format_timestamp(since)}" if since else ""
     return Finding(
         code="AIC603",
         severity="error",
         message=f"claim race: {len(race)} commit{'s' if len(race) != 1 else ''} naming "
-        f"#{number} by {', '.join(authors)}{after}, but the Active actor is {actor}",
+        f"#{number} by {', '.join(authors)}{after}, but the Active actor is {block.actor}",
         line=line,
         hint="One actor works a task at a time: hand off (update Active actor) or stop one "
         "of them. If the author is this actor, add its email under `actors:`.",
