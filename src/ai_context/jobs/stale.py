@@ -20,10 +20,7 @@ from ai_context.rules.stale import Evidence, StaleRules, active_tasks, push_comm
 
 
 def read_leases(
-    reader: GitHub,
-    numbers: Iterable[int],
-    config: LeaseConfig,
-    log: Callable[[str], None],
+    reader: GitHub, numbers: Iterable[int], config: LeaseConfig, log: Callable[[str], None]
 ) -> dict[int, Evidence]:
     """The lease (and the one it replaced) of every issue in NUMBERS: one listing call, then
     a read per lease and per lease it replaced. A ref without a lease record counts as none."""

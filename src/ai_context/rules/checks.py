@@ -210,11 +210,7 @@ def check_body(
     parsed = parse(body)
     config = config or _DEFAULT_CONFIG
     missing = missing_fields(parsed.block, config.required) if parsed.block is not None else []
-    findings = [
-        *parsed.findings,
-        *completeness(parsed, missing),
-        *sanity(parsed, now, config),
-    ]
+    findings = [*parsed.findings, *completeness(parsed, missing), *sanity(parsed, now, config)]
     findings.sort(key=lambda f: (f.line or 0, f.code))
     complete = parsed.block is not None and not missing
     return CheckResult(block=parsed.block, findings=tuple(findings), complete=complete)

@@ -184,13 +184,8 @@ def _clip(text: str, width: int = 60) -> str:
 
 def _strip_item(text: str) -> str:
     stripped = text.strip()
-    bullet = BULLET_RE.match(stripped)
-    if bullet:
-        return stripped[bullet.end() :].strip()
-    numbered = NUMBERED_RE.match(stripped)
-    if numbered:
-        return stripped[numbered.end() :].strip()
-    return stripped
+    marker = BULLET_RE.match(stripped) or NUMBERED_RE.match(stripped)
+    return stripped[marker.end() :].strip() if marker else stripped
 
 
 def _list_items(raw: _RawField) -> list[str]:
