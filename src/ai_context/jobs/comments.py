@@ -256,7 +256,8 @@ def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
     room = 0 if budget.left else max(0, budget.room)
     if room >= len(planned.ops):
         return
-    budget.defer(len(planned.ops) - room)
+    budget.left += len(planned.ops) - room
+    budget.left_tasks += 1
     planned.ops = planned.ops[:room]
     planned.deferred = True
 

@@ -99,10 +99,6 @@ class WriteBudget:
     def spend(self, writes: int) -> None:
         self.used += writes
 
-    def defer(self, writes: int) -> None:
-        self.left += writes
-        self.left_tasks += 1
-
     def describe(self) -> str:
         """One line for the log and the step summary."""
         if not self.left:

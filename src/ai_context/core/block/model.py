@@ -147,12 +147,10 @@ def block_data(block: Block) -> dict[str, Any]:
     }
 
 
-# --- the checks, one per field ------------------------------------------------------------
+# --- the checks, one per field (each called only for a value that is not None) -------------
 
 
-def _actor(value: str | None) -> str | None:
-    if value is None:
-        return None
+def _actor(value: str) -> str:
     value = value if type(value) is str else _text("actor", value)
     value = value.strip().strip("`")  # agents often write the id as code
     if len(value.split()) != 1:  # empty, or more than one word
@@ -160,15 +158,11 @@ def _actor(value: str | None) -> str | None:
     return value
 
 
-def _single_line(name: str, value: str | None) -> str | None:
-    if value is None:
-        return None
+def _single_line(name: str, value: str) -> str | None:
     return one_line(value if type(value) is str else _text(name, value)) or None
 
 
-def _chunk(value: object) -> tuple[int, int] | None:
-    if value is None:
-        return None
+def _chunk(value: object) -> tuple[int, int]:
     if not isinstance(value, tuple | list) or len(value) != 2:
         raise BlockError("chunk", "must be two numbers, e.g. [3, 5]")
     first, second = value
@@ -179,9 +173,7 @@ def _chunk(value: object) -> tuple[int, int] | None:
     return first, second
 
 
-def _utc(value: object) -> datetime | None:
-    if value is None:
-        return None
+def _utc(value: object) -> datetime:
     if isinstance(value, datetime):
         if value.tzinfo is UTC and not value.microsecond:
             return value  # what the parser reads: already normal
