@@ -223,14 +223,16 @@ def result_json(path: str, result: CheckResult) -> dict[str, Any]:
         "path": path,
         "complete": result.complete,
         "block": None if result.block is None else block_data(result.block),
-        "findings": [
-            {
-                "code": f.code,
-                "severity": f.severity,
-                "line": f.line,
-                "message": f.message,
-                "hint": f.hint,
-            }
-            for f in result.findings
-        ],
+        "findings": [finding_json(f) for f in result.findings],
+    }
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    """One finding in the JSON outputs (`validate`, `derive`), keys in this order."""
+    return {
+        "code": f.code,
+        "severity": f.severity,
+        "line": f.line,
+        "message": f.message,
+        "hint": f.hint,
     }
