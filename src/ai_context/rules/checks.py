@@ -70,17 +70,10 @@ class CheckResult:
 
 def missing_fields(block: Block, required: tuple[str, ...] = REQUIRED_DEFAULT) -> list[str]:
     """Required fields the block lacks, by key, in canonical order."""
-    present = {
-        "actor": block.actor is not None,
-        "phase": block.phase is not None,
-        "last_updated": block.last_updated is not None,
-        "plan": bool(block.plan),
-        "files_touched": bool(block.files_touched),
-        "decisions": bool(block.decisions),
-        "blockers": True,  # "none" is a complete answer
-        "next_step": bool(block.next_step),
-    }
-    return [key for key in LABELS if key in required and not present[key]]
+    # Blockers "none" is a complete answer; Block never holds a field set but empty.
+    return [
+        key for key in LABELS if key in required and key != "blockers" and not getattr(block, key)
+    ]
 
 
 def completeness(parsed: Parsed, missing: list[str]) -> list[Finding]:

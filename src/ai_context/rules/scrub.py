@@ -185,13 +185,7 @@ def looks_secret(value: str) -> bool:
     lowered = value.lower()
     if any(word in lowered for word in _PLACEHOLDER_WORDS):
         return False
-    classes = sum(
-        (
-            any(c.islower() for c in value),
-            any(c.isupper() for c in value),
-            any(c.isdigit() for c in value),
-        )
-    )
+    classes = sum(any(map(kind, value)) for kind in (str.islower, str.isupper, str.isdigit))
     return classes >= 2 and entropy(value) >= 3.5
 
 

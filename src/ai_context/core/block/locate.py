@@ -158,10 +158,7 @@ def _scanned_titles(body: str) -> list[_Title]:
     from ai_context.core.block.structure import titles  # noqa: PLC0415 - rare: start-up
 
     raw = body.split("\n")
-    starts, at = [], 0
-    for text in raw:
-        starts.append(at)
-        at += len(text) + 1
+    starts = list(accumulate((len(text) + 1 for text in raw), initial=0))
     lines = [text[:-1] if text[-1:] == "\r" else text for text in raw]
 
     def line(index: int) -> Line:
