@@ -261,6 +261,8 @@ def _across(block: Block) -> None:
 
 # --- brace expansion --------------------------------------------------------------------
 
+_MAX_BRACES = 100
+
 
 def _split_top(text: str, sep: str) -> list[str]:
     parts, depth, start = [], 0, 0
@@ -277,9 +279,10 @@ def _split_top(text: str, sep: str) -> list[str]:
 
 
 def expand_braces(item: str, limit: int = 1000) -> list[str]:
-    """Bash-style `a/{b,c}.ts` expansion, nested, capped so a hostile body cannot explode."""
+    """Bash-style `a/{b,c}.ts` expansion, nested, capped so a hostile body cannot explode: more
+    than _MAX_BRACES braces (no real path list) is kept as written, which bounds the recursion."""
     opening = item.find("{")
-    if opening < 0:
+    if opening < 0 or item.count("{") > _MAX_BRACES:
         return [item]
     depth = 0
     for i in range(opening, len(item)):
