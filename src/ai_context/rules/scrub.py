@@ -202,22 +202,18 @@ class _Span:
 
 def _home_spans(text: str, home: str | None) -> list[_Span]:
     spans: list[_Span] = []
-    for match in _UNIX_HOME_RE.finditer(text):
-        if match.group(1).lower() in _NOT_A_USER:
-            continue
-        spans.append(_Span("home-path", match.start(), match.end(), "~" + match.group(2)))
+    for pattern in (_UNIX_HOME_RE, _WINDOWS_HOME_RE):  # group 1 the user, 2 the rest
+        for m in pattern.finditer(text):
+            if m.group(1).lower() not in _NOT_A_USER:
+                rest = re.sub(_SEP, "/", m.group(2))
+                spans.append(_Span("home-path", m.start(), m.end(), "~" + rest))
     own = _home_re(home) if home else None
-    for pattern in (_ROOT_HOME_RE, own):
-        if pattern is not None:
+    for rooted in (_ROOT_HOME_RE, own):  # group 1 the rest
+        if rooted is not None:
             spans.extend(
                 _Span("home-path", m.start(), m.end(), "~" + m.group(1))
-                for m in pattern.finditer(text)
+                for m in rooted.finditer(text)
             )
-    for match in _WINDOWS_HOME_RE.finditer(text):
-        if match.group(1).lower() in _NOT_A_USER:
-            continue
-        rest = re.sub(_SEP, "/", match.group(2))
-        spans.append(_Span("home-path", match.start(), match.end(), "~" + rest))
     return spans
 
 

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import difflib
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -141,16 +143,10 @@ def render_findings(
 
 def fit(head: str, rows: Sequence[str], tail: str, limit: int = MAX_COMMENT) -> str:
     """Whole rows only, cut with a visible notice so a comment never exceeds GitHub's limit."""
-    budget = limit - len(head) - len(tail) - 200
-    kept: list[str] = []
-    used = 0
-    for row in rows:
-        if used + len(row) > budget:
-            notice = f"\n**… {len(rows) - len(kept)} more not shown (comment size limit).**\n"
-            return head + "".join(kept) + notice + tail
-        kept.append(row)
-        used += len(row)
-    return head + "".join(kept) + tail
+    kept = bisect_right(list(accumulate(map(len, rows))), limit - len(head) - len(tail) - 200)
+    cut = len(rows) - kept
+    notice = f"\n**… {cut} more not shown (comment size limit).**\n" if cut else ""
+    return head + "".join(rows[:kept]) + notice + tail
 
 
 def sticky_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:
