@@ -262,6 +262,7 @@ def _across(block: Block) -> None:
 # --- brace expansion --------------------------------------------------------------------
 
 _MAX_BRACES = 100
+_MAX_PATHS = 1000
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -278,34 +279,26 @@ def _split_top(text: str, sep: str) -> list[str]:
     return parts
 
 
-def expand_braces(item: str, limit: int = 1000) -> list[str]:
+def expand_braces(item: str) -> list[str]:
     """Bash-style `a/{b,c}.ts` expansion, nested, capped so a hostile body cannot explode: more
     than _MAX_BRACES braces (no real path list) is kept as written, which bounds the recursion."""
     opening = item.find("{")
     if opening < 0 or item.count("{") > _MAX_BRACES:
         return [item]
-    depth = 0
-    for i in range(opening, len(item)):
-        if item[i] == "{":
-            depth += 1
-        elif item[i] == "}":
-            depth -= 1
-            if depth == 0:
-                closing = i
-                break
-    else:
+    closed = _split_top(item[opening + 1 :], "}")  # the first "}" at depth 0 closes it
+    if len(closed) < 2:
         return [item]
-    head, body, tail = item[:opening], item[opening + 1 : closing], item[closing + 1 :]
+    head, body, tail = item[:opening], closed[0], item[opening + len(closed[0]) + 2 :]
     options = _split_top(body, ",")
     if len(options) < 2:
-        return [head + "{" + body + "}" + t for t in expand_braces(tail, limit)]
+        return [head + "{" + body + "}" + t for t in expand_braces(tail)]
     out: list[str] = []
-    tails = expand_braces(tail, limit)
+    tails = expand_braces(tail)
     for option in options:
-        for expanded in expand_braces(option, limit):
+        for expanded in expand_braces(option):
             for t in tails:
                 out.append(head + expanded + t)
-                if len(out) >= limit:
+                if len(out) >= _MAX_PATHS:
                     return out
     return out
 
