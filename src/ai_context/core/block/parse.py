@@ -153,29 +153,29 @@ def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
                 fields.append(current)
                 continue
             current = None
-            findings.append(
-                make_finding(
-                    "AIC103",
-                    "warning",
-                    f"cannot read this line as a field: {_clip(stripped)}",
-                    line.number,
-                    "Write fields as '- **Label:** value'; indent sub-items under their field.",
-                )
+            _warn(
+                findings,
+                "AIC103",
+                f"cannot read this line as a field: {_clip(stripped)}",
+                line.number,
+                "Write fields as '- **Label:** value'; indent sub-items under their field.",
             )
             continue
         if current is None:
-            findings.append(
-                make_finding(
-                    "AIC103",
-                    "warning",
-                    f"indented line outside any field: {_clip(stripped)}",
-                    line.number,
-                    "Indent sub-items under the field they belong to.",
-                )
+            _warn(
+                findings,
+                "AIC103",
+                f"indented line outside any field: {_clip(stripped)}",
+                line.number,
+                "Indent sub-items under the field they belong to.",
             )
             continue
         current.children.append(line)
     return fields
+
+
+def _warn(findings: list[Finding], code: str, message: str, line: int | None, hint: str) -> None:
+    findings.append(make_finding(code, "warning", message, line, hint))
 
 
 def _clip(text: str, width: int = 60) -> str:
@@ -256,35 +256,27 @@ def _add_step(
     line, number, text, box = step
     status: StepStatus | None = None
     if word is not None:
-        findings.append(
-            make_finding(
-                "AIC106",
-                "warning",
-                f"plan step {number}: status '{_clip(word, 30)}' is not one of "
-                f"{', '.join(STEP_STATUSES)}",
-                line,
-                "End each step with (done), (in progress), (pending), (blocked) or (skipped).",
-            )
+        _warn(
+            findings,
+            "AIC106",
+            f"plan step {number}: status '{_clip(word, 30)}' is not one of "
+            f"{', '.join(STEP_STATUSES)}",
+            line,
+            "End each step with (done), (in progress), (pending), (blocked) or (skipped).",
         )
         body = text.strip()
     elif box is not None:
         status = "done" if box in "xX" else "pending"
     if not body.strip():
-        findings.append(
-            make_finding(
-                "AIC103", "warning", f"plan step {number} has no text", line, "Describe the step."
-            )
-        )
+        _warn(findings, "AIC103", f"plan step {number} has no text", line, "Describe the step.")
         return
     if status is None and word is None:
-        findings.append(
-            make_finding(
-                "AIC105",
-                "warning",
-                f"plan step {number} has no status",
-                line,
-                "End the step with (done), (in progress), (pending), (blocked) or (skipped).",
-            )
+        _warn(
+            findings,
+            "AIC105",
+            f"plan step {number} has no status",
+            line,
+            "End the step with (done), (in progress), (pending), (blocked) or (skipped).",
         )
     steps.append(PlanStep(number, body, status))
 
@@ -314,15 +306,13 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
     for raw in raw_fields:
         name = raw.key or canon_label(raw.label)
         if name in field_lines:
-            findings.append(
-                make_finding(
-                    "AIC104",
-                    "warning",
-                    f"field '{raw.label}' appears again (first on line {field_lines[name]}); "
-                    "this one is ignored",
-                    raw.line,
-                    "Keep each field once.",
-                )
+            _warn(
+                findings,
+                "AIC104",
+                f"field '{raw.label}' appears again (first on line {field_lines[name]}); "
+                "this one is ignored",
+                raw.line,
+                "Keep each field once.",
             )
             continue
         field_lines[name] = raw.line
@@ -420,15 +410,12 @@ def _updated_values(raw: _RawField, findings: list[Finding], values: dict[str, A
             )
         )
     elif problem == "AIC302":
-        findings.append(
-            make_finding(
-                "AIC302",
-                "warning",
-                f"Last updated '{_clip(text, 40)}' is not in UTC; read as "
-                f"{format_timestamp(stamp)}",
-                raw.line,
-                "Write timestamps in UTC with a Z suffix.",
-            )
+        _warn(
+            findings,
+            "AIC302",
+            f"Last updated '{_clip(text, 40)}' is not in UTC; read as {format_timestamp(stamp)}",
+            raw.line,
+            "Write timestamps in UTC with a Z suffix.",
         )
     values["last_updated"] = stamp
 
