@@ -108,7 +108,7 @@ def test_pydantic_models_holding_one_validate_and_round_trip() -> None:
 
 
 def test_findings_check_their_severity_and_types() -> None:
-    assert make_finding("AIC1", "info", "m", None, "").rank == 0
+    assert make_finding("AIC1", "info", "m", None, "").severity == "info"
     with pytest.raises(FindingError, match="severity"):
         make_finding("AIC1", "fatal", "m", None, "")
     with pytest.raises(FindingError, match="line"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -129,15 +129,15 @@ def block_from_data(data: Mapping[str, Any]) -> Block:
 
 
 def block_data(block: Block) -> dict[str, Any]:
-    """The Block as a JSON-ready dict, `paths` included (pydantic's `model_dump(mode="json")`):
-    lists for tuples, the timestamp as `2026-05-26T14:32:00Z`."""
+    """The Block as a JSON-ready dict, `paths` included: lists for tuples, the timestamp as
+    `2026-05-26T14:32:00Z`."""
     return {
         "actor": block.actor,
         "actor_description": block.actor_description,
         "phase": block.phase,
         "chunk": list(block.chunk) if block.chunk is not None else None,
         "last_updated": format_timestamp(block.last_updated) or None,
-        "plan": [{"number": s.number, "text": s.text, "status": s.status} for s in block.plan],
+        "plan": [asdict(step) for step in block.plan],
         "files_touched": block.files_touched,
         "decisions": list(block.decisions),
         "blockers": list(block.blockers),
