@@ -175,32 +175,29 @@ def judge(
     findings: list[Finding] = []
     kept: dict[str, Any] = {}  # the evidence behind the findings, for runs that cannot gather it
 
+    def warn(code: str, message: str, line: int | None, hint: str) -> None:
+        findings.append(Finding(code, "warning", message, line, hint))
+
     stamp = block.last_updated
     if stamp is not None and config.stale_after < now - stamp:
-        findings.append(
-            Finding(
-                code="AIC601",
-                severity="warning",
-                message=f"stale: Last updated {format_timestamp(stamp)} is older than "
-                f"{format_duration(config.stale_after)} and Phase is '{block.phase or ''}'",
-                line=lines.get("last_updated"),
-                hint="The Active actor saves a checkpoint, hands the task off, or sets Phase "
-                "to done. Comments and labels do not count as activity.",
-            )
+        warn(
+            "AIC601",
+            f"stale: Last updated {format_timestamp(stamp)} is older than "
+            f"{format_duration(config.stale_after)} and Phase is '{block.phase or ''}'",
+            lines.get("last_updated"),
+            "The Active actor saves a checkpoint, hands the task off, or sets Phase "
+            "to done. Comments and labels do not count as activity.",
         )
 
     lease = evidence.lease
     if lease is not None and lease.expired(now):
-        findings.append(
-            Finding(
-                code="AIC602",
-                severity="warning",
-                message=f"the lease of {lease.actor} on #{number} expired at "
-                f"{format_timestamp(lease.expires)} without renewal",
-                line=actor_line,
-                hint=f"{lease.actor} renews it (ai-context renew {number} --actor "
-                f"{lease.actor}) or releases it; another actor may now claim it.",
-            )
+        warn(
+            "AIC602",
+            f"the lease of {lease.actor} on #{number} expired at "
+            f"{format_timestamp(lease.expires)} without renewal",
+            actor_line,
+            f"{lease.actor} renews it (ai-context renew {number} --actor "
+            f"{lease.actor}) or releases it; another actor may now claim it.",
         )
         kept.update(lease=lease, leases_read=True)
 
@@ -222,15 +219,12 @@ def judge(
             and len(active) > limit
         ):
             listed = ", ".join(f"#{n}" for n in active)
-            findings.append(
-                Finding(
-                    code="AIC605",
-                    severity="warning",
-                    message=f"{block.actor} is the Active actor on {len(active)} open tasks "
-                    f"({listed}), more than max-active-per-actor ({limit})",
-                    line=actor_line,
-                    hint="Finish or hand off some of them before taking more.",
-                )
+            warn(
+                "AIC605",
+                f"{block.actor} is the Active actor on {len(active)} open tasks "
+                f"({listed}), more than max-active-per-actor ({limit})",
+                actor_line,
+                "Finish or hand off some of them before taking more.",
             )
             kept.update(active=active, active_actor=block.actor)
 
