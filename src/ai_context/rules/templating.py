@@ -21,6 +21,7 @@ from urllib.parse import quote, urlsplit
 
 from jinja2 import (
     BaseLoader,
+    BytecodeCache,
     Environment,
     StrictUndefined,
     select_autoescape,
@@ -253,11 +254,12 @@ FILTERS: dict[str, Callable[..., str]] = {
 }
 
 
-def make_env(loader: BaseLoader) -> Environment:
-    """The sandboxed environment over LOADER's templates (adapters/templates.py reads them:
-    the rules read no files)."""
+def make_env(loader: BaseLoader, bytecode_cache: BytecodeCache | None = None) -> Environment:
+    """The sandboxed environment over LOADER's templates, with their compiled code from
+    BYTECODE_CACHE when given (adapters/templates.py reads both: the rules read no files)."""
     env = _Sandbox(
         loader=loader,
+        bytecode_cache=bytecode_cache,
         undefined=StrictUndefined,
         autoescape=select_autoescape(
             enabled_extensions=("html", "htm", "html.j2", "htm.j2"),
