@@ -64,7 +64,7 @@ jinja2.Environment.compile = compile_counted
 import ai_context.adapters.templates as templates
 import ai_context.jobs.digest.job as digest
 timed(templates, "make_env")
-for name in ("render_markdown", "slack_messages"):
+for name in ("hidden_lines", "render_markdown", "slack_messages"):
     timed(digest, name)
 from ai_context.action.run import run_action
 code = run_action()

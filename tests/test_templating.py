@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from jinja2.exceptions import SecurityError
 from ai_context.adapters.templates import Templates
 from ai_context.core.markdown import ZWJ
 from ai_context.rules.templating import (
+    FILTERS,
     ZWSP,
     clip,
     html,
@@ -27,6 +29,7 @@ from ai_context.rules.templating import (
     slack_code,
     slack_link,
 )
+from ai_context.rules.templating import duration as duration_filter
 from tests.conftest import BUNDLED
 
 PACKAGED = {"digest.md.j2", "digest.slack.j2", "task.md.j2", "status.md.j2"}
@@ -168,3 +171,22 @@ def test_slack_code_keeps_the_spaces_around_a_code_span() -> None:
         "Finish tests in `booking.spec.ts` now"
     )
     assert slack_code("run `a <b>` & @channel") == "run `a &lt;b&gt;` &amp; @" + ZWSP + "channel"
+
+
+@given(st.text(max_size=300), st.integers(min_value=-2, max_value=300))
+def test_a_remembered_filter_says_what_the_filter_says(text: str, limit: int) -> None:
+    """The filters remember what they made of each string: the same text, every time."""
+    for _ in range(2):
+        assert FILTERS["clip"](text, limit) == clip(text, limit)
+        assert FILTERS["md_text"](text) == md_text(text)
+        assert FILTERS["slack_code"](text) == slack_code(text)
+
+
+def test_a_remembered_filter_tells_equal_values_of_other_types_apart() -> None:
+    """Only strings (and durations) are remembered: 0.0 and -0.0 are equal, but print apart."""
+    source = (
+        "{{ a|clip }} {{ b|clip }} {{ 1|md_text }} {{ true|md_text }} {{ 'abc'|clip(limit=2) }}"
+    )
+    assert BUNDLED.from_string(source).render(a=0.0, b=-0.0) == "0.0 -0.0 1 True a…"
+    hour = timedelta(hours=1)
+    assert FILTERS["duration"](hour) == duration_filter(hour) == FILTERS["duration"](hour)

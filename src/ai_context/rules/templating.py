@@ -14,7 +14,7 @@ import dataclasses
 import functools
 import inspect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -27,6 +27,8 @@ from jinja2 import (
     select_autoescape,
 )
 from jinja2 import TemplateError as JinjaTemplateError
+from jinja2.nodes import EvalContext
+from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import escape as _markup_escape
 from pydantic import BaseModel
@@ -59,18 +61,13 @@ _PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/
 
 @functools.cache
 def _is_data_attribute(cls: type[object], attr: str) -> bool:
-    """A pydantic model's or dataclass's field or property (never `_private` or a method)."""
-    if attr.startswith("_"):
+    """Whether `attr` of an instance of CLS is a field or property of a pydantic model or a
+    dataclass (never `_private` or a method). CLS is the instance's type, so a class itself
+    (whose type is its metaclass) is never data."""
+    if attr.startswith("_") or not (issubclass(cls, BaseModel) or dataclasses.is_dataclass(cls)):
         return False
     own = getattr(cls, "model_fields", None) or getattr(cls, "__dataclass_fields__", {})
     return attr in own or isinstance(inspect.getattr_static(cls, attr, None), property)
-
-
-def _holds_data(obj: Any) -> bool:
-    """Checked before the class is looked up: a dataclass instance, never the class."""
-    return isinstance(obj, BaseModel) or (
-        dataclasses.is_dataclass(obj) and not isinstance(obj, type)
-    )
 
 
 def _output(chunks: Iterable[str]) -> str:
@@ -101,13 +98,29 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             raise too_big("a format width")
         return super().wrap_str_format(value)
 
+    def call_filter(  # noqa: PLR0917 - Jinja's signature
+        self,
+        name: str,
+        value: Any,
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        context: Context | None = None,
+        eval_ctx: EvalContext | None = None,
+    ) -> Any:
+        """`map("clip", 110)` calls this once an item: one of FILTERS (plain functions, no
+        context) is called directly, without Jinja's per-call look at its signature."""
+        own = FILTERS.get(name)
+        if own is not None and self.filters.get(name) is own:
+            return own(value, *(args or ()), **(kwargs or {}))
+        return super().call_filter(name, value, args, kwargs, context, eval_ctx)
+
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if _holds_data(obj) and _is_data_attribute(obj.__class__, attr):
+        if _is_data_attribute(type(obj), attr):
             return True
         return super().is_safe_attribute(obj, attr, value)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        if _holds_data(obj) and _is_data_attribute(obj.__class__, attribute):
+        if _is_data_attribute(type(obj), attribute):
             return getattr(obj, attribute)
         return super().getattr(obj, attribute)
 
@@ -207,7 +220,7 @@ def slack_code(value: object) -> str:
     """Agent text in Slack mrkdwn: `code spans` stay code (their text escaped as `slack`)."""
     text = _one_line(value)
     if "`" not in text:
-        return slack(text)
+        return _slack_inline(text)
     return map_code_spans(text, _slack_inline, _slack_code_span)
 
 
@@ -235,21 +248,36 @@ def timestamp(value: datetime | None) -> str:
     return format_timestamp(value) or "-"
 
 
+def _remembered(filter_: Callable[..., str], kind: type[object] = str) -> Callable[..., str]:
+    """FILTER_, remembering what it made of each value of exactly type KIND (equal values of
+    it print the same): a digest escapes the same owners, phases, reasons and ages row after
+    row, and the same titles in the step summary and the comment."""
+    remembered = functools.lru_cache(maxsize=4096, typed=True)(filter_)
+
+    @functools.wraps(filter_)
+    def the_filter(value: object, *args: Any, **kwargs: Any) -> str:
+        if type(value) is kind and not kwargs:
+            return remembered(value, *args)
+        return filter_(value, *args, **kwargs)
+
+    return the_filter
+
+
 FILTERS: dict[str, Callable[..., str]] = {
-    "md_cell": md_cell,
-    "md_text": md_text,
+    "md_cell": _remembered(md_cell),
+    "md_text": _remembered(md_text),
     "md_url": md_url,
     "md_link": md_link,
-    "slack": slack,
-    "md_code": md_code,
-    "md_code_cell": md_code_cell,
-    "slack_code": slack_code,
+    "slack": _remembered(slack),
+    "md_code": _remembered(md_code),
+    "md_code_cell": _remembered(md_code_cell),
+    "slack_code": _remembered(slack_code),
     "slack_url": slack_url,
     "slack_link": slack_link,
     "html": html,
     "mermaid_label": mermaid_label,
-    "clip": clip,
-    "duration": duration,
+    "clip": _remembered(clip),
+    "duration": _remembered(duration, timedelta),
     "timestamp": timestamp,
 }
 
