@@ -109,18 +109,17 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     ) -> Any:
         """`map("clip", 110)` calls this once an item: one of FILTERS (plain functions, no
         context) is called directly, without Jinja's per-call look at its signature."""
-        own = FILTERS.get(name)
-        if own is not None and self.filters.get(name) is own:
-            return own(value, *(args or ()), **(kwargs or {}))
+        if name in FILTERS and self.filters.get(name) is FILTERS[name]:
+            return FILTERS[name](value, *(args or ()), **(kwargs or {}))
         return super().call_filter(name, value, args, kwargs, context, eval_ctx)
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if _is_data_attribute(type(obj), attr):
+        if _is_data_attribute(type(obj), attr):  # type: ignore[arg-type] # a type hashes
             return True
         return super().is_safe_attribute(obj, attr, value)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        if _is_data_attribute(type(obj), attribute):
+        if _is_data_attribute(type(obj), attribute):  # type: ignore[arg-type] # a type hashes
             return getattr(obj, attribute)
         return super().getattr(obj, attribute)
 
