@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")
+# The characters that format inline text; the backslash first, so no added one is doubled.
+_PUNCTUATION = "\\`*_[]|~"
 _LINE_START = re.compile(r"^(\s*)(?:([#+\-])|(\d+)([.)]))")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 ZWJ = "\u200d"
@@ -25,9 +26,11 @@ def escape_text(text: str) -> str:
         return text  # nothing to escape: the common case, fast
     flat = " ".join(text.replace("\r", "\n").split("\n"))
     html = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    escaped = _PUNCTUATION.sub(r"\\\1", html)
-    escaped = _LINE_START.sub(_escape_marker, escaped, count=1)
-    return _MENTION.sub("@" + ZWJ, escaped)
+    for mark in _PUNCTUATION:  # a backslash before each (str.replace: in C, no match objects)
+        if mark in html:
+            html = html.replace(mark, "\\" + mark)
+    escaped = _LINE_START.sub(_escape_marker, html, count=1)
+    return _MENTION.sub("@" + ZWJ, escaped) if "@" in escaped else escaped
 
 
 def _escape_marker(match: re.Match[str]) -> str:
