@@ -173,7 +173,7 @@ def test_slack_code_keeps_the_spaces_around_a_code_span() -> None:
     assert slack_code("run `a <b>` & @channel") == "run `a &lt;b&gt;` &amp; @" + ZWSP + "channel"
 
 
-@given(st.text(max_size=300), st.integers(min_value=-2, max_value=300))
+@given(st.text(max_size=600), st.integers(min_value=-2, max_value=600))
 def test_a_remembered_filter_says_what_the_filter_says(text: str, limit: int) -> None:
     """The filters remember what they made of each string: the same text, every time."""
     for _ in range(2):

@@ -56,6 +56,7 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _SLACK_SPECIAL_RE = re.compile(r"@(?=(?:here|channel|everyone)\b)", re.IGNORECASE)
 _SLACK_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _URL_SAFE = "/:?#@!$&'*+,;=%-._~[]"
+_REMEMBERED_CHARS = 500  # a title is at most 256: longer text is escaped each time, not kept
 _PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?", re.I)
 
 
@@ -249,13 +250,14 @@ def timestamp(value: datetime | None) -> str:
 
 def _remembered(filter_: Callable[..., str], kind: type[object] = str) -> Callable[..., str]:
     """FILTER_, remembering what it made of each value of exactly type KIND (equal values of
-    it print the same): a digest escapes the same owners, phases, reasons and ages row after
-    row, and the same titles in the step summary and the comment."""
+    it print the same), strings up to _REMEMBERED_CHARS: a digest escapes the same owners,
+    phases, reasons and ages row after row, and the same titles in the summary and comment."""
     remembered = functools.lru_cache(maxsize=4096, typed=True)(filter_)
 
     @functools.wraps(filter_)
     def the_filter(value: object, *args: Any, **kwargs: Any) -> str:
-        if type(value) is kind and not kwargs:
+        short = not isinstance(value, str) or len(value) <= _REMEMBERED_CHARS
+        if type(value) is kind and short and not kwargs:
             return remembered(value, *args)
         return filter_(value, *args, **kwargs)
 
