@@ -16,14 +16,16 @@ _PUNCTUATION = "\\`*_[]|~"
 _LINE_START = re.compile(r"^(\s*)(?:([#+\-])|(\d+)([.)]))")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 ZWJ = "\u200d"
-# Text with none of the characters escape_text changes: most titles, actors and phases.
-_PLAIN = re.compile(r"[^\\`*_\[\]|~&<>@\r\n]*")
+# The characters escape_text changes; text with none of them (most titles, actors, phases and
+# `#12` references) needs at most its line-start marker escaped.
+_SPECIAL = frozenset("\\`*_[]|~&<>@\r\n")
 
 
 def escape_text(text: str) -> str:
     """One line of inline Markdown that renders as exactly the characters given."""
-    if _PLAIN.fullmatch(text) and not _LINE_START.match(text):
-        return text  # nothing to escape: the common case, fast
+    if _SPECIAL.isdisjoint(text):  # the common case, fast
+        start = _LINE_START.match(text)
+        return text if start is None else _escape_marker(start) + text[start.end() :]
     flat = " ".join(text.replace("\r", "\n").split("\n"))
     html = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     for mark in _PUNCTUATION:  # a backslash before each (str.replace: in C, no match objects)
