@@ -54,7 +54,9 @@ ELLIPSIS = "…"
 _NEWLINES_RE = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _SLACK_SPECIAL_RE = re.compile(r"@(?=(?:here|channel|everyone)\b)", re.IGNORECASE)
-_SLACK_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# `&` first, so no entity it adds is escaped again (str.replace: str.translate with a table
+# of strings looks up every character in Python).
+_SLACK_ENTITIES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
 _URL_SAFE = "/:?#@!$&'*+,;=%-._~[]"
 _REMEMBERED_CHARS = 500  # a title is at most 256: longer text is escaped each time, not kept
 _PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?", re.I)
@@ -212,7 +214,9 @@ def md_code_cell(value: object) -> str:
 def _slack_inline(text: str) -> str:
     """`slack` for a piece of one line: the spaces at its ends are kept (they separate it from
     the code span beside it, without which Slack does not see the span)."""
-    text = text.translate(_SLACK_TABLE)
+    for mark, entity in _SLACK_ENTITIES:
+        if mark in text:
+            text = text.replace(mark, entity)
     return _SLACK_SPECIAL_RE.sub("@" + ZWSP, text) if "@" in text else text
 
 
@@ -248,37 +252,36 @@ def timestamp(value: datetime | None) -> str:
     return format_timestamp(value) or "-"
 
 
-def _remembered(filter_: Callable[..., str], kind: type[object] = str) -> Callable[..., str]:
-    """FILTER_, remembering what it made of each value of exactly type KIND (equal values of
-    it print the same), strings up to _REMEMBERED_CHARS: a digest escapes the same owners,
-    phases, reasons and ages row after row, and the same titles in the summary and comment."""
-    remembered = functools.lru_cache(maxsize=4096, typed=True)(filter_)
+def _remembered(filter_: Callable[[object], str]) -> Callable[[object], str]:
+    """FILTER_, remembering what it made of each string up to _REMEMBERED_CHARS: worth it only
+    for an escape that costs more than the look-up, as titles in a table cell do (each is in
+    the step summary and again in the comment)."""
+    remembered = functools.lru_cache(maxsize=4096)(filter_)
 
     @functools.wraps(filter_)
-    def the_filter(value: object, *args: Any, **kwargs: Any) -> str:
-        short = not isinstance(value, str) or len(value) <= _REMEMBERED_CHARS
-        if type(value) is kind and short and not kwargs:
-            return remembered(value, *args)
-        return filter_(value, *args, **kwargs)
+    def the_filter(value: object) -> str:
+        if type(value) is str and len(value) <= _REMEMBERED_CHARS:
+            return remembered(value)
+        return filter_(value)
 
     return the_filter
 
 
 FILTERS: dict[str, Callable[..., str]] = {
-    "md_cell": _remembered(md_cell),
-    "md_text": _remembered(md_text),
+    "md_cell": md_cell,
+    "md_text": md_text,
     "md_url": md_url,
     "md_link": md_link,
-    "slack": _remembered(slack),
+    "slack": slack,
     "md_code": _remembered(md_code),
     "md_code_cell": _remembered(md_code_cell),
-    "slack_code": _remembered(slack_code),
+    "slack_code": slack_code,
     "slack_url": slack_url,
     "slack_link": slack_link,
     "html": html,
     "mermaid_label": mermaid_label,
-    "clip": _remembered(clip),
-    "duration": _remembered(duration, timedelta),
+    "clip": clip,
+    "duration": duration,
     "timestamp": timestamp,
 }
 
