@@ -245,7 +245,13 @@ def mermaid_label(value: object) -> str:
 
 
 def duration(value: timedelta | None) -> str:
-    return "-" if value is None else format_duration(value)
+    return "-" if value is None else _duration_text(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _duration_text(value: timedelta) -> str:
+    """Remembered: a digest shows the same ages row after row, in the summary, comment, Slack."""
+    return format_duration(value)
 
 
 def timestamp(value: datetime | None) -> str:
