@@ -16,8 +16,8 @@ from ai_context.adapters.config import Config, load_config
 from ai_context.adapters.github import GitHub, GitHubNotFound, url_problem
 from ai_context.adapters.templates import Templates
 from ai_context.adapters.workflow import Progress, Workflow
-from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
-from ai_context.core.events import Event, parse_event, read_payload
+from ai_context.core.errors import AIContextError, ConfigError, Exit, ServiceError
+from ai_context.core.events import Event, bad, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import Route, RunContext
 from ai_context.jobs.digest.job import check_delivery
@@ -98,6 +98,9 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
                 wf.log("ai-context: dry run: no writes will be made")
             if ctx.route.scan_all:  # what changed since the last run, or every open issue
                 _grouped(wf, "ai-context scan", ctx.scanned)
+            others = "digest" in ctx.route.jobs and settings.digest.repositories
+            if ctx.route.scan_all and others:  # an unknown owner stops it before any write
+                _grouped(wf, "ai-context repositories", ctx.repositories)
             for name in ctx.route.jobs:
                 _grouped(wf, f"ai-context {name}", partial(JOBS[name], ctx))
             if ctx.route.scan_all:  # after every job's writes, so the state tells of them
@@ -208,5 +211,5 @@ def _event(env: Mapping[str, str], name: str, repository: str) -> Event:
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
-        raise EventError(f"cannot read the event payload: {path}: {exc.strerror}") from exc
+        raise bad(path, str(exc.strerror)) from exc
     return parse_event(name, read_payload(raw, path), repository)

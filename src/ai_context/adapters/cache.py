@@ -22,7 +22,6 @@ from ai_context.adapters.cache_entry import CacheEntry, EntryError, entry_data, 
 from ai_context.core.errors import AIContextError, Exit, UsageError
 
 DEFAULT_CACHE = Path(".ai-context/cache")
-SEED_CACHE_FILE = Path(".claude/session/active-context.json")
 CACHE_ENV = "AI_CONTEXT_CACHE"
 CONFLICT_LOG = "conflicts.jsonl"
 MAX_ENTRY_BYTES = 4 * 1024 * 1024  # an entry (one issue body and its block) is far smaller

@@ -7,7 +7,6 @@ setting and where it came from.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -26,7 +25,8 @@ from ai_context.adapters.clients import CLICKUP_API_URL, Http
 from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
-from ai_context.core.fields import utc
+from ai_context.core.events import Time
+from ai_context.core.fields import explain
 from ai_context.core.secret import Secret
 from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields
 
@@ -92,7 +92,8 @@ class Config(BaseModel):
     write_interval: float = Field(default=1.0, ge=0)
     http_retries: int = Field(default=5, ge=0, le=20)
     http_backoff: float = Field(default=1.0, ge=0, le=60)
-    now: datetime | None = None  # fixes the clock: replays, tests and demos
+    # Fixes the clock: replays, tests and demos.
+    now: Time | None = None  # 0001-01-01T00:00:00+01:00 is out of range in UTC: exit 2
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -104,6 +105,8 @@ class Config(BaseModel):
     @field_validator("jobs", mode="before")
     @classmethod
     def _jobs(cls, value: Any) -> Any:
+        if not isinstance(value, (str, list, tuple)):  # `jobs: 5`: pydantic passes on TypeError
+            raise ValueError(f"jobs is a list of job names ({', '.join(JOB_NAMES)}), not {value!r}")
         items = value.split(",") if isinstance(value, str) else value
         names = tuple(str(v).strip().lower() for v in items if str(v).strip())
         if not names:
@@ -114,18 +117,6 @@ class Config(BaseModel):
                 f"unknown job {', '.join(unknown)}; use auto or a list of {', '.join(JOB_NAMES)}"
             )
         return names
-
-    @field_validator("dry_run", "full", mode="before")
-    @classmethod
-    def _bool(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            lowered = value.strip().lower()
-            if lowered in ("true", "yes", "1", "on"):
-                return True
-            if lowered in ("false", "no", "0", "off", ""):
-                return False
-            raise ValueError(f"{value!r} is not true or false")
-        return value
 
     @field_validator("mention_owners", mode="before")
     @classmethod
@@ -139,11 +130,6 @@ class Config(BaseModel):
     def _required(cls, value: Any) -> Any:
         # Known names are CheckConfig's to judge (the `check` property).
         return required_fields(value)
-
-    @field_validator("now")
-    @classmethod
-    def _utc(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else utc(value)
 
     @field_validator("slack_webhook_url")
     @classmethod
@@ -268,20 +254,15 @@ def load_config(env: Mapping[str, str], workspace: Path | None = None) -> Config
     try:
         config = Config.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, sources)) from exc
+
+        def setting(field: str) -> str:
+            where = f" ({sources[field]})" if field in sources else ""
+            return f"setting {field.replace('_', '-')}{where}"
+
+        raise ConfigError(f"bad configuration: {explain(exc, name=setting)}") from exc
     config._sources.update(sources)
     config._sections.update(file.sections)
     return config
-
-
-def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
-    problems = []
-    for error in exc.errors():
-        field = str(error["loc"][0]) if error["loc"] else "?"
-        where = f" ({sources[field]})" if field in sources else ""
-        message = str(error["msg"]).removeprefix("Value error, ")
-        problems.append(f"setting {field.replace('_', '-')}{where}: {message}")
-    return "bad configuration: " + "; ".join(problems)
 
 
 def owner_of(actor: str | None, path: Path) -> str | None:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.adapters.clients import TOKEN_ENVS
@@ -31,6 +32,7 @@ from ai_context.cli.common import (
     read_stream,
     resolve_actor,
     resolve_repository,
+    stderr_note,
     timestamp_arg,
 )
 from ai_context.core.block.parse import parse
@@ -196,9 +198,10 @@ def _run(
     if release:
         from ai_context.jobs.agent.finishing import lease_release  # noqa: PLC0415
 
-        common["release_lease"] = lease_release(gh)
+        common["release_lease"] = lease_release(gh, env, Path.cwd(), stderr_note)
+    mirror = agent_mirror_hook(env, Path.cwd(), stderr_note)
     try:
-        outcome = work(gh, cache, mirror=agent_mirror_hook(), **common)
+        outcome = work(gh, cache, mirror=mirror, **common)
     except GitHubNotFound as exc:
         raise UsageError(
             f"{exc}; check the issue number and the repository ({gh.repository})"

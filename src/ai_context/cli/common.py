@@ -29,6 +29,11 @@ ENVIRONMENT_HELP = (
 )
 
 
+def stderr_note(line: str) -> None:
+    """A command's note beside its answer: on stderr, so a `--format json` answer stays whole."""
+    sys.stderr.write(line + "\n")
+
+
 def issue_arg(value: str) -> IssueRef:
     """`12`, `#12` or `https://github.com/OWNER/NAME/issues/12` -> IssueRef."""
     try:
@@ -47,12 +52,11 @@ def repo_arg(value: str) -> str:
 def timestamp_arg(value: str) -> datetime:
     """`--now` and friends: ISO 8601, UTC when no offset is given."""
     try:
-        stamp = datetime.fromisoformat(value)
-    except ValueError:
+        return utc(datetime.fromisoformat(value))
+    except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00:00+01:00
         raise argparse.ArgumentTypeError(
             f"{value!r} is not an ISO 8601 time; write it like 2026-05-27T09:00:00Z"
         ) from None
-    return utc(stamp)
 
 
 def duration_arg(value: str) -> timedelta:

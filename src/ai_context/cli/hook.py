@@ -25,6 +25,7 @@ from ai_context.cli.common import (
     duration_arg,
     resolve_actor,
     resolve_repository,
+    stderr_note,
     timestamp_arg,
 )
 from ai_context.core.errors import AIContextError
@@ -234,7 +235,7 @@ def _resume(args: argparse.Namespace, env: Mapping[str, str], issue: int | None 
         login=login,
         now=_now(args),
         required=required,
-        mirror=agent_mirror_hook(),
+        mirror=agent_mirror_hook(env, Path.cwd(), stderr_note),
     )
 
 

@@ -11,15 +11,18 @@ are content, with `exit_code`.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import cached_property, partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
 from ai_context.core.block.model import Block, BlockError, block_from_data
 from ai_context.core.errors import AIContextError, Exit
+from ai_context.core.fields import explain
 
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
@@ -35,6 +38,11 @@ EXIT_MEANING = {
 }
 
 
+def _note(line: str) -> None:
+    """A tool's note beside its answer (the mirror's, the lease's): stdout is the protocol."""
+    sys.stderr.write(line + "\n")
+
+
 class ToolFailure(Exception):
     """A tool that could not do its work: the exit code the command line would end with."""
 
@@ -48,11 +56,7 @@ class ToolFailure(Exception):
 def bad_arguments(exc: ValidationError) -> ToolFailure:
     """Arguments that do not fit a tool (its schema, or a model built from them) as the
     command line's bad input: where and what, one problem after another, never the values."""
-    problems = []
-    for error in exc.errors(include_url=False, include_input=False):
-        where = ".".join(str(part) for part in error["loc"] if part != "arguments")
-        problems.append(f"{where or 'arguments'}: {error['msg']}")
-    return ToolFailure(Exit.USAGE, "; ".join(problems) + "; see the tool's input schema")
+    return ToolFailure(Exit.USAGE, f"{explain(exc)}; see the tool's input schema")
 
 
 class PlanItem(BaseModel):
@@ -192,10 +196,10 @@ class Session:
         common: dict[str, Any] = {
             "now": now(),
             "required": self.required,
-            "mirror": agent_mirror_hook(),
+            "mirror": agent_mirror_hook(self.env, Path.cwd(), _note),
         }
         if release:
-            common["release_lease"] = lease_release(gh)
+            common["release_lease"] = lease_release(gh, self.env, Path.cwd(), _note)
         before = gh.counter.total
         result = self.run(lambda: work(gh, cache, **common))
         if result.status == "conflict":

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache
@@ -220,7 +221,9 @@ def done(
     )
 
 
-def lease_release(github: Any) -> LeaseHook:
+def lease_release(
+    github: Any, env: Mapping[str, str], workspace: Path, note: Callable[[str], None]
+) -> LeaseHook:
     """The `release_lease` hook of handoff and done, for the CLI and the MCP server alike: it
     releases the actor's lease once the block has landed. The lease job (the settings file,
     the lease models) is imported only then: a dry run or a refused write never loads it."""
@@ -228,6 +231,6 @@ def lease_release(github: Any) -> LeaseHook:
     def release(issue: Issue, actor: str) -> None:
         from ai_context.jobs.lease import release_after_handoff  # noqa: PLC0415
 
-        release_after_handoff(github, issue, actor)
+        release_after_handoff(github, issue, actor, env=env, workspace=workspace, note=note)
 
     return release

@@ -24,16 +24,17 @@ from ai_context.core.block.parse import parse
 from ai_context.core.duration_field import Duration
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError
+from ai_context.core.fields import explain
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import (
     FINISHED_STEPS,
+    current_step,
     is_blocked_phase,
     is_review_phase,
     is_shipped_phase,
     is_terminal,
 )
-from ai_context.core.phases import current_step as phase_step
 from ai_context.rules.checks import STALE_AFTER, CheckConfig, CheckResult, check_body
 from ai_context.rules.digest.model import (
     CATEGORIES,
@@ -45,6 +46,7 @@ from ai_context.rules.digest.model import (
     StepView,
     TaskSummary,
 )
+from ai_context.rules.repositories import Selector, entry_fields
 
 REVIEW_LABEL = "in-review"
 
@@ -82,16 +84,17 @@ class DigestSection(BaseModel):
 
     targets: tuple[Target, ...] | None = None
     window: Duration = WINDOW
-    repositories: tuple[str, ...] = ()
+    # Exact names, `owner/<glob>` patterns or `{owner, topic, name}` (rules/repositories.py).
+    repositories: tuple[Selector, ...] = ()
     mention_owners: bool = Field(default=False, alias="mention-owners")
 
-    @field_validator("repositories")
+    @field_validator("repositories", mode="before")
     @classmethod
-    def _repos(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for repo in value:
-            if repo.count("/") != 1 or not all(repo.split("/")):
-                raise ValueError(f"{repo!r} is not owner/name")
-        return value
+    def _repos(cls, value: Any) -> Any:
+        """Each entry checked here, so a bad one is named by its text."""
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"{value!r} is not a list; write [acme/api, acme/*]")
+        return tuple(Selector.model_validate(entry_fields(entry)) for entry in value)
 
 
 def parse_digest_section(section: Any, repositories: Any, source: str) -> DigestSection:
@@ -111,15 +114,10 @@ def parse_digest_section(section: Any, repositories: Any, source: str) -> Digest
         return DigestSection.model_validate(raw)
     except ValidationError as exc:
 
-        def where(loc: tuple[Any, ...]) -> str:
-            name = ".".join(str(p) for p in loc)
+        def where(name: str) -> str:
             return name if top_level and name.startswith("repositories") else f"digest.{name}"
 
-        problems = "; ".join(
-            f"{where(e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
-            for e in exc.errors()
-        )
-        raise ConfigError(f"{source}: {problems}") from exc
+        raise ConfigError(f"{source}: {explain(exc, name=where)}") from exc
 
 
 def utc(stamp: datetime) -> datetime:
@@ -140,9 +138,9 @@ def plan_done(block: Block | None) -> int:
     return sum(1 for s in block.plan if s.status in FINISHED_STEPS)
 
 
-def current_step(block: Block | None) -> str | None:
+def current_step_text(block: Block | None) -> str | None:
     """The text of the plan's current step (core.phases decides which step that is)."""
-    step = phase_step(block)
+    step = current_step(block)
     return step.text if step is not None else None
 
 
@@ -290,21 +288,12 @@ def _task_fields(
         "phase": block.phase if block else None,
         "chunk": block.chunk if block else None,
         "plan_done": plan_done(block),
-        "current_step": current_step(block),
+        "current_step": current_step_text(block),
         "next_step": block.next_step if block else None,
         "blockers": block.blockers if block else (),
         "last_updated": stamp,
         "age": _age(now, stamp),
     }
-
-
-def classify(
-    issue: Issue, result: CheckResult, now: datetime, config: DigestConfig
-) -> Entry | None:
-    """The digest entry of one issue, or None when the issue is not part of a digest."""
-    now = utc(now)
-    category, reasons = categorise(issue, result, now, config)
-    return None if category is None else _entry(issue, result, now, config, (category, reasons))
 
 
 def _entry(

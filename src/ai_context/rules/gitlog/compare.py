@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from ai_context.core.block.model import Block, format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
+from ai_context.core.fields import time_after
 from ai_context.core.findings import Finding, make_finding
 from ai_context.rules.gitlog.checkpoints import (
     CHECKPOINT_TRAILER,
@@ -98,8 +99,8 @@ def behind_git(
     rules = rules or GitRules()
     if block.last_updated is None:
         return []  # AIC201 already says Last updated is missing
-    cutoff = block.last_updated + rules.behind_after
-    late = [c for c in commits if c.timestamp > cutoff]
+    cutoff = time_after(block.last_updated, rules.behind_after)
+    late = [c for c in commits if cutoff is not None and c.timestamp > cutoff]
     if not late:
         return []
     newest = max(late, key=lambda c: c.timestamp)
