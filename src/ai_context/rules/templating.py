@@ -60,6 +60,8 @@ _SLACK_ENTITIES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
 _URL_SAFE = "/:?#@!$&'*+,;=%-._~[]"
 _REMEMBERED_CHARS = 500  # a title is at most 256: longer text is escaped each time, not kept
 _PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?", re.I)
+# The same for a lower-case scheme, without re.I (which slows every character): tried first.
+_LOWER_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?")
 
 
 @functools.cache
@@ -164,7 +166,7 @@ def md_cell(value: object) -> str:
 def md_url(value: object) -> str:
     """An http(s) URL safe as a Markdown link destination (also inside a table), else ''."""
     url = _one_line(value)
-    if _PLAIN_URL_RE.fullmatch(url):
+    if _LOWER_URL_RE.fullmatch(url) or _PLAIN_URL_RE.fullmatch(url):
         return url  # nothing to encode: the usual case, fast
     try:
         parts = urlsplit(url)
