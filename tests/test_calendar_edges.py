@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai_context.adapters.cache import CacheError, DirectoryCache
-from ai_context.adapters.cache_entry import entry_for
+from ai_context.adapters.cache_entry import CacheEntry
 from ai_context.adapters.config import load_config
 from ai_context.core import hidden
 from ai_context.core.block.parse import parse, parse_timestamp
@@ -170,7 +170,7 @@ def test_a_cache_entry_with_a_time_past_the_calendar_s_edge_is_not_a_valid_entry
     assert block is not None
     cache = DirectoryCache(tmp_path)
     path = cache.store(
-        entry_for(
+        CacheEntry(
             repository="o/r",
             issue=1,
             block=block,
@@ -179,7 +179,7 @@ def test_a_cache_entry_with_a_time_past_the_calendar_s_edge_is_not_a_valid_entry
             base_revision="r",
             actor="cc-ariel-laptop",
             body=SEED_BLOCK,
-            now=NOW,
+            saved_at=NOW,
         )
     )
     data = json.loads(path.read_text(encoding="utf-8"))

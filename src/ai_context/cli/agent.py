@@ -1,12 +1,7 @@
 """`ai-context save | resume | handoff | done`: the agent commands, run by jobs/agent/.
 
-Agents run these at every checkpoint, so start-up stays lean: this module imports nothing heavy
-at the top; a command imports the GitHub adapter only when it runs, and nothing imports jinja2.
-Settings: token from $GITHUB_TOKEN or $GH_TOKEN (or --token-env NAME), repository from --repo,
-an issue URL, $GITHUB_REPOSITORY or the `origin` remote, API URL from $GITHUB_API_URL, cache from
---cache or $AI_CONTEXT_CACHE, actor from --actor or $AI_CONTEXT_ACTOR, the fields a complete
-block needs from $AI_CONTEXT_REQUIRED or the config file's `required:` (--config, else
-$AI_CONTEXT_CONFIG, else .github/ai-context.yml), as the Action reads them.
+Agents run these at every checkpoint, so start-up stays lean: nothing heavy is imported at the
+top, and the GitHub adapter only when a command runs.
 """
 
 from __future__ import annotations
@@ -28,8 +23,7 @@ from ai_context.cli.common import (
     add_format,
     add_issue,
     add_repo,
-    read_file,
-    read_stream,
+    read_input,
     resolve_actor,
     resolve_repository,
     stderr_note,
@@ -44,8 +38,6 @@ if TYPE_CHECKING:
     from ai_context.adapters.github import GitHub
     from ai_context.core.block.model import Block
     from ai_context.jobs.agent.model import Outcome
-
-# --- arguments ----------------------------------------------------------------------------
 
 
 def add_agent_commands(sub: Any) -> None:
@@ -134,13 +126,9 @@ def add_agent_commands(sub: Any) -> None:
     writes(done)
 
 
-# --- settings -----------------------------------------------------------------------------
-
-
 def _github(args: argparse.Namespace, env: Mapping[str, str]) -> GitHub:
     names = [args.token_env] if args.token_env else list(TOKEN_ENVS)
     repository = resolve_repository(args, env)
-    assert repository is not None  # required
     from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
 
     return github_from_env(repository, env, token_names=names)
@@ -152,17 +140,12 @@ def _step_number(text: str) -> int:
     return int(text)
 
 
-def _read_text(name: str, stdin: TextIO) -> tuple[str, str]:
-    """The text of FILE or - (stdin), and the name to report it under."""
-    if name == "-":
-        if stdin.isatty():
-            raise UsageError("pipe the block on stdin or pass --from FILE")
-        return read_stream(stdin), "<stdin>"
-    return read_file(name), name
-
-
 def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
-    text, name = _read_text(args.source or "-", stdin)
+    source = args.source or "-"
+    if source == "-" and stdin.isatty():
+        raise UsageError("pipe the block on stdin or pass --from FILE")
+    text = read_input(source, stdin)
+    name = "<stdin>" if source == "-" else source
     parsed = parse(text)
     fatal = [f for f in parsed.findings if f.code in ("AIC101", "AIC102")]
     if parsed.block is None or fatal:
@@ -173,9 +156,6 @@ def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
         if f.code != "AIC301":  # save stamps Last updated itself
             sys.stderr.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
     return parsed.block
-
-
-# --- running ------------------------------------------------------------------------------
 
 
 def _run(

@@ -119,17 +119,6 @@ def behind_git(
     ]
 
 
-def uncovered_files(block: Block, commits: Iterable[Commit]) -> list[str]:
-    """Files the commits changed that the block's Files touched does not cover, in order."""
-    entries = block.paths
-    seen: dict[str, None] = {}
-    for commit in commits:
-        for path in commit.files:
-            if path not in seen and not path_covered(path, entries):
-                seen[path] = None
-    return list(seen)
-
-
 def files_drift(
     issue: int,
     block: Block,
@@ -140,7 +129,9 @@ def files_drift(
 ) -> list[Finding]:
     """AIC502 (info): changed files that Files touched does not mention."""
     rules = rules or GitRules()
-    missing = uncovered_files(block, commits)
+    entries = block.paths
+    changed = dict.fromkeys(path for commit in commits for path in commit.files)
+    missing = [path for path in changed if not path_covered(path, entries)]
     if not missing:
         return []
     shown = ", ".join(missing[: rules.max_listed])
