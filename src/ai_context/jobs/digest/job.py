@@ -205,7 +205,7 @@ def deliver_digest(
     digest issue (COMMENTS are that issue's), Slack, and the step summary's text."""
     # Jinja and the renderers load here: a rerun where nothing changed renders nothing.
     from ai_context.adapters.templates import Templates  # noqa: PLC0415
-    from ai_context.rules.digest.render import render_markdown  # noqa: PLC0415
+    from ai_context.rules.digest.render import hidden_lines, render_markdown  # noqa: PLC0415
     from ai_context.rules.digest.slack import slack_messages  # noqa: PLC0415
 
     targets = targets_of(settings.digest, settings)
@@ -214,9 +214,12 @@ def deliver_digest(
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
     today = digest.generated_at.date().isoformat()
-    full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT)
+    lines = hidden_lines(digest)  # the same in both renders
+    full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT, lines=lines)
     if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
-        comment = templates.run(render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url)
+        comment = templates.run(
+            render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url, lines=lines
+        )
     else:
         comment = full
     out = Delivery(digest, full, comment)
