@@ -167,11 +167,14 @@ class ClickUp:
     def __repr__(self) -> str:
         return f"ClickUp(api_url={self.api_url!r}, token=***)"
 
-    # --- reads ----------------------------------------------------------------------------
-
     def get_task(self, task_id: str, *, custom: bool = False, team_id: str | None = None) -> Task:
         """A task with its custom fields (and their values); a custom id needs TEAM_ID."""
-        params = _task_params(custom, team_id)
+        params = {"custom_task_ids": "true", "team_id": team_id} if custom else {}
+        if custom and not team_id:
+            raise ClickUpConfigError(
+                "a custom task id needs the workspace id: set clickup-team-id or link the task "
+                "with its full URL (https://app.clickup.com/t/<workspace>/<ID>)"
+            )
         data = self._json("GET", f"/task/{task_id}", params, what=f"read task {task_id}", task=True)
         return task_from_json(data)
 
@@ -207,15 +210,11 @@ class ClickUp:
         last = data.get("last_page")
         return tasks, bool(last) if last is not None else len(tasks) < PAGE_SIZE
 
-    # --- writes ---------------------------------------------------------------------------
-
     def set_field(self, task_id: str, field_id: str, value: str) -> None:
         """Set a text custom field (by the task's own id). Idempotent, so retried on 5xx."""
         what = f"set field {field_id} on task {task_id}"
         path = f"/task/{task_id}/field/{field_id}"
         self._json("POST", path, json={"value": value}, what=what, task=True)
-
-    # --- plumbing -------------------------------------------------------------------------
 
     def _json(
         self,
@@ -262,9 +261,10 @@ class ClickUp:
                 f"cannot reach ClickUp to {what} after {attempts} attempts "
                 f"({type(exc).__name__}); check clickup-api-url or try again later"
             ) from exc
-        self._note_limits(response)
+        remaining = _number(response.headers.get("X-RateLimit-Remaining"))
+        self._remaining = int(remaining) if remaining is not None else None
+        self._reset = reset = _number(response.headers.get("X-RateLimit-Reset"))
         if response.status_code == 429:
-            reset = _number(response.headers.get("X-RateLimit-Reset"))
             wait = max(0.0, reset - self._clock()) if reset is not None else 0.0
             raise ClickUpUnavailable(
                 f"ClickUp kept refusing to {what} for the rate limit ({_body(response)}; "
@@ -273,12 +273,6 @@ class ClickUp:
                 _code(response),
             )
         return response
-
-    def _note_limits(self, response: requests.Response) -> None:
-        remaining = _number(response.headers.get("X-RateLimit-Remaining"))
-        reset = _number(response.headers.get("X-RateLimit-Reset"))
-        self._remaining = int(remaining) if remaining is not None else None
-        self._reset = reset
 
     def _pace(self) -> None:
         """Slow down before a 429: when the window is (nearly) spent, wait for its reset."""
@@ -289,17 +283,6 @@ class ClickUp:
         if 0 < wait <= self.max_rate_limit_wait:
             self.counter.waited += wait
             self._sleep(wait)
-
-
-def _task_params(custom: bool, team_id: str | None) -> dict[str, str]:
-    if not custom:
-        return {}
-    if not team_id:
-        raise ClickUpConfigError(
-            "a custom task id needs the workspace id: set clickup-team-id or link the task "
-            "with its full URL (https://app.clickup.com/t/<workspace>/<ID>)"
-        )
-    return {"custom_task_ids": "true", "team_id": team_id}
 
 
 def _number(value: str | None) -> float | None:
@@ -369,7 +352,7 @@ def _error(response: requests.Response, what: str, *, task: bool, team: str | No
             status,
             code,
         )
-    if status == 429 or status >= 500:
+    if status >= 500:
         return ClickUpUnavailable(
             f"ClickUp failed to {what} after retries ({body}); try again later", status, code
         )

@@ -7,7 +7,6 @@ through a `sleep` a caller may replace.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -19,20 +18,14 @@ if TYPE_CHECKING:
     from urllib3.connectionpool import ConnectionPool
     from urllib3.response import BaseHTTPResponse
 
-OnRetry = Callable[[str, float], None]  # (method, seconds waited), once per retry
-
-
-def _nothing(method: str, waited: float) -> None:
-    del method, waited
-
 
 class PolicyRetry(Retry):
     def __init__(
         self,
         *,
-        on_retry: OnRetry = _nothing,
-        max_wait: float = 120.0,
-        sleep: Callable[[float], None] = time.sleep,
+        on_retry: Callable[[str, float], None],  # (method, seconds waited), once per retry
+        max_wait: float,
+        sleep: Callable[[float], None],
         **kwargs: Any,
     ) -> None:
         self.on_retry, self.max_wait, self._sleep = on_retry, max_wait, sleep
