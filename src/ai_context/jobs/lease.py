@@ -43,7 +43,6 @@ from ai_context.rules.lease import (
     LeaseError,
     LeaseRecord,
     Same,
-    Step,
     decide_claim,
     decide_renew,
     next_record,
@@ -139,24 +138,31 @@ def _moved(store: GitHub, ref: str, current: Lease | None, sha: str) -> str:
         raise
 
 
-def _take(
+def claim(
     store: GitHub,
     issue: int,
     actor: str,
-    decide: Callable[[Lease | None, datetime], Step],
     *,
     ttl: timedelta,
-    ref: str,
-    now: Clock,
+    config: LeaseConfig | None = None,
+    now: Clock = _utcnow,
+    same: Same = same_actor,
     before_write: Callable[[int], None] | None = None,
+    renewing: bool = False,
 ) -> Outcome:
-    """Read the lease, DECIDE, write; a lost compare-and-swap reads and decides again."""
+    """Win a free or expired lease, extend your own, or report who holds it (RENEWING: only
+    extend your own); a lost compare-and-swap reads and decides again. BEFORE_WRITE (run_lease:
+    the issue exists) runs once, only when the claim is about to write."""
     check_ttl(ttl)
+    ref = (config or LeaseConfig()).ref(issue)
     current: Lease | None = None
     for _ in range(ATTEMPTS):
         current = read_lease(store, ref)
         when = now()
-        step = decide(current, when)
+        if renewing:
+            step = decide_renew(current, actor, same)
+        else:
+            step = decide_claim(current, actor, when, same)
         if step == "missing":
             return Outcome(result="lost", issue=issue)
         if step == "refuse":
@@ -169,27 +175,6 @@ def _take(
         if won is not None:
             return Outcome(result="won", issue=issue, lease=won, notes=notes)
     return Outcome(result="lost", issue=issue, lease=current)
-
-
-def claim(
-    store: GitHub,
-    issue: int,
-    actor: str,
-    *,
-    ttl: timedelta,
-    config: LeaseConfig | None = None,
-    now: Clock = _utcnow,
-    same: Same = same_actor,
-    before_write: Callable[[int], None] | None = None,
-) -> Outcome:
-    """Win a free or expired lease, extend your own, or report who holds it. BEFORE_WRITE
-    (run_lease: the issue exists) runs once, only when the claim is about to write."""
-    ref = (config or LeaseConfig()).ref(issue)
-
-    def decide(current: Lease | None, when: datetime) -> Step:
-        return decide_claim(current, actor, when, same)
-
-    return _take(store, issue, actor, decide, ttl=ttl, ref=ref, now=now, before_write=before_write)
 
 
 def _lease_commit(store: GitHub, message: str, parents: list[str]) -> GitCommit:
@@ -239,12 +224,7 @@ def renew(
     same: Same = same_actor,
 ) -> Outcome:
     """Extend your own lease (a fast-forward on top of the commit read)."""
-    ref = (config or LeaseConfig()).ref(issue)
-
-    def decide(current: Lease | None, _: datetime) -> Step:
-        return decide_renew(current, actor, same)
-
-    return _take(store, issue, actor, decide, ttl=ttl, ref=ref, now=now)
+    return claim(store, issue, actor, ttl=ttl, config=config, now=now, same=same, renewing=True)
 
 
 def release(
@@ -342,10 +322,6 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-def _note(line: str) -> None:
-    sys.stderr.write(line + "\n")
-
-
 def release_after_handoff(store: GitHub, issue: Issue, actor: str) -> None:
     """After `handoff` or `done` wrote the block: release the lease ACTOR holds on ISSUE, if
     any. Notes go to stderr, so `--format json` output stays parseable; a lease held by
@@ -353,10 +329,11 @@ def release_after_handoff(store: GitHub, issue: Issue, actor: str) -> None:
     try:
         config, same = lease_settings(os.environ, Path.cwd())
     except ConfigError as exc:
-        _note(f"lease: not released ({exc})")
+        print(f"lease: not released ({exc})", file=sys.stderr)
         return
     outcome = release(store, issue.number, actor, config=config, same=same)
     if outcome.result == "released":
-        _note(f"lease: released {actor}'s lease on #{issue.number}")
+        print(f"lease: released {actor}'s lease on #{issue.number}", file=sys.stderr)
     elif outcome.result == "held" and outcome.lease is not None:
-        _note(f"lease: #{issue.number} is held by {outcome.lease.record.actor}; left alone")
+        holder = outcome.lease.record.actor
+        print(f"lease: #{issue.number} is held by {holder}; left alone", file=sys.stderr)
