@@ -11,8 +11,8 @@ from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import (
     DigestConfig,
     build_digest,
-    classify,
     current_step,
+    digest_from_checked,
     is_review_phase,
     is_shipped_phase,
 )
@@ -24,7 +24,8 @@ CONFIG = DigestConfig()
 
 
 def entry_of(item: Issue, config: DigestConfig = CONFIG) -> Entry | None:
-    return classify(item, check_body(item.body, now=NOW, config=config.checks()), NOW, config)
+    result = check_body(item.body, now=NOW, config=config.checks())
+    return next(iter(digest_from_checked([(item, result)], NOW, config).all_entries()), None)
 
 
 def category_of(item: Issue, config: DigestConfig = CONFIG) -> str | None:

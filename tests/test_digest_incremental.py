@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest.build import DigestConfig, classify
+from ai_context.rules.digest.build import DigestConfig, digest_from_checked
 from ai_context.rules.digest.facts import chunks, facts_of, read_chunk, restore
 from tests.actionrun import ActionRun, run_action
 from tests.conftest import SEED_BLOCK
@@ -78,7 +78,8 @@ def test_a_task_restored_from_its_facts_classifies_as_the_task(n: int, hours: in
     result = check_body(original.body, now=T0, config=config.checks())
     row = facts_of(original, result, config.review_label)
     again, again_result = restore(row, "o/r", config.review_label)
-    assert classify(again, again_result, now, config) == classify(original, result, now, config)
+    restored = digest_from_checked([(again, again_result)], now, config).all_entries()
+    assert restored == digest_from_checked([(original, result)], now, config).all_entries()
 
 
 def test_chunks_are_stable_and_bounded() -> None:

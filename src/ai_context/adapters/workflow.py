@@ -185,8 +185,7 @@ class Progress:
             self._last_pages, self._last_time = self.pages, now
             self.emit(self.line(now))
 
-    def line(self, now: float | None = None) -> str:
-        now = self.clock() if now is None else now
+    def line(self, now: float) -> str:
         where = f"{self.what}: " if self.what else ""
         pages = f"{self.pages} of {self.total} pages" if self.total else f"{self.pages} pages"
         text = f"ai-context: {where}{self.issues:,} issues read ({pages})"

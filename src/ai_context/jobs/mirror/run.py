@@ -298,9 +298,7 @@ def run_mirror(
     wanted, findings = templates.run(targets, issues, config=config, team_id=team_id, actors=actors)
     run.claims = {issue_key(i): "" for i in issues}
     run.claims.update({issue_key(t.issue): t.link.key for t in wanted})
-    for number, found in findings.items():
-        for finding in found:
-            report.add_finding(number, finding)
+    report.findings.update(findings)
     report.items = [Mirrored(t) for t in wanted]
     try:
         known = run.prefetch(report.items) if full and len(report.items) > 1 else {}

@@ -298,15 +298,6 @@ def _task_fields(
     }
 
 
-def classify(
-    issue: Issue, result: CheckResult, now: datetime, config: DigestConfig
-) -> Entry | None:
-    """The digest entry of one issue, or None when the issue is not part of a digest."""
-    now = utc(now)
-    category, reasons = categorise(issue, result, now, config)
-    return None if category is None else _entry(issue, result, now, config, (category, reasons))
-
-
 def _entry(
     issue: Issue,
     result: CheckResult,
@@ -421,15 +412,13 @@ def qualify_refs(text: str, repository: str) -> str:
 
 
 def _qualified(entry: Entry) -> Entry:
-    def fix(text: str | None) -> str | None:
-        return None if text is None else qualify_refs(text, entry.repository)
-
+    repo, step, after = entry.repository, entry.current_step, entry.next_step
     return entry.model_copy(
         update={
-            "reasons": tuple(qualify_refs(r, entry.repository) for r in entry.reasons),
-            "blockers": tuple(qualify_refs(b, entry.repository) for b in entry.blockers),
-            "current_step": fix(entry.current_step),
-            "next_step": fix(entry.next_step),
+            "reasons": tuple(qualify_refs(r, repo) for r in entry.reasons),
+            "blockers": tuple(qualify_refs(b, repo) for b in entry.blockers),
+            "current_step": None if step is None else qualify_refs(step, repo),
+            "next_step": None if after is None else qualify_refs(after, repo),
         }
     )
 
