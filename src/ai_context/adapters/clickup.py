@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -81,13 +81,6 @@ class ClickUpCounter:
 
 class ClickUpRetry(PolicyRetry):
     """ClickUp's wait: a 429 waits until `X-RateLimit-Reset` (else the backoff)."""
-
-    def __init__(self, *, clock: Callable[[], float] = time.time, **kwargs: Any) -> None:
-        self._clock = clock
-        super().__init__(**kwargs)
-
-    def new(self, **kw: Any) -> Self:
-        return super().new(**{"clock": self._clock, **kw})
 
     def asked_wait(self, response: BaseHTTPResponse) -> float | None:
         """Seconds until the window resets (whole seconds: a quarter more), when it says."""

@@ -38,6 +38,7 @@ CATEGORY_EMOJI: dict[Category, str] = {
     "in_progress": "🔵",
     "shipped": "🟢",
 }
+_PULL = re.compile(r"^https?://[^/]+/([^/]+/[^/]+)/pull/(\d+)")
 
 
 class Entry(BaseModel):
@@ -79,7 +80,11 @@ class Entry(BaseModel):
     def pr_label(self) -> str:
         """`#12` for a pull request of the task's repository, `owner/name#12` for another's,
         `PR` for a link that is not a GitHub pull request's."""
-        return pull_label(self.pull_request, self.repository)
+        match = _PULL.match(self.pull_request or "")
+        if match is None:
+            return "PR" if self.pull_request else ""
+        repo, number = match.groups()
+        return f"#{number}" if repo.lower() == self.repository.lower() else f"{repo}#{number}"
 
     @property
     def who(self) -> str:
@@ -98,17 +103,6 @@ class Entry(BaseModel):
         if self.phase is None:
             return "-"
         return self.phase + (f" ({self.chunk[0]}/{self.chunk[1]})" if self.chunk else "")
-
-
-_PULL = re.compile(r"^https?://[^/]+/([^/]+/[^/]+)/pull/(\d+)")
-
-
-def pull_label(url: str | None, repository: str) -> str:
-    match = _PULL.match(url or "")
-    if match is None:
-        return "PR" if url else ""
-    repo, number = match.groups()
-    return f"#{number}" if repo.lower() == repository.lower() else f"{repo}#{number}"
 
 
 class Change(BaseModel):
