@@ -220,22 +220,7 @@ class ClickUp:
         task: bool = False,
         team: str | None = None,
     ) -> dict[str, Any]:
-        response = self._send(method, path, params, json, what)
-        if response.status_code >= 400:
-            raise _error(response, what, task=task, team=team)
-        try:
-            data = response.json() if response.content else {}
-        except ValueError as exc:
-            raise ClickUpUnavailable(
-                f"ClickUp answered {response.status_code} with a body that is not JSON when "
-                f"asked to {what}; try again later",
-                response.status_code,
-            ) from exc
-        return data if isinstance(data, dict) else {}
-
-    def _send(
-        self, method: str, path: str, params: Mapping[str, Any] | None, json: Any, what: str
-    ) -> requests.Response:
+        """One request, paced (and retried by ClickUpRetry): its JSON, or the error it means."""
         self._pace()
         retried = self.counter.retries
         self.counter.attempt(method)  # the first try; ClickUpRetry counts the others
@@ -265,7 +250,17 @@ class ClickUp:
                 429,
                 _code(response),
             )
-        return response
+        if response.status_code >= 400:
+            raise _error(response, what, task=task, team=team)
+        try:
+            data = response.json() if response.content else {}
+        except ValueError as exc:
+            raise ClickUpUnavailable(
+                f"ClickUp answered {response.status_code} with a body that is not JSON when "
+                f"asked to {what}; try again later",
+                response.status_code,
+            ) from exc
+        return data if isinstance(data, dict) else {}
 
     def _pace(self) -> None:
         """Slow down before a 429: when the window is (nearly) spent, wait for its reset."""

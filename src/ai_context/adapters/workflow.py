@@ -59,17 +59,14 @@ class Workflow:
 
     def check_files(self) -> None:
         """GITHUB_OUTPUT and GITHUB_STEP_SUMMARY can be written (exit 2 before any write)."""
-        for name, path in self._files():
-            if path.is_dir() or not path.parent.is_dir():
+        named = (("GITHUB_OUTPUT", self.output_path), ("GITHUB_STEP_SUMMARY", self.summary_path))
+        for name, path in named:
+            if path is not None and (path.is_dir() or not path.parent.is_dir()):
                 where = "is a folder" if path.is_dir() else "points into a missing folder"
                 raise ConfigError(
                     f"environment variable {name} {where} ({path}); the runner sets it to a "
                     "file in an existing folder: unset it, or create the folder"
                 )
-
-    def _files(self) -> list[tuple[str, Path]]:
-        named = (("GITHUB_OUTPUT", self.output_path), ("GITHUB_STEP_SUMMARY", self.summary_path))
-        return [(name, path) for name, path in named if path is not None]
 
     def _append(self, name: str, path: Path, text: str) -> None:
         try:
