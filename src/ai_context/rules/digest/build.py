@@ -429,10 +429,8 @@ def digest_from_checked(
     config: DigestConfig | None = None,
     previous: StateRead | None = None,
 ) -> Digest:
-    """The digest of issues already checked (the caller ran `check_body` with the same `now`).
-
-    The same issue given twice (by repository and number) counts once: the last one wins.
-    """
+    """The digest of issues already checked (the caller ran `check_body` with the same `now`);
+    the same issue given twice (by repository and number) counts once: the last one wins."""
     config = config or DigestConfig()
     previous = previous or StateRead(status="absent", detail="no previous digest found")
     now = utc(now)

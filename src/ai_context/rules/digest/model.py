@@ -106,11 +106,8 @@ class Entry(BaseModel):
 
 
 class Change(BaseModel):
-    """What happened to one task since the previous digest.
-
-    `left` says why a task the previous digest listed is gone (closed as not planned, its
-    block removed, ...); such a change keeps the category it had then.
-    """
+    """What happened to one task since the previous digest; `left` says why a task it listed
+    is gone (closed as not planned, its block removed, ...), in the category it had then."""
 
     model_config = ConfigDict(frozen=True)
 

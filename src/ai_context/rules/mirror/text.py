@@ -81,9 +81,8 @@ def mirror_data(issue: Issue, block: Block) -> dict[str, Any]:
 
 
 def fit(text: str, limit: int, url: str) -> str:
-    """TEXT cut to at most LIMIT characters, with a visible mark that carries the issue URL.
-
-    The cut falls on a line break when one is near, so no line is left half-written."""
+    """TEXT cut to at most LIMIT characters, with a visible mark that carries the issue URL; the
+    cut falls on a line break when one is near, so no line is left half-written."""
     if len(text) <= limit:
         return text
     mark = TRUNCATION_MARK.format(url=url)
