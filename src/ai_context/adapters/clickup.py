@@ -26,6 +26,7 @@ from ai_context.core.secret import Secret
 from ai_context.rules.mirror.clickup import CustomField, Task
 
 PAGE_SIZE = 100  # tasks per page of GET /team/{team_id}/task (fixed by ClickUp)
+RESERVE = 1  # requests left in the window when the next one waits for its reset
 
 
 class ClickUpError(ServiceError):
@@ -124,10 +125,8 @@ class ClickUp:
         retries: int = 4,
         backoff: float = 1.0,
         max_rate_limit_wait: float = 120.0,
-        reserve: int = 1,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
-        session: requests.Session | None = None,
     ) -> None:
         if not token.get_secret_value().strip():
             raise ClickUpConfigError("the ClickUp token is empty; set the clickup-token input")
@@ -135,11 +134,10 @@ class ClickUp:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
         self.max_rate_limit_wait = max_rate_limit_wait
-        self.reserve = reserve  # wait for the reset when this few requests are left
         self.counter = ClickUpCounter()
         self._sleep = sleep
         self._clock = clock
-        self._session = session or requests.Session()
+        self._session = requests.Session()
         policy = ClickUpRetry(
             on_retry=self.counter.retried,
             max_wait=max_rate_limit_wait,
@@ -264,7 +262,7 @@ class ClickUp:
 
     def _pace(self) -> None:
         """Slow down before a 429: when the window is (nearly) spent, wait for its reset."""
-        if self._remaining is None or self._reset is None or self._remaining > self.reserve:
+        if self._remaining is None or self._reset is None or self._remaining > RESERVE:
             return
         wait = self._reset - self._clock() + 0.25
         self._remaining = None

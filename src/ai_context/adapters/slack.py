@@ -140,7 +140,6 @@ class SlackWebhook:
         self,
         url: str,
         *,
-        session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         timeout: tuple[float, float] = DEFAULT_TIMEOUT,
@@ -156,7 +155,7 @@ class SlackWebhook:
             raise ValueError("max_attempts is at least 1")
         self._url = url.strip()
         self._host = parts.hostname or "?"
-        self._session = session or requests.Session()
+        self._session = requests.Session()
         self._sleep = sleep
         self._clock = clock
         self._timeout = timeout
