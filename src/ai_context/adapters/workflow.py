@@ -133,6 +133,7 @@ class Workflow:
 
 
 WAIT_NOTICE = 5.0  # seconds: a longer wait is said before it starts
+EVERY_SECONDS = 10.0  # seconds between two progress lines at the most
 
 
 class Progress:
@@ -145,26 +146,22 @@ class Progress:
         emit: Callable[[str], None],
         *,
         every_pages: int = 10,
-        every_seconds: float = 10.0,
         writing: bool = True,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.emit = emit
         self.writing = writing  # a run that writes says how many writes it made
         self.every_pages = every_pages
-        self.every_seconds = every_seconds
-        self.clock = clock
         self.pages = self.issues = self.writes = 0
         self.total: int | None = None
         self.what = ""
-        self._started = clock()
+        self._started = time.monotonic()
         self._last_pages = 0
         self._last_time = self._started
 
     def page(self, issues: int, last: int | None = None, what: str = "") -> None:
         """A page of ISSUES was read; LAST is the listing's last page, when known."""
         if what != self.what:  # another listing: its own count of pages
-            self.what, self.pages, self._last_pages, self._started = what, 0, 0, self.clock()
+            self.what, self.pages, self._last_pages, self._started = what, 0, 0, time.monotonic()
         self.pages += 1
         self.issues += issues
         self.total = last if last is not None else self.total
@@ -175,9 +172,9 @@ class Progress:
         self._maybe()
 
     def _maybe(self) -> None:
-        now = self.clock()
+        now = time.monotonic()
         if self.pages - self._last_pages >= self.every_pages or (
-            now - self._last_time >= self.every_seconds
+            now - self._last_time >= EVERY_SECONDS
         ):
             self._last_pages, self._last_time = self.pages, now
             self.emit(self.line(now))
