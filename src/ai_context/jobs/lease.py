@@ -305,12 +305,7 @@ def outcome_exit(op: LeaseOp, outcome: Outcome) -> Exit:
 
 def outcome_json(outcome: Outcome) -> dict[str, Any]:
     """The stable JSON shape of a lease outcome: keys may be added, never renamed."""
-    data: dict[str, Any] = {
-        "result": outcome.result,
-        "issue": outcome.issue,
-        "calls": outcome.calls,
-        "notes": list(outcome.notes),
-    }
+    data = outcome.model_dump(mode="json", include={"result", "issue", "calls", "notes"})
     lease = outcome.lease
     if lease is not None:
         data.update(
