@@ -6,6 +6,7 @@ Apart from the rules that fill them, so a renderer imports only what it reads.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -142,10 +143,8 @@ class DigestState(BaseModel):
 
     @property
     def counts(self) -> dict[Category, int]:
-        found = dict.fromkeys(CATEGORIES, 0)
-        for task in self.tasks.values():
-            found[task.category] += 1
-        return found
+        found = Counter(task.category for task in self.tasks.values())
+        return {c: found[c] for c in CATEGORIES}
 
 
 class StateRead(BaseModel):
