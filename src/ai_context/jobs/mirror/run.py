@@ -106,8 +106,6 @@ class _Run:
             self.by_list[task.list_id] = resolve_field(fields, name)
         return self.by_list[task.list_id]
 
-    # --- reading --------------------------------------------------------------------------
-
     def fetch(self, item: Mirrored) -> Task | None:
         link = item.target.link
         try:
@@ -165,8 +163,6 @@ class _Run:
             if last:
                 break
         return found
-
-    # --- writing --------------------------------------------------------------------------
 
     def check_team(self, task: Task) -> None:
         """A task of another workspace than clickup-team-id says the setting is wrong: each

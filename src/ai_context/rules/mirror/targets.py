@@ -125,9 +125,6 @@ def shared_task(link: Link, others: Sequence[int]) -> Finding:
     )
 
 
-# --- what one run mirrors ---------------------------------------------------------------
-
-
 class Target(BaseModel):
     """One issue whose block is mirrored to one ClickUp task, and the text the field wants."""
 
