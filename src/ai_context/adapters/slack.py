@@ -150,11 +150,10 @@ class SlackWebhook:
         problem = webhook_problem(url)
         if problem is not None:
             raise ValueError(f"the Slack webhook URL {problem}")
-        parts = urlsplit(url.strip())
         if max_attempts < 1:
             raise ValueError("max_attempts is at least 1")
         self._url = url.strip()
-        self._host = parts.hostname or "?"
+        self._host = urlsplit(self._url).hostname or "?"
         self._session = requests.Session()
         self._sleep = sleep
         self._clock = clock

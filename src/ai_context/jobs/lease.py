@@ -77,10 +77,7 @@ class Outcome(BaseModel):
 
 
 Clock = Callable[[], datetime]
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
+_utcnow: Clock = partial(datetime.now, UTC)
 
 
 def read_lease(store: GitHub, ref: str, sha: str | None = None) -> Lease | None:
