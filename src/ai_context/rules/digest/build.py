@@ -255,19 +255,6 @@ def select_issues(
     return kept
 
 
-def outcome(block: Block | None) -> tuple[str | None, tuple[str, ...]]:
-    """The pull request and follow-ups `ai-context done --pr URL --followup TEXT` recorded."""
-    if block is None:
-        return None, ()
-    pr = (block.extra.get("Pull request") or "").strip() or None
-    items = []
-    for line in (block.extra.get("Follow-ups") or "").splitlines():
-        item = line.strip().lstrip("-*+").strip()
-        if item and item.lower() != "none":
-            items.append(item)
-    return pr, tuple(items)
-
-
 def _task_fields(
     issue: Issue,
     block: Block | None,
@@ -275,12 +262,16 @@ def _task_fields(
     stamp: datetime | None,
     owners: Mapping[str, str],
 ) -> dict[str, Any]:
-    """What a digest entry and a task summary both say about one task."""
-    pr, followups = outcome(block)
+    """What a digest entry and a task summary both say about one task, with the pull request
+    and follow-ups `ai-context done --pr URL --followup TEXT` recorded."""
+    extra = block.extra if block else {}
+    items = (
+        line.strip().lstrip("-*+").strip() for line in (extra.get("Follow-ups") or "").splitlines()
+    )
     return {
         "owners": owners_of(issue, block, owners),
-        "pull_request": pr,
-        "followups": followups,
+        "pull_request": (extra.get("Pull request") or "").strip() or None,
+        "followups": tuple(item for item in items if item and item.lower() != "none"),
         "repository": issue.repository,
         "number": issue.number,
         "title": issue.title,
