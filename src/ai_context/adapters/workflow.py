@@ -20,8 +20,10 @@ from typing import TextIO
 from ai_context.core.errors import ConfigError
 from ai_context.rules.scrub import strip_controls
 
-# What the runner takes for a command once it trims a line's leading whitespace.
+# What the runner takes for a command once it trims a line's leading whitespace, and its
+# defused form, which the runner shows as text.
 _COMMAND_START_RE = re.compile(r"^(\s*)(::|##\[)")
+_DEFUSED = {"::": "%3A:", "##[": "%23#["}
 
 
 def escape_data(value: str) -> str:
@@ -36,12 +38,7 @@ def escape_property(value: str) -> str:
 def plain_line(value: str) -> str:
     """A log line the runner shows as text: one line, never a command."""
     line = strip_controls(value).replace("\n", "%0A")
-    return _COMMAND_START_RE.sub(_defuse, line, count=1)
-
-
-def _defuse(match: re.Match[str]) -> str:
-    marker = match.group(2)
-    return match.group(1) + ("%3A:" if marker == "::" else "%23#[")
+    return _COMMAND_START_RE.sub(lambda m: m[1] + _DEFUSED[m[2]], line, count=1)
 
 
 class Workflow:
