@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ai_context.adapters.config import Config, load_config
+from ai_context.adapters.config import JOB_NAMES, Config, load_config
 from ai_context.adapters.config_file import FILE_SETTINGS, SECTIONS
 from ai_context.core.errors import ConfigError
 from ai_context.core.secret import Secret
+from ai_context.jobs.registry import JOBS
 
 TOKEN = "ghp_" + "a" * 36
 
@@ -44,7 +45,7 @@ def test_tokens_from_inputs_or_plain_env() -> None:
         ({"INPUT_STALE-AFTER": "soon"}, "setting stale-after (input stale-after)"),
         ({"INPUT_FAIL-ON": "sometimes"}, "setting fail-on (input fail-on)"),
         ({"INPUT_JOBS": "check,dance"}, "unknown job dance"),
-        ({"INPUT_DRY-RUN": "maybe"}, "not true or false"),
+        ({"INPUT_DRY-RUN": "maybe"}, "Input should be a valid boolean"),
         ({"INPUT_DIGEST-ISSUE": "-3"}, "setting digest-issue"),
         ({"INPUT_CLICKUP-API-URL": "ftp://x"}, "not an http(s) URL"),
     ],
@@ -53,6 +54,11 @@ def test_bad_values_name_the_setting(env: dict[str, str], needle: str) -> None:
     with pytest.raises(ConfigError, match="bad configuration") as info:
         load_config(env)
     assert needle in str(info.value)
+
+
+def test_the_jobs_setting_accepts_exactly_the_jobs_there_are() -> None:
+    # Config refuses an unknown job at load, so the route never meets one.
+    assert sorted(JOB_NAMES) == sorted(JOBS)
 
 
 def test_file_errors_name_the_line(tmp_path: Path) -> None:

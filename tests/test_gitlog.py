@@ -264,11 +264,11 @@ def test_tag_push_has_no_commits() -> None:
 @pytest.mark.parametrize(
     ("payload", "where"),
     [
-        ({}, "commits: missing"),
-        ({"commits": [push_commit(id=None)]}, "commits[0].id"),
-        ({"commits": [push_commit(timestamp="yesterday")]}, "commits[0].timestamp"),
+        ({}, "commits: Field required"),
+        ({"commits": [push_commit(id=None)]}, "commits.0.id"),
+        ({"commits": [push_commit(timestamp="yesterday")]}, "commits.0.timestamp"),
         ({"commits": [push_commit(timestamp="2026-05-26T09:19:25")]}, "timezone"),
-        ({"commits": ["not an object"]}, "commits[0]: expected an object"),
+        ({"commits": ["not an object"]}, "commits.0: Input should be a valid dictionary"),
     ],
 )
 def test_bad_payloads_say_where(payload: dict[str, Any], where: str) -> None:

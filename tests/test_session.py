@@ -151,7 +151,7 @@ def bad(path: list[Any], value: Any) -> str:
         (bad(["tasks"], KeyError), "Cannot load: missing tasks"),
         (bad(["tasks"], []), "Cannot load: tasks: a session file holds at least one task"),
         (bad(["metadata", "version"], "1.0"), "session format version '1.0'; this tool reads 2.0"),
-        (bad(["tasks", 0, "status"], "doing"), "Cannot load: tasks[0].status"),
+        (bad(["tasks", 0, "status"], "doing"), "Cannot load: tasks.0.status"),
         (bad(["tasks", 0, "id"], "T-1"), "task id 'T-1' is not TASK_ followed by digits"),
         (bad(["tasks", 1, "id"], "TASK_001"), "task id TASK_001 is used twice"),
         (bad(["tasks", 0, "created"], "2025-11-26T10:00:00"), "needs a timezone"),
@@ -414,9 +414,9 @@ def test_save_scrubs_everything_it_writes() -> None:
     [
         ("not json", "Cannot save: the task list is not JSON"),
         ('"a string"', "Cannot save: expected"),
-        ('[{"status": "pending"}]', "tasks[0].title: Field required"),
-        ('[{"title": "x", "status": "later"}]', "tasks[0].status"),
-        ('[{"title": "x", "status": "pending", "colour": "red"}]', "tasks[0].colour"),
+        ('[{"status": "pending"}]', "tasks.0.title: Field required"),
+        ('[{"title": "x", "status": "later"}]', "tasks.0.status"),
+        ('[{"title": "x", "status": "pending", "colour": "red"}]', "tasks.0.colour"),
         ('[{"title": "x", "status": "pending", "created": "2025-01-01"}]', "needs a timezone"),
     ],
 )

@@ -311,7 +311,7 @@ def test_push_payload_commits() -> None:
 )
 def test_a_push_payload_the_event_layer_cannot_read_is_exit_2(junk: Any) -> None:
     # Read once, by core.events: an unreadable commit is a bad payload, never skipped silently.
-    with pytest.raises(EventError, match="cannot read the event payload: commits\\[0\\]"):
+    with pytest.raises(EventError, match=r"cannot read the event payload: commits\.0"):
         commits_from_push({"commits": [junk]})
 
 

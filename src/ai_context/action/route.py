@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from ai_context.adapters.config import Config
 from ai_context.core.block.locate import find
-from ai_context.core.errors import ConfigError
 from ai_context.core.events import ISSUE_ACTIONS, Event, IssuesEvent, PushEvent, ScanEvent
 from ai_context.jobs.context import Route
 from ai_context.jobs.registry import AUTO_JOBS, JOBS
@@ -48,14 +47,9 @@ def route(event: Event, settings: Config, repository: str) -> Route:
 
 
 def _jobs_for(event: str, settings: Config) -> tuple[str, ...]:
+    """The jobs `jobs:` names (Config refuses any other), in JOBS order; `auto`: the event's."""
     if settings.jobs != ("auto",):
-        unknown = [j for j in settings.jobs if j not in JOBS and j != "auto"]
-        if unknown:
-            raise ConfigError(
-                f"setting jobs: {', '.join(unknown)} is not available in this version; "
-                f"available: {', '.join(JOBS)}"
-            )
-        return tuple(j for j in JOBS if j in settings.jobs)  # in JOBS order
+        return tuple(j for j in JOBS if j in settings.jobs)
     return AUTO_JOBS.get(event, ())
 
 

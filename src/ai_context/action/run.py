@@ -16,8 +16,8 @@ from ai_context.adapters.config import Config, load_config
 from ai_context.adapters.github import GitHub, GitHubNotFound, url_problem
 from ai_context.adapters.templates import Templates
 from ai_context.adapters.workflow import Progress, Workflow
-from ai_context.core.errors import AIContextError, ConfigError, EventError, Exit, ServiceError
-from ai_context.core.events import Event, parse_event, read_payload
+from ai_context.core.errors import AIContextError, ConfigError, Exit, ServiceError
+from ai_context.core.events import Event, bad, parse_event, read_payload
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import Route, RunContext
 from ai_context.jobs.digest.job import check_delivery
@@ -208,5 +208,5 @@ def _event(env: Mapping[str, str], name: str, repository: str) -> Event:
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
-        raise EventError(f"cannot read the event payload: {path}: {exc.strerror}") from exc
+        raise bad(path, str(exc.strerror)) from exc
     return parse_event(name, read_payload(raw, path), repository)

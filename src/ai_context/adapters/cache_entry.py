@@ -84,7 +84,7 @@ def _stamp(when: datetime) -> str:
 def entry_data(entry: CacheEntry) -> dict[str, Any]:
     """The entry as its file holds it: the fields in order, the block's too (`paths`, derived
     from Files touched, left out), times as `2026-05-26T15:00:00Z`."""
-    block = block_data(entry.block, json=True)
+    block = block_data(entry.block)
     del block["paths"]
     return {
         "version": entry.version,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -26,7 +27,7 @@ from ai_context.adapters.clients import CLICKUP_API_URL, Http
 from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
-from ai_context.core.fields import utc
+from ai_context.core.fields import explain, utc
 from ai_context.core.secret import Secret
 from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields
 
@@ -92,7 +93,8 @@ class Config(BaseModel):
     write_interval: float = Field(default=1.0, ge=0)
     http_retries: int = Field(default=5, ge=0, le=20)
     http_backoff: float = Field(default=1.0, ge=0, le=60)
-    now: datetime | None = None  # fixes the clock: replays, tests and demos
+    # Fixes the clock: replays, tests and demos.
+    now: Annotated[datetime, AfterValidator(utc)] | None = None
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -115,18 +117,6 @@ class Config(BaseModel):
             )
         return names
 
-    @field_validator("dry_run", "full", mode="before")
-    @classmethod
-    def _bool(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            lowered = value.strip().lower()
-            if lowered in ("true", "yes", "1", "on"):
-                return True
-            if lowered in ("false", "no", "0", "off", ""):
-                return False
-            raise ValueError(f"{value!r} is not true or false")
-        return value
-
     @field_validator("mention_owners", mode="before")
     @classmethod
     def _mention(cls, value: Any) -> Any:
@@ -139,11 +129,6 @@ class Config(BaseModel):
     def _required(cls, value: Any) -> Any:
         # Known names are CheckConfig's to judge (the `check` property).
         return required_fields(value)
-
-    @field_validator("now")
-    @classmethod
-    def _utc(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else utc(value)
 
     @field_validator("slack_webhook_url")
     @classmethod
@@ -268,20 +253,15 @@ def load_config(env: Mapping[str, str], workspace: Path | None = None) -> Config
     try:
         config = Config.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, sources)) from exc
+
+        def setting(field: str) -> str:
+            where = f" ({sources[field]})" if field in sources else ""
+            return f"setting {field.replace('_', '-')}{where}"
+
+        raise ConfigError(f"bad configuration: {explain(exc, name=setting)}") from exc
     config._sources.update(sources)
     config._sections.update(file.sections)
     return config
-
-
-def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
-    problems = []
-    for error in exc.errors():
-        field = str(error["loc"][0]) if error["loc"] else "?"
-        where = f" ({sources[field]})" if field in sources else ""
-        message = str(error["msg"]).removeprefix("Value error, ")
-        problems.append(f"setting {field.replace('_', '-')}{where}: {message}")
-    return "bad configuration: " + "; ".join(problems)
 
 
 def owner_of(actor: str | None, path: Path) -> str | None:

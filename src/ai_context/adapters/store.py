@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ai_context.core.errors import UsageError
+from ai_context.core.fields import explain
 from ai_context.core.models import Issue
 
 
@@ -81,11 +82,7 @@ def issue_from_file(path: Path, repository: str = "") -> Issue:
     try:
         matter = FrontMatter.model_validate({**header, "body": body})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}"
-            for e in exc.errors()
-        )
-        raise StoreError(f"{path}: bad front matter: {problems}") from exc
+        raise StoreError(f"{path}: bad front matter: {explain(exc)}") from exc
     return Issue(**dict(matter))
 
 

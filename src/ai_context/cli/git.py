@@ -128,7 +128,7 @@ def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict
             "first_activity": format_timestamp(d.first_activity) or None,
             "last_activity": format_timestamp(d.last_activity) or None,
         },
-        "block": block_data(d.block, json=True) if d.block else None,
+        "block": block_data(d.block) if d.block else None,
         "block_findings": [_finding_json(f) for f in d.block_findings],
         "findings": [_finding_json(f) for f in d.findings],
     }

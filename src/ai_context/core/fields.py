@@ -1,17 +1,45 @@
 """The field checks of the plain models built from outside input without pydantic (a block, a
-cache entry, a finding: the agent commands import no pydantic), and the one rule for times:
-UTC. A problem is a FieldError `loc: msg`, `loc` a path (`plan.0.text`).
+cache entry, a finding: the agent commands import no pydantic), the one rule for times (UTC),
+and the one way a problem reads, `loc: msg` with `loc` a path (`plan.0.text`), pydantic's too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+SHOWN = 5  # problems listed in one message; the rest are counted
 
 
 class FieldError(ValueError):
     def __init__(self, loc: str, msg: str) -> None:
         super().__init__(f"{loc}: {msg}")
         self.loc, self.msg = loc, msg
+
+
+def explain(
+    exc: ValidationError,
+    section: str = "",
+    unknown: str = "",
+    name: Callable[[str], str] = str,
+) -> str:
+    """pydantic's problems as `where: message; ...`: `where` is the location joined with dots
+    (as NAME shows it) after SECTION, UNKNOWN (when given) says what to do with a key the model
+    does not know, and pydantic's "Value error, " is dropped."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        loc = ".".join(map(str, error["loc"]))
+        where = ".".join(filter(None, (section, loc and name(loc))))
+        message = error["msg"].removeprefix("Value error, ")
+        if unknown and error["type"] == "extra_forbidden":
+            message = f"unknown key; {unknown}"
+        problems.append(f"{where}: {message}" if where else message)
+    more = len(problems) - SHOWN
+    return "; ".join(problems[:SHOWN]) + (f" (and {more} more)" if more > 0 else "")
 
 
 def as_text(loc: str, value: object, error: type[FieldError] = FieldError) -> str:

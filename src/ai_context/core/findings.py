@@ -5,19 +5,12 @@ still hold one as a field)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Literal, cast, get_args
 
 from ai_context.core.fields import FieldError, as_text
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: frozenset[str] = frozenset(get_args(Severity))
-
-
-class Rank(IntEnum):
-    info = 0
-    warning = 1
-    error = 2
 
 
 class FindingError(FieldError):
@@ -42,22 +35,7 @@ class Finding:
         if self.line is not None and type(self.line) is not int:
             raise FindingError("line", "must be a whole number or None")
 
-    @property
-    def rank(self) -> Rank:
-        return Rank[self.severity]
-
 
 def make_finding(code: str, severity: str, message: str, line: int | None, hint: str) -> Finding:
     """A Finding whose severity is only known at run time (checked: a FindingError if unknown)."""
     return Finding(code, cast("Severity", severity), message, line, hint)
-
-
-def worst(findings: list[Finding]) -> Severity | None:
-    """The most severe level present, or None when there is nothing to report."""
-    if not findings:
-        return None
-    return max(findings, key=lambda f: f.rank).severity
-
-
-def count(findings: list[Finding], severity: Severity) -> int:
-    return sum(1 for f in findings if f.severity == severity)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ai_context.core.block.model import Block, BlockError, block_from_data
 from ai_context.core.errors import AIContextError, Exit
+from ai_context.core.fields import explain
 
 if TYPE_CHECKING:
     from ai_context.adapters.cache import Cache
@@ -48,11 +49,7 @@ class ToolFailure(Exception):
 def bad_arguments(exc: ValidationError) -> ToolFailure:
     """Arguments that do not fit a tool (its schema, or a model built from them) as the
     command line's bad input: where and what, one problem after another, never the values."""
-    problems = []
-    for error in exc.errors(include_url=False, include_input=False):
-        where = ".".join(str(part) for part in error["loc"] if part != "arguments")
-        problems.append(f"{where or 'arguments'}: {error['msg']}")
-    return ToolFailure(Exit.USAGE, "; ".join(problems) + "; see the tool's input schema")
+    return ToolFailure(Exit.USAGE, f"{explain(exc)}; see the tool's input schema")
 
 
 class PlanItem(BaseModel):

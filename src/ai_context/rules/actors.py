@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ai_context.core.errors import ConfigError
+from ai_context.core.fields import explain
 
 _LOGIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?$")
 _SLACK = re.compile(r"^[UWB][A-Z0-9]{2,}$")
@@ -183,19 +184,9 @@ def parse_actors(section: Any, source: str) -> ActorMap:
         try:
             actors.append(Actor.model_validate({**entry, "id": str(key)}))
         except ValidationError as exc:
-            raise ConfigError(f"{source}: actors: {key}: {_explain(exc)}") from exc
+            known = "use owner, emails, clickup, slack, aliases"
+            raise ConfigError(f"{source}: actors: {key}: {explain(exc, unknown=known)}") from exc
     try:
         return ActorMap(actors)
     except ValueError as exc:
         raise ConfigError(f"{source}: actors: {exc}; give each alias to one actor") from exc
-
-
-def _explain(exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"] if not isinstance(p, int))
-        message = str(error["msg"]).removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = "unknown key; use owner, emails, clickup, slack, aliases"
-        problems.append(f"{where}: {message}" if where else message)
-    return "; ".join(problems)

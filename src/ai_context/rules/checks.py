@@ -230,7 +230,7 @@ def result_json(path: str, result: CheckResult) -> dict[str, Any]:
     return {
         "path": path,
         "complete": result.complete,
-        "block": None if result.block is None else block_data(result.block, json=True),
+        "block": None if result.block is None else block_data(result.block),
         "findings": [
             {
                 "code": f.code,

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ai_context.core.duration_field import Duration
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError, ConflictError
-from ai_context.core.fields import utc
+from ai_context.core.fields import explain, utc
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 DEFAULT_PREFIX = "refs/ai-context/leases/"
@@ -75,8 +75,7 @@ def parse_record(message: str) -> LeaseRecord:
     try:
         return LeaseRecord.model_validate(data)
     except ValidationError as exc:
-        fields = ", ".join(str(e["loc"][0]) for e in exc.errors() if e["loc"])
-        raise LeaseError(f"the lease commit's record is bad in: {fields or 'its shape'}") from exc
+        raise LeaseError(f"the lease commit's record is bad: {explain(exc)}") from exc
 
 
 class Lease(BaseModel):
@@ -141,14 +140,8 @@ def parse_lease_config(section: Any, source: str) -> LeaseConfig:
     try:
         return LeaseConfig.model_validate(section)
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            where = ".".join(str(p) for p in error["loc"])
-            message = str(error["msg"]).removeprefix("Value error, ")
-            if error["type"] == "extra_forbidden":
-                message = "unknown key; use prefix or ttl"
-            problems.append(f"{where}: {message}")
-        raise ConfigError(f"{source}: lease: {'; '.join(problems)}") from exc
+        problems = explain(exc, unknown="use prefix or ttl")
+        raise ConfigError(f"{source}: lease: {problems}") from exc
 
 
 # --- decisions ------------------------------------------------------------------------------

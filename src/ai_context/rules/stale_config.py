@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
+from ai_context.core.fields import explain
 from ai_context.rules.checks import STALE_AFTER
 
 
@@ -38,11 +39,5 @@ def parse_stale_config(section: Any, source: str, stale_after: timedelta) -> Sta
     try:
         return StaleConfig.model_validate({**section, "stale-after": stale_after})
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            where = ".".join(str(p) for p in error["loc"])
-            message = str(error["msg"])
-            if error["type"] == "extra_forbidden":
-                message = "unknown key; use max-active-per-actor"
-            problems.append(f"{where}: {message}")
-        raise ConfigError(f"{source}: stale: {'; '.join(problems)}") from exc
+        problems = explain(exc, unknown="use max-active-per-actor")
+        raise ConfigError(f"{source}: stale: {problems}") from exc

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -128,28 +128,16 @@ def block_from_data(data: Mapping[str, Any]) -> Block:
     return Block(**{name: data[name] for name in FIELDS if name in data})
 
 
-def step_data(step: PlanStep) -> dict[str, Any]:
-    """The step as a dict (pydantic's `model_dump`: JSON-ready as it is)."""
-    return {"number": step.number, "text": step.text, "status": step.status}
-
-
-def block_data(block: Block, *, json: bool = False) -> dict[str, Any]:
-    """The Block as a dict, `paths` included (pydantic's `model_dump`); JSON-ready with JSON:
-    lists for tuples, the timestamp as `2026-05-26T14:32:00Z`."""
-    plan = [step_data(step) for step in block.plan]
-    if not json:
-        return {
-            **{name: getattr(block, name) for name in FIELDS},
-            "plan": plan,
-            "paths": block.paths,
-        }
+def block_data(block: Block) -> dict[str, Any]:
+    """The Block as a JSON-ready dict, `paths` included: lists for tuples, the timestamp as
+    `2026-05-26T14:32:00Z`."""
     return {
         "actor": block.actor,
         "actor_description": block.actor_description,
         "phase": block.phase,
         "chunk": list(block.chunk) if block.chunk is not None else None,
         "last_updated": format_timestamp(block.last_updated) or None,
-        "plan": plan,
+        "plan": [asdict(step) for step in block.plan],
         "files_touched": block.files_touched,
         "decisions": list(block.decisions),
         "blockers": list(block.blockers),

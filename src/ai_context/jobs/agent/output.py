@@ -71,7 +71,7 @@ def outcome_json(outcome: Outcome, calls: int) -> dict[str, Any]:
             "remote_revision": decision.remote_revision,
             "base_revision": decision.base_revision,
         },
-        "state": None if outcome.state is None else block_data(outcome.state, json=True),
+        "state": None if outcome.state is None else block_data(outcome.state),
         "plan_progress": plan_progress(outcome.state.plan) if outcome.state else "",
         "next_step": outcome.state.next_step if outcome.state else None,
         "missing": list(outcome.missing),

@@ -24,6 +24,7 @@ from ai_context.core.block.parse import parse
 from ai_context.core.duration_field import Duration
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError
+from ai_context.core.fields import explain
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import (
@@ -111,15 +112,10 @@ def parse_digest_section(section: Any, repositories: Any, source: str) -> Digest
         return DigestSection.model_validate(raw)
     except ValidationError as exc:
 
-        def where(loc: tuple[Any, ...]) -> str:
-            name = ".".join(str(p) for p in loc)
+        def where(name: str) -> str:
             return name if top_level and name.startswith("repositories") else f"digest.{name}"
 
-        problems = "; ".join(
-            f"{where(e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
-            for e in exc.errors()
-        )
-        raise ConfigError(f"{source}: {problems}") from exc
+        raise ConfigError(f"{source}: {explain(exc, name=where)}") from exc
 
 
 def utc(stamp: datetime) -> datetime:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ai_context.core.block.parse import parse
 from ai_context.core.errors import ConfigError
+from ai_context.core.fields import explain
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.actors import ActorMap
@@ -65,14 +66,9 @@ def load_mirror_config(section: Any, where: str = "the config file") -> MirrorCo
     try:
         return MirrorConfig.model_validate(values)
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            key = ".".join(str(p) for p in error["loc"]).replace("_", "-") or "mirror"
-            message = str(error["msg"]).removeprefix("Value error, ")
-            if error["type"] == "extra_forbidden":
-                message = "unknown key; known: field, max-length, template, lists"
-            problems.append(f"mirror.{key}: {message}")
-        raise ConfigError(f"{where}: " + "; ".join(problems)) from exc
+        known = "known: field, max-length, template, lists"
+        problems = explain(exc, "mirror", known, lambda key: key.replace("_", "-"))
+        raise ConfigError(f"{where}: {problems}") from exc
 
 
 # --- findings ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ai_context.core.fields import explain
 from ai_context.rules.session.model import (
     ContextBlock,
     LooseCategory,
@@ -17,7 +18,6 @@ from ai_context.rules.session.model import (
     Task,
     UtcTime,
     normal_id,
-    problems,
     task_id,
     task_number,
 )
@@ -82,7 +82,7 @@ def parse_input(text: str) -> SessionInput:
     try:
         return SessionInput.model_validate(data)
     except ValidationError as exc:
-        raise SessionError(f"Cannot save: {problems(exc)}") from None
+        raise SessionError(f"Cannot save: {explain(exc)}") from None
 
 
 # --- merging ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from pydantic import (
 
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import UsageError
+from ai_context.core.fields import explain
 from ai_context.core.findings import Finding
 from ai_context.rules.scrub import privacy_findings
 
@@ -207,20 +208,6 @@ class SessionError(UsageError):
 # --- reading ----------------------------------------------------------------------------
 
 
-def problems(exc: ValidationError) -> str:
-    """The first five problems pydantic found, each `where: what`."""
-    parts = []
-    for error in exc.errors()[:5]:
-        where = "".join(
-            f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p))
-            for i, p in enumerate(error["loc"])
-        )
-        message = str(error["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    more = len(exc.errors()) - 5
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
 def loads(text: str) -> SessionFile:
     """A session file from its text; SessionError says exactly why it cannot be loaded."""
     try:
@@ -245,7 +232,7 @@ def loads(text: str) -> SessionFile:
     try:
         return SessionFile.model_validate(data)
     except ValidationError as exc:
-        raise SessionError(f"Cannot load: {problems(exc)}") from None
+        raise SessionError(f"Cannot load: {explain(exc)}") from None
 
 
 def to_json(session: SessionFile) -> dict[str, Any]:

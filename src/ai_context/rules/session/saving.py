@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ai_context.core.fields import explain
 from ai_context.rules.scrub import scrub_counted
 from ai_context.rules.session.consolidation import (
     Consolidation,
@@ -21,7 +22,6 @@ from ai_context.rules.session.model import (
     SessionError,
     SessionFile,
     as_utc,
-    problems,
 )
 
 
@@ -112,6 +112,6 @@ def save(
             context_blocks=result.context_blocks,
         )
     except ValidationError as exc:
-        raise SessionError(f"Cannot save: {problems(exc)}") from None
+        raise SessionError(f"Cannot save: {explain(exc)}") from None
     clean, counts = scrub_session(session, home=home)
     return SaveResult(session=clean, mode=mode, consolidation=result, scrubbed=counts)
