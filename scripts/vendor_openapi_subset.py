@@ -27,6 +27,8 @@ OUT = Path(__file__).resolve().parent.parent / "tests/samples/schemas/github-res
 OPERATIONS: dict[str, tuple[str, ...]] = {
     "/rate_limit": ("get",),
     "/user": ("get",),
+    "/orgs/{org}/repos": ("get",),
+    "/users/{username}/repos": ("get",),
     "/repos/{owner}/{repo}": ("get",),
     "/repos/{owner}/{repo}/issues": ("get", "post"),
     "/repos/{owner}/{repo}/issues/{issue_number}": ("get", "patch"),

@@ -145,7 +145,7 @@ def test_the_readme_config_example_is_valid(tmp_path: Path) -> None:
     assert settings.stale.stale_after == timedelta(days=2)  # the top-level setting
     assert settings.lease.ttl == timedelta(hours=2)
     assert settings.mirror.lists == ("901",)
-    assert settings.digest.repositories == ("acme/shop", "acme/infra")
+    assert [str(r) for r in settings.digest.repositories] == ["acme/shop", "acme/infra"]
 
 
 def test_each_section_is_parsed_once(tmp_path: Path) -> None:

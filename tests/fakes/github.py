@@ -88,17 +88,24 @@ class GitHubFake(GitDatabase, RepositoryRoutes, GraphQLEndpoint, FakeServer):
         self.ref_creations_landing_then_502 = 0  # the next N ref creations land, then 502
         self.empty_repos: set[str] = set()  # git database calls answer 409 "empty"
         self.not_modified: list[Request] = []  # the conditional reads answered 304
+        self.users: set[str] = set()  # owners that are users (lower case), not organisations
 
     # ---- seeding and inspection ------------------------------------------------------------
     def add_token(self, token: str, login: str) -> None:
         """Accept TOKEN too, acting as LOGIN (a login ending in [bot] is a Bot)."""
         self.tokens[token] = login
 
-    def add_repo(self, full_name: str, *, default_branch: str = "main") -> Repo:
+    def add_repo(self, full_name: str, *, default_branch: str = "main", **listed: Any) -> Repo:
+        """FULL_NAME, made when new; LISTED sets what an owner's listing shows of it (topics,
+        private, archived, disabled, fork)."""
         with self.lock:
             if full_name not in self.repos:
                 self.repos[full_name] = Repo(full_name, next(self._ids), default_branch)
-            return self.repos[full_name]
+            found = self.repos[full_name]
+            for name, value in listed.items():
+                getattr(found, name)  # an AttributeError for a flag the fake does not know
+                setattr(found, name, value)
+            return found
 
     def add_issue(
         self,

@@ -91,3 +91,9 @@ class Repo:
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)  # lower-case name -> label
     objects: dict[str, dict[str, Any]] = field(default_factory=dict)  # sha -> git object
     refs: dict[str, str] = field(default_factory=dict)  # "refs/..." -> commit sha
+    # What an owner's listing (`/orgs/{org}/repos`, `/users/{username}/repos`) shows of it.
+    topics: list[str] = field(default_factory=list)
+    private: bool = True
+    archived: bool = False
+    disabled: bool = False
+    fork: bool = False

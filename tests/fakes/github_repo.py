@@ -5,13 +5,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .base import Reply, Request, route
 from .github_model import DOCS, iso
 
 if TYPE_CHECKING:
-    from .base import Clock
+    from .base import Clock, HttpError
     from .github_model import Repo
 
 
@@ -25,10 +26,14 @@ class RepositoryRoutes:
         rate_used: int
         rate_reset: int
         rate_remaining: int
+        repos: dict[str, Repo]
+        users: set[str]
 
         def _repo(self, owner: str, repo: str) -> Repo: ...
         def _login(self, req: Request) -> str: ...
         def _api(self, repo: str) -> str: ...
+        def _fail(self, status: int, message: str, **extra: Any) -> HttpError: ...
+        def _page(self, req: Request, items: list[Any], render: Callable[[Any], Any]) -> Reply: ...
         def _user(self, login: str) -> dict[str, Any]: ...
         @staticmethod
         def _error_body(status: int, message: str, **extra: Any) -> dict[str, Any]: ...
@@ -71,48 +76,81 @@ class RepositoryRoutes:
 
     @route("GET", "/repos/{owner}/{repo}")
     def get_repo(self, req: Request, owner: str, repo: str) -> Reply:
-        r = self._repo(owner, repo)
+        return Reply(200, self._repo_json(self._repo(owner, repo)))
+
+    @route("GET", "/orgs/{org}/repos")
+    def list_org_repos(self, req: Request, org: str) -> Reply:
+        """An organisation's repositories the token sees (all of them here), by `type`."""
+        if org.lower() in self.users or not self._owned(org):
+            raise self._fail(404, "Not Found")
+        kind = req.query.get("type", ["all"])[-1]
+        keep: Callable[[Repo], bool] = {
+            "all": lambda r: True,
+            "public": lambda r: not r.private,
+            "private": lambda r: r.private,
+            "forks": lambda r: r.fork,
+            "sources": lambda r: not r.fork,
+            "member": lambda r: True,
+        }[kind]
+        return self._page(req, [r for r in self._owned(org) if keep(r)], self._repo_json)
+
+    @route("GET", "/users/{username}/repos")
+    def list_user_repos(self, req: Request, username: str) -> Reply:
+        """A user's public repositories, as GitHub lists them to anyone but the user."""
+        if not self._owned(username):
+            raise self._fail(404, "Not Found")
+        public = [r for r in self._owned(username) if not r.private]
+        return self._page(req, public, self._repo_json)
+
+    def _owned(self, owner: str) -> list[Repo]:
+        """OWNER's repositories by name (GitHub's owners are case-insensitive)."""
+        prefix = owner.lower() + "/"
+        found = [r for r in self.repos.values() if r.full_name.lower().startswith(prefix)]
+        return sorted(found, key=lambda r: r.full_name.lower())
+
+    def _repo_json(self, r: Repo) -> dict[str, Any]:
+        """A repository as `GET /repos/{owner}/{repo}` answers; the listings send the same."""
+        owner, _, name = r.full_name.partition("/")
         api = self._api(r.full_name)
         created = iso(self.clock.now())
-        return Reply(
-            200,
-            {
-                "id": r.id,
-                "node_id": f"R_fake{r.id}",
-                "name": repo,
-                "full_name": r.full_name,
-                "owner": {**self._user(owner), "type": "Organization"},
-                "private": True,
-                "visibility": "private",
-                "html_url": f"{self.html_base}/{r.full_name}",
-                "description": None,
-                "fork": False,
-                "url": api,
-                "issues_url": f"{api}/issues{{/number}}",
-                "labels_url": f"{api}/labels{{/name}}",
-                "git_refs_url": f"{api}/git/refs{{/sha}}",
-                **self._repo_links(r.full_name),
-                "created_at": created,
-                "updated_at": created,
-                "pushed_at": created,
-                "homepage": None,
-                "language": None,
-                "license": None,
-                "mirror_url": None,
-                **dict.fromkeys(("size", "forks", "forks_count", "network_count"), 0),
-                **dict.fromkeys(("watchers", "watchers_count", "stargazers_count"), 0),
-                "subscribers_count": 0,
-                "has_issues": True,
-                **dict.fromkeys(("has_projects", "has_wiki", "has_pages"), False),
-                "has_discussions": False,
-                "archived": False,
-                "disabled": False,
-                "open_issues": sum(i.state == "open" for i in r.issues.values()),
-                "open_issues_count": sum(i.state == "open" for i in r.issues.values()),
-                "default_branch": r.default_branch,
-                "permissions": {"admin": False, "push": True, "pull": True},
-            },
-        )
+        kind = "User" if owner.lower() in self.users else "Organization"
+        return {
+            "id": r.id,
+            "node_id": f"R_fake{r.id}",
+            "name": name,
+            "full_name": r.full_name,
+            "owner": {**self._user(owner), "type": kind},
+            "private": r.private,
+            "visibility": "private" if r.private else "public",
+            "html_url": f"{self.html_base}/{r.full_name}",
+            "description": None,
+            "fork": r.fork,
+            "url": api,
+            "issues_url": f"{api}/issues{{/number}}",
+            "labels_url": f"{api}/labels{{/name}}",
+            "git_refs_url": f"{api}/git/refs{{/sha}}",
+            **self._repo_links(r.full_name),
+            "created_at": created,
+            "updated_at": created,
+            "pushed_at": created,
+            "homepage": None,
+            "language": None,
+            "license": None,
+            "mirror_url": None,
+            **dict.fromkeys(("size", "forks", "forks_count", "network_count"), 0),
+            **dict.fromkeys(("watchers", "watchers_count", "stargazers_count"), 0),
+            "subscribers_count": 0,
+            "has_issues": True,
+            **dict.fromkeys(("has_projects", "has_wiki", "has_pages"), False),
+            "has_discussions": False,
+            "archived": r.archived,
+            "disabled": r.disabled,
+            "topics": list(r.topics),
+            "open_issues": sum(i.state == "open" for i in r.issues.values()),
+            "open_issues_count": sum(i.state == "open" for i in r.issues.values()),
+            "default_branch": r.default_branch,
+            "permissions": {"admin": False, "push": True, "pull": True},
+        }
 
     def _repo_links(self, full_name: str) -> dict[str, str]:
         """The URL templates GitHub's repository object carries (full-repository requires

@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from ai_context.adapters.clients import GITHUB_API_URL
-from ai_context.adapters.github_json import comment_from_json, git_commit_from_json, issue_from_json
+from ai_context.adapters.github_json import (
+    comment_from_json,
+    git_commit_from_json,
+    issue_from_json,
+    repository_from_json,
+)
 from ai_context.adapters.retry_after import retry_after
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import ServiceError, ServiceRefused
@@ -31,6 +36,8 @@ from ai_context.core.secret import Secret
 if TYPE_CHECKING:
     from github.Requester import Requester
     from urllib3 import Retry
+
+    from ai_context.rules.repositories import Listed
 
 # What GitHub asks every REST client to send: its JSON media type and the API version the
 # client was written against (without them, `Accept: */*` and whatever version is default).
@@ -209,7 +216,8 @@ class GitHub:
             filters.update(sort=sort, direction="desc")
         if since is not None:  # updated at or after: GitHub filters, we pay for no more
             filters["since"] = utc_text(since)
-        for number, (headers, raw) in enumerate(self._raw_pages("list issues", "/issues", filters)):
+        listing = self._raw_pages("list issues", self._repo + "/issues", filters)
+        for number, (headers, raw) in enumerate(listing):
             links = _links(headers)
             last = links.get("last")
             yield IssuePage(
@@ -245,6 +253,16 @@ class GitHub:
         that settles the races of a whole run's new comments (jobs/settle.py)."""
         what, filters = "list the repository's comments", {"since": utc_text(since)}
         return [comment_from_json(c) for c in self._pages(what, "/issues/comments", filters)]
+
+    def owner_repositories(self, owner: str) -> list[Listed]:
+        """Every repository of OWNER the token can see, with its topics and flags, 100 a page:
+        an organisation's (`type=all`: private ones too), else (404) a user's own."""
+        what, org, user = f"list the repositories of {owner}", f"/orgs/{owner}", f"/users/{owner}"
+        try:
+            pages = list(self._raw_pages(what, f"{org}/repos", {"type": "all"}))
+        except GitHubNotFound:  # no such organisation: a user's
+            pages = list(self._raw_pages(what, f"{user}/repos", {"type": "owner"}))
+        return [repository_from_json(r) for _, page in pages for r in page]
 
     @property
     def rate_limit(self) -> tuple[int, int] | None:
@@ -285,11 +303,6 @@ class GitHub:
     def create_comment(self, number: int, body: str) -> Comment:
         path = f"/issues/{number}/comments"
         return comment_from_json(self._json(f"comment on #{number}", "POST", path, {"body": body}))
-
-    def get_comment(self, comment_id: int) -> Comment:
-        """One comment by its id, with its author and its issue (`issue_url`)."""
-        path = f"/issues/comments/{comment_id}"
-        return comment_from_json(self._json(f"read comment {comment_id}", "GET", path))
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
         path = f"/issues/comments/{comment_id}"
@@ -394,14 +407,15 @@ class GitHub:
         self, what: str, path: str, params: Mapping[str, Any] | None = None
     ) -> Iterator[dict[str, Any]]:
         """The items of a list, 100 a page, until there are no more or the caller stops."""
-        for _, data in self._raw_pages(what, path, params):
+        for _, data in self._raw_pages(what, self._repo + path, params):
             yield from data
 
     def _raw_pages(
         self, what: str, path: str, params: Mapping[str, Any] | None = None
     ) -> Iterator[tuple[dict[str, Any], list[Any]]]:
-        """A list's pages of 100 with their answers' headers, following `Link: rel="next"`."""
-        url: str | None = self._repo + path
+        """The pages of 100 of the list at PATH (from the API's root) with their answers'
+        headers, following `Link: rel="next"`."""
+        url: str | None = path
         query: dict[str, Any] | None = {**(params or {}), "per_page": self._requester.per_page}
         while url:
             headers, data = self._send(what, "GET", url, params=query)
@@ -733,9 +747,11 @@ def reason(status: int, data: Any) -> str:
 
 
 def permission_for(what: str) -> str:
-    """The one permission a refused call needs: `contents` for git refs (an agent's leases),
-    `issues` for the rest."""
+    """The one permission a refused call needs: `metadata` to list an owner's repositories,
+    `contents` for git refs (an agent's leases), `issues` for the rest."""
     reads = what.startswith(("read", "list", "query"))
+    if "repositories of" in what:
+        return "`metadata: read` on them (a GitHub App installed there; GITHUB_TOKEN has one)"
     if any(word in what for word in ("ref", "commit", "tree")):
         return "`contents: read`" if reads else "`contents: write` (an agent's token, for leases)"
     return "`issues: read`" if reads else "`issues: write`"

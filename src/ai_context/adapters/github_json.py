@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ai_context.core.models import Comment, GitCommit, Issue
+from ai_context.rules.repositories import Listed
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -66,3 +67,14 @@ def _issue_number(url: Any) -> int | None:
     """The number at the end of a comment's `issue_url` (".../issues/42"); None otherwise."""
     tail = str(url or "").rstrip("/").rsplit("/", 1)[-1]
     return int(tail) if tail.isdigit() and tail.isascii() else None
+
+
+def repository_from_json(data: dict[str, Any]) -> Listed:
+    """One repository of an owner's listing: its name, topics and the flags selection reads."""
+    return Listed(
+        full_name=str(data["full_name"]),
+        topics=tuple(str(t) for t in data.get("topics") or ()),
+        archived=bool(data.get("archived")),
+        disabled=bool(data.get("disabled")),
+        fork=bool(data.get("fork")),
+    )

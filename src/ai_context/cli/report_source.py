@@ -26,8 +26,13 @@ if TYPE_CHECKING:
     from ai_context.core.models import Issue
     from ai_context.jobs.digest.job import Gathered
     from ai_context.rules.digest.build import DigestConfig
+    from ai_context.rules.repositories import Selector
 
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
+NO_REPOSITORY = (
+    "no repository to read: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY, or list "
+    "repositories: in the config file), or --issues-dir DIR to read files offline"
+)
 _FILTERS = (
     ("actor", "ID", "only the tasks of this actor id (repeat for several)"),
     (
@@ -163,20 +168,44 @@ def open_source(args: argparse.Namespace) -> Source:
     named = getattr(args, "issue", None)
     if not repos and isinstance(named, IssueRef) and named.repository:
         repos = [named.repository]  # `summary https://github.com/OWNER/NAME/issues/4`
+    selectors: tuple[Selector, ...] = ()
     if not repos:
         default = clients.default_repository(os.environ)
-        repos = [*([default] if default else []), *config.digest.repositories]
+        repos, selectors = ([default] if default else []), config.digest.repositories
     repos = list(dict.fromkeys(r.strip() for r in repos))
     bad = [r for r in repos if not _REPO.match(r)]
     if bad:
         raise UsageError(f"--repo {bad[0]!r} is not OWNER/NAME")
-    if not repos:
-        raise UsageError(
-            "no repository to read: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY, or list "
-            "repositories: in the config file), or --issues-dir DIR to read files offline"
-        )
+    if not repos and not selectors:
+        raise UsageError(NO_REPOSITORY)
     clients.github_token(os.environ)  # now, before any read: a UsageError naming the variables
-    return Source(repos=repos, config=config, github=_connector(config), explicit=bool(args.repos))
+    connect = _connector(config)
+    if selectors:
+        repos = _with_selected(connect, repos, selectors)
+    if not repos:
+        raise UsageError(NO_REPOSITORY)
+    return Source(repos=repos, config=config, github=connect, explicit=bool(args.repos))
+
+
+def _with_selected(
+    connect: Callable[[str], GitHub], repos: list[str], selectors: tuple[Selector, ...]
+) -> list[str]:
+    """REPOS, then those SELECTORS name (an owner a pattern names listed once); what a
+    pattern left out or matched nothing is said on stderr."""
+    from ai_context.jobs.scan import repositories_of  # noqa: PLC0415
+
+    first = selectors[0]  # a client needs a repository; listing an owner reads none
+    client = connect(repos[0] if repos else f"{first.owner}/{first.name}")
+
+    def say(line: str) -> None:
+        sys.stderr.write(f"{line}\n")
+
+    def warn(line: str) -> None:
+        say(f"ai-context: warning: {line}")
+
+    seen = {r.lower() for r in repos}
+    named = repositories_of(client, selectors, log=say, warn=warn)
+    return [*repos, *(r for r in named if r.lower() not in seen)]
 
 
 def _connector(config: Config) -> Callable[[str], GitHub]:

@@ -19,7 +19,16 @@ from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.jobs.comments import is_task
-from ai_context.jobs.scan import STATE_LABEL, Scan, carriers, rules_parts, save, scan, scan_other
+from ai_context.jobs.scan import (
+    STATE_LABEL,
+    Scan,
+    carriers,
+    repositories_of,
+    rules_parts,
+    save,
+    scan,
+    scan_other,
+)
 from ai_context.rules.runstate import rules_key
 from ai_context.rules.sticky import WriteBudget
 
@@ -60,6 +69,7 @@ class RunContext:
     _issues: list[Issue] | None = None
     _scans: dict[str, Scan] = field(default_factory=dict)
     _carriers_listed: bool = False
+    _repositories: list[str] | None = None
 
     def __post_init__(self) -> None:
         self.writes.limit = self.settings.max_writes
@@ -94,6 +104,21 @@ class RunContext:
             )
             self._scans[key] = found
         return self._scans[key]
+
+    def repositories(self) -> list[str]:
+        """The run's own repository, then those `repositories:` names (patterns matched
+        against their owners' listings, made once a run)."""
+        if self._repositories is None:
+            home = self.github.repository
+
+            def warn(line: str) -> None:
+                self.workflow.annotate("warning", line, title="ai-context: repositories")
+
+            named = repositories_of(
+                self.github, self.settings.digest.repositories, log=self.workflow.log, warn=warn
+            )
+            self._repositories = [home, *(r for r in named if r.lower() != home.lower())]
+        return self._repositories
 
     def _full_asked(self) -> str:
         """Why this run lists every open issue whatever its run state says ('' if not)."""

@@ -10,17 +10,19 @@ listing, else the tasks changed since the last run and those whose `due` minute 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
+from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.jobs.bodywrite import commit_body
 from ai_context.jobs.comments import is_task
 from ai_context.rules import runstate
 from ai_context.rules.overwrite import Region
+from ai_context.rules.repositories import Selector, owners_to_list, select
 from ai_context.rules.runstate import MAX_AGE, Mark, RunState, fingerprint
 from ai_context.rules.sticky import MAX_COMMENT
 
@@ -250,6 +252,35 @@ def _light(issue: Issue) -> Issue:
 def _ours(issue: Issue) -> bool:
     """One of ai-context's own issues (a carrier, the digest issue): never a task."""
     return STATE_LABEL in issue.labels or DIGEST_LABEL in issue.labels
+
+
+def repositories_of(
+    github: GitHub,
+    selectors: Sequence[Selector],
+    *,
+    log: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> list[str]:
+    """The repositories `repositories:` names: exact names as written, at no cost; each owner
+    a pattern names listed once (ceil(repositories/100) calls, one more for a user). LOG says
+    what each pattern chose and left out, WARN that one chose nothing; an owner GitHub does
+    not know is bad configuration (exit 2)."""
+    listed = {}
+    for owner in owners_to_list(selectors):
+        try:
+            listed[owner.lower()] = github.owner_repositories(owner)
+        except GitHubNotFound as exc:
+            raise ConfigError(
+                f"repositories: GitHub shows this token no organisation or user {owner!r} "
+                f"({exc.status}); check the owner's name in the config file, and that the "
+                "token's GitHub App is installed there"
+            ) from exc
+    chosen = select(selectors, listed)
+    for line in chosen.notes:
+        log(f"ai-context: repositories: {line}")
+    for line in chosen.empty:
+        warn(f"repositories: {line}")
+    return chosen.names
 
 
 def scan_other(

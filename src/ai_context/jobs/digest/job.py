@@ -266,10 +266,7 @@ def digest_job(ctx: RunContext) -> None:
     section = settings.digest
     targets = targets_of(section, settings)
     today = ctx.now.date().isoformat()
-    names = [ctx.github.repository] + [
-        r for r in section.repositories if r.lower() != ctx.github.repository.lower()
-    ]
-    scans = [ctx.scan_of(name) for name in names]
+    scans = [ctx.scan_of(name) for name in ctx.repositories()]
     digest_issue = _digest_issue(scans[0], settings.digest_issue)
     comments = _read_comments(ctx.github, digest_issue) if "issue-comment" in targets else []
     closed = {s.repository: closed_since(s) for s in scans if quiet(s)}

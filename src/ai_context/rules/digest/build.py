@@ -46,6 +46,7 @@ from ai_context.rules.digest.model import (
     StepView,
     TaskSummary,
 )
+from ai_context.rules.repositories import Selector, entry_fields
 
 REVIEW_LABEL = "in-review"
 
@@ -83,16 +84,17 @@ class DigestSection(BaseModel):
 
     targets: tuple[Target, ...] | None = None
     window: Duration = WINDOW
-    repositories: tuple[str, ...] = ()
+    # Exact names, `owner/<glob>` patterns or `{owner, topic, name}` (rules/repositories.py).
+    repositories: tuple[Selector, ...] = ()
     mention_owners: bool = Field(default=False, alias="mention-owners")
 
-    @field_validator("repositories")
+    @field_validator("repositories", mode="before")
     @classmethod
-    def _repos(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for repo in value:
-            if repo.count("/") != 1 or not all(repo.split("/")):
-                raise ValueError(f"{repo!r} is not owner/name")
-        return value
+    def _repos(cls, value: Any) -> Any:
+        """Each entry checked here, so a bad one is named by its text."""
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"{value!r} is not a list; write [acme/api, acme/*]")
+        return tuple(Selector.model_validate(entry_fields(entry)) for entry in value)
 
 
 def parse_digest_section(section: Any, repositories: Any, source: str) -> DigestSection:
