@@ -17,7 +17,8 @@ from ai_context.adapters.cache import (
     SingleFileCache,
     open_cache,
 )
-from ai_context.adapters.cache_entry import CacheEntry, entry_for
+from ai_context.adapters.cache_entry import CacheEntry
+from ai_context.core.block.model import format_timestamp
 from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render
 from ai_context.rules.reconcile import revision
@@ -30,16 +31,17 @@ assert BLOCK is not None
 
 def entry(repository: str = "acme/shop", issue: int = 12, base: str | None = "b") -> CacheEntry:
     assert BLOCK is not None
-    return entry_for(
+    return CacheEntry(
         repository=repository,
         issue=issue,
+        actor="cc-ariel-laptop",
         block=BLOCK,
         text=render(BLOCK),
+        last_updated=format_timestamp(BLOCK.last_updated),
         revision=revision(BLOCK),
         base_revision=base,
-        actor="cc-ariel-laptop",
         body="Human text\n\n" + SEED_BLOCK,
-        now=NOW,
+        saved_at=NOW,
     )
 
 

@@ -145,7 +145,8 @@ def test_an_internal_error_is_exit_3_with_one_line_saying_where_to_report_it(
     assert done.returncode == 3, done.stderr
     assert done.stderr.splitlines() == [
         "ai-context: internal error: RuntimeError: planted bug. This is a bug in ai-context; "
-        "please report it to the maintainers with the command you ran and the output of --debug"
+        "please report it to the maintainers with the command you ran and the output of "
+        "`ai-context --debug COMMAND ...`"
     ]
     json_done = crash(tmp_path, "validate", "--format", "json")
     assert json_done.returncode == 3 and "Traceback" not in json_done.stderr

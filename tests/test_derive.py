@@ -104,8 +104,7 @@ def test_log_grep_is_a_prefilter(repo: Path) -> None:
     ]
 
 
-def test_log_max_count_and_rev(repo: Path) -> None:
-    assert len(list(log(repo, max_count=2))) == 2
+def test_log_rev(repo: Path) -> None:
     assert len(list(log(repo, rev="HEAD~3"))) == 2
 
 

@@ -11,7 +11,7 @@ from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import (
     DigestConfig,
     build_digest,
-    current_step,
+    current_step_text,
     digest_from_checked,
     is_review_phase,
     is_shipped_phase,
@@ -24,8 +24,10 @@ CONFIG = DigestConfig()
 
 
 def entry_of(item: Issue, config: DigestConfig = CONFIG) -> Entry | None:
+    """ITEM's entry in a digest of ITEM alone, None when it is not in the digest."""
     result = check_body(item.body, now=NOW, config=config.checks())
-    return next(iter(digest_from_checked([(item, result)], NOW, config).all_entries()), None)
+    digest = digest_from_checked([(item, result)], NOW, config)
+    return next((e for entries in digest.entries.values() for e in entries), None)
 
 
 def category_of(item: Issue, config: DigestConfig = CONFIG) -> str | None:
@@ -207,8 +209,8 @@ def test_an_entry_carries_everything_the_digest_shows() -> None:
 
 def test_current_step_falls_back_to_the_first_unfinished_step() -> None:
     parsed = check_body(block(plan=("A (done)", "B (pending)", "C (pending)"))).block
-    assert current_step(parsed) == "B"
-    assert current_step(check_body(block(plan=("A (done)",))).block) is None
+    assert current_step_text(parsed) == "B"
+    assert current_step_text(check_body(block(plan=("A (done)",))).block) is None
 
 
 def test_phase_words() -> None:

@@ -17,8 +17,7 @@ from ai_context.core.phases import (
 )
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.checks import check_body
-from ai_context.rules.digest.build import DigestConfig, categorise
-from ai_context.rules.digest.build import current_step as digest_step
+from ai_context.rules.digest.build import DigestConfig, categorise, current_step_text
 from ai_context.rules.mirror.text import mirror_data
 from ai_context.rules.stale import Evidence, judge
 from ai_context.rules.stale_config import StaleConfig
@@ -114,7 +113,7 @@ def test_one_current_step_for_the_digest_and_the_mirror(
     assert parsed is not None
     found = current_step(parsed)
     assert (found.text if found else None) == step
-    assert digest_step(parsed) == step
+    assert current_step_text(parsed) == step
     mirrored = mirror_data(issue(1, "t", body), parsed)["current_step"]
     assert (mirrored is None) == (step is None)
     assert step is None or step in mirrored

@@ -22,10 +22,11 @@ from responses import matchers
 
 from ai_context.adapters.github import GitHub, GitHubConfigError, GitHubNotFound
 from ai_context.core.errors import ConfigError
+from ai_context.core.models import Listed
 from ai_context.core.secret import Secret
 from ai_context.jobs.scan import repositories_of
 from ai_context.rules.digest.build import parse_digest_section
-from ai_context.rules.repositories import Listed, Selector, select
+from ai_context.rules.repositories import Selector, select
 from tests.actionrun import ActionRun, run_action
 from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import GitHubFake

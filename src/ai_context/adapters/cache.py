@@ -14,6 +14,7 @@ import os
 import stat
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ from ai_context.adapters.cache_entry import CacheEntry, EntryError, entry_data, 
 from ai_context.core.errors import AIContextError, Exit, UsageError
 
 DEFAULT_CACHE = Path(".ai-context/cache")
-SEED_CACHE_FILE = Path(".claude/session/active-context.json")
 CACHE_ENV = "AI_CONTEXT_CACHE"
 CONFLICT_LOG = "conflicts.jsonl"
 MAX_ENTRY_BYTES = 4 * 1024 * 1024  # an entry (one issue body and its block) is far smaller
@@ -50,10 +50,6 @@ _KINDS = {
     stat.S_IFDIR: "a folder",
     stat.S_IFLNK: "a symbolic link",
 }
-
-
-def _kind(mode: int) -> str:
-    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 _REBUILD = "remove it and run `ai-context resume ISSUE` to rebuild the entry from the issue"
@@ -97,7 +93,7 @@ def _regular(fd: int, path: Path, limit: int | None = None, fix: str = _REBUILD)
     """The open file is a regular one (a FIFO or a device reads without end) within LIMIT."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-        raise _not_regular(path, _kind(info.st_mode), fix)
+        raise _not_regular(path, _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file"), fix)
     if limit is not None and info.st_size > limit:
         raise _too_big(path, limit)
 
@@ -231,14 +227,11 @@ def _if_task(entry: CacheEntry | None, repository: str, issue: int) -> CacheEntr
     return entry
 
 
+@dataclass(frozen=True)
 class DirectoryCache:
     """One file per task: `<owner>__<name>__<issue>.json` (owners cannot contain `_`)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def __repr__(self) -> str:
-        return f"DirectoryCache({str(self.root)!r})"
+    root: Path
 
     @property
     def conflict_log(self) -> Path:
@@ -284,15 +277,12 @@ class DirectoryCache:
         return self.conflict_log
 
 
+@dataclass(frozen=True)
 class SingleFileCache:
     """The seeds' layout: one file for the one active task. Storing another task replaces it,
     unless the file holds changes that never reached their issue."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __repr__(self) -> str:
-        return f"SingleFileCache({str(self.path)!r})"
+    path: Path
 
     @property
     def conflict_log(self) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -17,7 +17,7 @@ from ai_context.core.block.model import (
     block_from_data,
     format_timestamp,
 )
-from ai_context.core.fields import FieldError, as_text, as_time, as_whole, utc
+from ai_context.core.fields import FieldError, as_text, as_time, as_whole
 
 ENTRY_VERSION = 1
 
@@ -46,39 +46,8 @@ class CacheEntry:
         return self.revision != self.base_revision
 
 
-def entry_for(
-    *,
-    repository: str,
-    issue: int,
-    block: Block,
-    text: str,
-    revision: str,
-    base_revision: str | None,
-    actor: str | None,
-    body: str | None,
-    now: datetime,
-) -> CacheEntry:
-    return CacheEntry(
-        repository=repository,
-        issue=issue,
-        actor=actor,
-        block=block,
-        text=text,
-        last_updated=format_timestamp(block.last_updated) or None,
-        revision=revision,
-        base_revision=base_revision,
-        body=body,
-        saved_at=utc(now).replace(microsecond=0),
-    )
-
-
 class EntryError(FieldError):
     """A file's JSON that is no entry (`loc` "" for the whole file)."""
-
-
-def _stamp(when: datetime) -> str:
-    text = when.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 def entry_data(entry: CacheEntry) -> dict[str, Any]:
@@ -86,19 +55,8 @@ def entry_data(entry: CacheEntry) -> dict[str, Any]:
     from Files touched, left out), times as `2026-05-26T15:00:00Z`."""
     block = block_data(entry.block)
     del block["paths"]
-    return {
-        "version": entry.version,
-        "repository": entry.repository,
-        "issue": entry.issue,
-        "actor": entry.actor,
-        "block": block,
-        "text": entry.text,
-        "last_updated": entry.last_updated,
-        "revision": entry.revision,
-        "base_revision": entry.base_revision,
-        "body": entry.body,
-        "saved_at": _stamp(entry.saved_at),
-    }
+    data = {f.name: getattr(entry, f.name) for f in fields(entry)}
+    return data | {"block": block, "saved_at": format_timestamp(entry.saved_at)}
 
 
 # --- reading a file back: one check per kind of field --------------------------------------

@@ -7,6 +7,7 @@ value (sending it twice leaves the same state); no other write is made.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -272,10 +273,12 @@ class ClickUp:
 
 
 def _number(value: str | None) -> float | None:
+    """A rate-limit header's number; None when absent or not a finite one (`inf`, `nan`)."""
     try:
-        return float(value) if value is not None else None
+        number = float(value) if value is not None else None
     except ValueError:
         return None
+    return number if number is not None and math.isfinite(number) else None
 
 
 def _error_json(response: requests.Response) -> dict[str, Any]:

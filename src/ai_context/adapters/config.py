@@ -7,13 +7,11 @@ setting and where it came from.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,7 +25,8 @@ from ai_context.adapters.clients import CLICKUP_API_URL, Http
 from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
 from ai_context.core.duration_field import Duration
 from ai_context.core.errors import ConfigError
-from ai_context.core.fields import explain, utc
+from ai_context.core.events import Time
+from ai_context.core.fields import explain
 from ai_context.core.secret import Secret
 from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields
 
@@ -94,7 +93,7 @@ class Config(BaseModel):
     http_retries: int = Field(default=5, ge=0, le=20)
     http_backoff: float = Field(default=1.0, ge=0, le=60)
     # Fixes the clock: replays, tests and demos.
-    now: Annotated[datetime, AfterValidator(utc)] | None = None
+    now: Time | None = None  # 0001-01-01T00:00:00+01:00 is out of range in UTC: exit 2
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -106,6 +105,8 @@ class Config(BaseModel):
     @field_validator("jobs", mode="before")
     @classmethod
     def _jobs(cls, value: Any) -> Any:
+        if not isinstance(value, (str, list, tuple)):  # `jobs: 5`: pydantic passes on TypeError
+            raise ValueError(f"jobs is a list of job names ({', '.join(JOB_NAMES)}), not {value!r}")
         items = value.split(",") if isinstance(value, str) else value
         names = tuple(str(v).strip().lower() for v in items if str(v).strip())
         if not names:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from github.Requester import Requester
     from urllib3 import Retry
 
-    from ai_context.rules.repositories import Listed
+    from ai_context.core.models import Listed
 
 # What GitHub asks every REST client to send: its JSON media type and the API version the
 # client was written against (without them, `Accept: */*` and whatever version is default).
@@ -502,6 +502,11 @@ def _retry_class() -> Callable[..., Retry]:
         def new(self, **kw: Any) -> GitHubRetry:
             kept = {"counter": self.counter, "query_path": self.query_path, "notify": self.notify}
             return super().new(**{**kept, **kw})
+
+        def get_retry_after(self, response: Any) -> float | None:
+            """The project's one reader of `retry-after`: `1.5` or `soon` is no wait (the
+            backoff then), where urllib3's own raises InvalidHeader and drops the retry."""
+            return retry_after(str(response.headers.get("retry-after") or ""))
 
         def sleep(self, response: Any = None) -> None:
             """urllib3's wait before a retry, told to NOTIFY first (seconds, what for)."""

@@ -7,8 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ai_context.core.models import Comment, GitCommit, Issue
-from ai_context.rules.repositories import Listed
+from ai_context.core.models import Comment, GitCommit, Issue, Listed
 
 
 def parse_time(value: Any) -> datetime | None:

@@ -83,33 +83,31 @@ _REMOTE_RE = re.compile(
 )
 
 
-def remote_repository(repo: Path, remote: str = "origin") -> str | None:
-    """`owner/name` of a remote (https or ssh URL), or None when there is none."""
-    url = _answer(repo, ["remote", "get-url", remote])
+def remote_repository(repo: Path) -> str | None:
+    """`owner/name` of the origin remote (https or ssh URL), or None when there is none."""
+    url = _answer(repo, ["remote", "get-url", "origin"])
     match = _REMOTE_RE.search(url) if url else None
     return f"{match.group(1)}/{match.group(2)}" if match else None
 
 
-def commits_between(repo: Path, base: str, head: str = "HEAD") -> int | None:
-    """How many commits `head` has that `base` lacks; None when `base` is unknown here."""
+def commits_between(repo: Path, base: str) -> int | None:
+    """How many commits HEAD has that `base` lacks; None when `base` is unknown here."""
     _require_repo(repo)
     known = _run(repo, ["cat-file", "-e", f"{base}^{{commit}}"])
     if known.returncode != 0:
         return None
-    done = _run(repo, ["rev-list", "--count", f"{base}..{head}"])
+    done = _run(repo, ["rev-list", "--count", f"{base}..HEAD"])
     if done.returncode != 0:
         return None
     return int(done.stdout.strip() or 0)
 
 
-def is_ancestor(repo: Path, base: str, head: str = "HEAD") -> bool:
+def is_ancestor(repo: Path, base: str) -> bool:
     _require_repo(repo)
-    return _run(repo, ["merge-base", "--is-ancestor", base, head]).returncode == 0
+    return _run(repo, ["merge-base", "--is-ancestor", base, "HEAD"]).returncode == 0
 
 
-def log_command(
-    repo: Path, *, rev: str = "HEAD", grep: str | None = None, max_count: int | None = None
-) -> list[str]:
+def log_command(repo: Path, *, rev: str = "HEAD", grep: str | None = None) -> list[str]:
     """The `git log` command line `log` runs (the benchmark times the same one)."""
     from ai_context.rules.gitlog.log import LOG_FORMAT  # noqa: PLC0415
 
@@ -130,15 +128,11 @@ def log_command(
         # A pre-filter only: fixed string, so git never reads it as a pattern. The exact rules
         # run in Python on what comes back.
         args += ["--fixed-strings", "--regexp-ignore-case", f"--grep={grep}"]
-    if max_count is not None:
-        args.append(f"--max-count={max_count}")
     args += [rev, "--"]
     return args
 
 
-def log(
-    repo: Path, *, rev: str = "HEAD", grep: str | None = None, max_count: int | None = None
-) -> Iterator[Commit]:
+def log(repo: Path, *, rev: str = "HEAD", grep: str | None = None) -> Iterator[Commit]:
     """Commits reachable from `rev`, newest first, with the files each changed (none for a
     merge); git keeps only those whose message contains `grep`."""
     from ai_context.rules.gitlog.log import parse_log_stream  # noqa: PLC0415
@@ -146,7 +140,7 @@ def log(
     _require_repo(repo)
     if head_sha(repo) is None:
         return  # no commits yet: nothing to read
-    command = log_command(repo, rev=rev, grep=grep, max_count=max_count)
+    command = log_command(repo, rev=rev, grep=grep)
     process = subprocess.Popen(  # streamed: one subprocess, read as it writes
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()
     )
@@ -170,10 +164,10 @@ def log(
         raise GitError(f"git log failed in {repo}: {error or f'exit status {code}'}")
 
 
-def commits_after(repo: Path, when: datetime, head: str = "HEAD") -> int:
+def commits_after(repo: Path, when: datetime) -> int:
     """How many commits on HEAD were committed after WHEN (0 outside a checkout or history)."""
     stamp = int(when.timestamp()) + 1  # after: a commit in the very second of WHEN is before it
-    done = _run(repo, ["rev-list", "--count", f"--since=@{stamp}", head, "--"])
+    done = _run(repo, ["rev-list", "--count", f"--since=@{stamp}", "HEAD", "--"])
     return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
 
 

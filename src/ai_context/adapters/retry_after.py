@@ -16,7 +16,7 @@ def retry_after(value: str) -> float | None:
     if value.isascii() and value.isdigit():
         return float(value)
     try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        when = utc(parsedate_to_datetime(value))
+    except (TypeError, ValueError, IndexError, OverflowError):  # Overflow: year 9999, -0100
         return None
-    return max(0.0, (utc(when) - datetime.now(UTC)).total_seconds())
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())

@@ -78,7 +78,10 @@ def parse_yaml(text: str, where: str) -> tuple[Any, yaml.Node | None]:
     ConfigError naming WHERE when it is not YAML or too big."""
     if len(text) > MAX_YAML_BYTES:
         raise ConfigError(f"{where} is larger than {MAX_YAML_BYTES} bytes; is it the right file?")
-    loader = _BoundedLoader(text)
+    try:
+        loader = _BoundedLoader(text)  # its reader refuses control characters such as \x7f
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where} is not valid YAML: {exc}") from exc
     try:
         node = loader.get_single_node()
         if node is None:

@@ -1,12 +1,7 @@
 """`ai-context save | resume | handoff | done`: the agent commands, run by jobs/agent/.
 
-Agents run these at every checkpoint, so start-up stays lean: this module imports nothing heavy
-at the top; a command imports the GitHub adapter only when it runs, and nothing imports jinja2.
-Settings: token from $GITHUB_TOKEN or $GH_TOKEN (or --token-env NAME), repository from --repo,
-an issue URL, $GITHUB_REPOSITORY or the `origin` remote, API URL from $GITHUB_API_URL, cache from
---cache or $AI_CONTEXT_CACHE, actor from --actor or $AI_CONTEXT_ACTOR, the fields a complete
-block needs from $AI_CONTEXT_REQUIRED or the config file's `required:` (--config, else
-$AI_CONTEXT_CONFIG, else .github/ai-context.yml), as the Action reads them.
+Agents run these at every checkpoint, so start-up stays lean: nothing heavy is imported at the
+top, and the GitHub adapter only when a command runs.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.adapters.clients import TOKEN_ENVS
@@ -27,10 +23,10 @@ from ai_context.cli.common import (
     add_format,
     add_issue,
     add_repo,
-    read_file,
-    read_stream,
+    read_input,
     resolve_actor,
     resolve_repository,
+    stderr_note,
     timestamp_arg,
 )
 from ai_context.core.block.parse import parse
@@ -42,8 +38,6 @@ if TYPE_CHECKING:
     from ai_context.adapters.github import GitHub
     from ai_context.core.block.model import Block
     from ai_context.jobs.agent.model import Outcome
-
-# --- arguments ----------------------------------------------------------------------------
 
 
 def add_agent_commands(sub: Any) -> None:
@@ -132,13 +126,9 @@ def add_agent_commands(sub: Any) -> None:
     writes(done)
 
 
-# --- settings -----------------------------------------------------------------------------
-
-
 def _github(args: argparse.Namespace, env: Mapping[str, str]) -> GitHub:
     names = [args.token_env] if args.token_env else list(TOKEN_ENVS)
     repository = resolve_repository(args, env)
-    assert repository is not None  # required
     from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
 
     return github_from_env(repository, env, token_names=names)
@@ -150,17 +140,12 @@ def _step_number(text: str) -> int:
     return int(text)
 
 
-def _read_text(name: str, stdin: TextIO) -> tuple[str, str]:
-    """The text of FILE or - (stdin), and the name to report it under."""
-    if name == "-":
-        if stdin.isatty():
-            raise UsageError("pipe the block on stdin or pass --from FILE")
-        return read_stream(stdin), "<stdin>"
-    return read_file(name), name
-
-
 def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
-    text, name = _read_text(args.source or "-", stdin)
+    source = args.source or "-"
+    if source == "-" and stdin.isatty():
+        raise UsageError("pipe the block on stdin or pass --from FILE")
+    text = read_input(source, stdin)
+    name = "<stdin>" if source == "-" else source
     parsed = parse(text)
     fatal = [f for f in parsed.findings if f.code in ("AIC101", "AIC102")]
     if parsed.block is None or fatal:
@@ -171,9 +156,6 @@ def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
         if f.code != "AIC301":  # save stamps Last updated itself
             sys.stderr.write(f"{name}:{f.line or 1}: {f.code} {f.severity} {f.message}\n")
     return parsed.block
-
-
-# --- running ------------------------------------------------------------------------------
 
 
 def _run(
@@ -196,9 +178,10 @@ def _run(
     if release:
         from ai_context.jobs.agent.finishing import lease_release  # noqa: PLC0415
 
-        common["release_lease"] = lease_release(gh)
+        common["release_lease"] = lease_release(gh, env, Path.cwd(), stderr_note)
+    mirror = agent_mirror_hook(env, Path.cwd(), stderr_note)
     try:
-        outcome = work(gh, cache, mirror=agent_mirror_hook(), **common)
+        outcome = work(gh, cache, mirror=mirror, **common)
     except GitHubNotFound as exc:
         raise UsageError(
             f"{exc}; check the issue number and the repository ({gh.repository})"

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from ai_context.core.durations import parse_duration
 from ai_context.core.errors import UsageError
@@ -20,6 +20,7 @@ from ai_context.core.models import IssueRef, issue_ref, repository_name
 if TYPE_CHECKING:
     from pathlib import Path  # at run time only where used: `validate` needs no pathlib
 
+T = TypeVar("T")
 ACTOR_ENV = "AI_CONTEXT_ACTOR"
 ACTOR_MAX = 100  # characters: an actor id is a short name, not a document
 ENVIRONMENT_HELP = (
@@ -29,30 +30,36 @@ ENVIRONMENT_HELP = (
 )
 
 
-def issue_arg(value: str) -> IssueRef:
-    """`12`, `#12` or `https://github.com/OWNER/NAME/issues/12` -> IssueRef."""
-    try:
-        return issue_ref(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def stderr_note(line: str) -> None:
+    """A command's note beside its answer: on stderr, so a `--format json` answer stays whole."""
+    sys.stderr.write(line + "\n")
 
 
-def repo_arg(value: str) -> str:
-    try:
-        return repository_name(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _argument(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """PARSE as an argparse type: the message of its ValueError is the usage error."""
+
+    def convert(value: str) -> T:
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
+
+
+issue_arg = _argument(issue_ref)  # `12`, `#12` or `https://github.com/OWNER/NAME/issues/12`
+repo_arg = _argument(repository_name)
+any_duration_arg = _argument(parse_duration)  # a flag whose command judges the range (`--ttl`)
 
 
 def timestamp_arg(value: str) -> datetime:
     """`--now` and friends: ISO 8601, UTC when no offset is given."""
     try:
-        stamp = datetime.fromisoformat(value)
-    except ValueError:
+        return utc(datetime.fromisoformat(value))
+    except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00:00+01:00
         raise argparse.ArgumentTypeError(
             f"{value!r} is not an ISO 8601 time; write it like 2026-05-27T09:00:00Z"
         ) from None
-    return utc(stamp)
 
 
 def duration_arg(value: str) -> timedelta:
@@ -61,14 +68,6 @@ def duration_arg(value: str) -> timedelta:
     if duration <= timedelta(0):
         raise argparse.ArgumentTypeError(f"{value!r} is not a duration longer than zero")
     return duration
-
-
-def any_duration_arg(value: str) -> timedelta:
-    """A duration flag whose command judges its range itself (`--ttl`: from 1m to 30d)."""
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_issue(p: argparse.ArgumentParser, *, nargs: str | None = None, what: str = "") -> None:
@@ -109,23 +108,15 @@ def add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("text", "js
     p.add_argument("--format", choices=tuple(choices), default=choices[0])
 
 
-def _issue_repositories(args: argparse.Namespace) -> set[str]:
-    value = getattr(args, "issue", None)
-    refs = value if isinstance(value, list) else [value]
-    return {r.repository for r in refs if isinstance(r, IssueRef) and r.repository}
-
-
-def resolve_repository(
-    args: argparse.Namespace,
-    env: Mapping[str, str],
-    *,
-    checkout: Path | None = None,
-    required: bool = True,
+def named_repository(
+    args: argparse.Namespace, env: Mapping[str, str], checkout: Path | None = None
 ) -> str | None:
     """--repo, else an issue URL's repository, else $GITHUB_REPOSITORY, else the origin remote.
     An issue URL in another repository than --repo (or than another URL) is refused."""
     given: str | None = getattr(args, "repo", None)
-    named = _issue_repositories(args)
+    value = getattr(args, "issue", None)
+    refs = value if isinstance(value, list) else [value]
+    named = {r.repository for r in refs if isinstance(r, IssueRef) and r.repository}
     for other in named:
         if given and other.lower() != given.lower():
             raise UsageError(f"the issue URL is in {other} but --repo says {given}")
@@ -136,20 +127,28 @@ def resolve_repository(
         from ai_context.adapters.clients import default_repository  # noqa: PLC0415
 
         repository = default_repository(env, checkout)
-    if not repository and required:
+    return repository or None
+
+
+def resolve_repository(
+    args: argparse.Namespace, env: Mapping[str, str], checkout: Path | None = None
+) -> str:
+    """The repository a command works on (`named_repository`); exit 2 when there is none."""
+    repository = named_repository(args, env, checkout)
+    if repository is None:
         raise UsageError(
             "no repository: pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or run inside a "
             "clone whose `origin` remote points at GitHub"
         )
-    return repository or None
+    return repository
 
 
-def check_actor(actor: str, what: str = "actor id") -> str:
+def check_actor(actor: str) -> str:
     """The one rule for an actor id (`save`, `claim`...): one short word."""
     if not actor or any(ch.isspace() for ch in actor) or len(actor) > ACTOR_MAX:
         shown = actor if len(actor) <= 40 else actor[:40] + "..."
         raise UsageError(
-            f"{what} {shown!r} must be one word of at most {ACTOR_MAX} characters, "
+            f"actor id {shown!r} must be one word of at most {ACTOR_MAX} characters, "
             "e.g. cc-ariel-laptop"
         )
     return actor
@@ -195,7 +194,7 @@ def _not_utf8(name: str, where: str) -> UsageError:
     return UsageError(f"{name}: not UTF-8 text ({where}); save it as UTF-8")
 
 
-def read_stream(stream: TextIO, name: str = "<stdin>") -> str:
+def read_stream(stream: TextIO) -> str:
     """All of STREAM as UTF-8 text: its bytes when it has them, checked either way, so text
     that is not UTF-8 is exit 2 here and never a UnicodeEncodeError later."""
     buffer = getattr(stream, "buffer", None)
@@ -205,10 +204,15 @@ def read_stream(stream: TextIO, name: str = "<stdin>") -> str:
         text = stream.read()
         text.encode("utf-8")  # lone surrogates (surrogateescape'd bytes) cannot be
     except UnicodeDecodeError as exc:
-        raise _not_utf8(name, f"byte {exc.start}") from None
+        raise _not_utf8("<stdin>", f"byte {exc.start}") from None
     except UnicodeEncodeError as exc:
-        raise _not_utf8(name, f"character {exc.start}") from None
+        raise _not_utf8("<stdin>", f"character {exc.start}") from None
     return text
+
+
+def read_input(name: str, stdin: TextIO) -> str:
+    """The UTF-8 text of file NAME, or of stdin for `-`."""
+    return read_stream(stdin) if name == "-" else read_file(name)
 
 
 def read_file(name: str | Path) -> str:
@@ -230,9 +234,6 @@ def _read_bytes(name: str | Path) -> bytes:
     object, which `validate` over 2,000 files pays 2,000 times."""
     fd = os.open(name, os.O_RDONLY)
     try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
     finally:
         os.close(fd)

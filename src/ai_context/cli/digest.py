@@ -1,9 +1,5 @@
-"""`digest`, `summary` and `status`: the seeds' /daily-summary and /status, live or offline.
-
-They read GitHub (`cli.report_source` says which repositories) or, with `--issues-dir`, a folder
-of issue files, and print for a terminal (plain text, colour on a TTY), for GitHub (`--format
-md`) or for programs (`--format json`, one key vocabulary: `rules.digest.json`). The digest job
-delivers with the same `build_digest`, `render_markdown` and `slack_messages`.
+"""`digest`, `summary` and `status`: the seeds' /daily-summary and /status, live or offline,
+built and rendered by the same rules/digest/ functions the digest job delivers with.
 """
 
 from __future__ import annotations

@@ -18,9 +18,8 @@ from ai_context.cli.common import (
     add_issue,
     add_repo,
     duration_arg,
-    read_file,
-    read_stream,
-    resolve_repository,
+    named_repository,
+    read_input,
 )
 from ai_context.core.block.model import Block, block_data, format_timestamp
 from ai_context.core.errors import Exit, UsageError
@@ -55,7 +54,7 @@ def _body(args: argparse.Namespace, stdin: TextIO, issue: int) -> str | None:
         return DirectoryStore(args.issues_dir).get_issue(issue).body
     if args.body_file is None:
         return None
-    text = read_stream(stdin) if args.body_file == "-" else read_file(args.body_file)
+    text = read_input(args.body_file, stdin)
     try:
         return split_front_matter(text)[1]
     except ValueError:
@@ -73,7 +72,7 @@ def cmd_derive(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     rules = GitRules(behind_after=args.behind_after) if args.behind_after else GitRules()
     # git pre-filters on the number's digits (every way of naming the issue contains them);
     # derive applies the exact rules.
-    repository = resolve_repository(args, os.environ, checkout=repo, required=False)
+    repository = named_repository(args, os.environ, repo)
     commits = log(repo, rev=args.rev, grep=str(issue))
     result = derive(issue, commits, body, repo=repository, rules=rules)
     branch, head = current_branch(repo), head_sha(repo)
@@ -94,6 +93,9 @@ def _finding_json(f: Finding) -> dict[str, Any]:
     }
 
 
+_COMMIT = {"author_name", "author_email", "timestamp", "added", "modified", "removed"}
+
+
 def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict[str, Any]:
     """Stable JSON: keys may be added, never renamed."""
     return {
@@ -102,29 +104,12 @@ def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict
         "head": head,
         "git": {
             "commits": [
-                {
-                    "sha": c.sha,
-                    "subject": c.subject,
-                    "author_name": c.author_name,
-                    "author_email": c.author_email,
-                    "timestamp": format_timestamp(c.timestamp),
-                    "added": list(c.added),
-                    "modified": list(c.modified),
-                    "removed": list(c.removed),
-                }
+                {"sha": c.sha, "subject": c.subject, **c.model_dump(mode="json", include=_COMMIT)}
                 for c in d.commits
             ],
             "authors": [a.model_dump(mode="json") for a in d.authors],
             "files": [f.model_dump(mode="json") for f in d.files],
-            "checkpoints": [
-                {
-                    "sha": e.sha,
-                    "timestamp": format_timestamp(e.timestamp),
-                    "checkpoint": e.checkpoint.model_dump() if e.checkpoint else None,
-                    "problem": e.problem.model_dump() if e.problem else None,
-                }
-                for e in d.checkpoints
-            ],
+            "checkpoints": [e.model_dump(mode="json") for e in d.checkpoints],
             "first_activity": format_timestamp(d.first_activity) or None,
             "last_activity": format_timestamp(d.last_activity) or None,
         },

@@ -1,11 +1,7 @@
 """`ai-context hook session-start | stop | post-tool-use | pre-compact`: Claude Code's hooks.
 
-`ai-context setup claude` installs them; each reads the hook's JSON on stdin and answers JSON,
-as Claude Code defines them. session-start runs the resume reconciliation and gives the block
-as context, framed as the issue's content (data, never instructions); stop and post-tool-use
-ask for a checkpoint at the cadence, from the local cache and git alone; pre-compact pushes an
-unpushed local copy and asks for a save first. A hook never fails the agent's turn: whatever
-goes wrong, it exits 0 and says so in one line. Nothing heavy is imported at the top.
+Each reads the hook's JSON on stdin and answers JSON. A hook never fails the agent's turn:
+whatever goes wrong, it exits 0 and says so in one line. Nothing heavy is imported at the top.
 """
 
 from __future__ import annotations
@@ -25,6 +21,7 @@ from ai_context.cli.common import (
     duration_arg,
     resolve_actor,
     resolve_repository,
+    stderr_note,
     timestamp_arg,
 )
 from ai_context.core.errors import AIContextError
@@ -85,6 +82,7 @@ def add_cadence(p: argparse.ArgumentParser) -> None:
 
 def cmd_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     env = os.environ
+    args.now = args.now or datetime.now(UTC)
     try:
         payload = read_payload(stdin)
         cwd = payload.get("cwd")
@@ -123,20 +121,6 @@ def note_answer(event: str, line: str) -> Answer:
 
 def context_answer(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-
-
-# --- settings -----------------------------------------------------------------------------
-
-
-def _now(args: argparse.Namespace) -> datetime:
-    now: datetime = args.now or datetime.now(UTC)
-    return now
-
-
-def _repository(args: argparse.Namespace, env: Mapping[str, str]) -> str:
-    repository = resolve_repository(args, env)
-    assert repository is not None  # required
-    return repository
 
 
 def _cache(args: argparse.Namespace, env: Mapping[str, str]) -> Cache:
@@ -211,7 +195,7 @@ def _resume(args: argparse.Namespace, env: Mapping[str, str], issue: int | None 
     from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
     from ai_context.jobs.agent.resuming import resume  # noqa: PLC0415
 
-    repository = _repository(args, env)
+    repository = resolve_repository(args, env)
     cache = _cache(args, env)
     gh = _github(repository, env)
     actor = resolve_actor(args, env)
@@ -232,9 +216,9 @@ def _resume(args: argparse.Namespace, env: Mapping[str, str], issue: int | None 
         issue,
         actor=actor,
         login=login,
-        now=_now(args),
+        now=args.now,
         required=required,
-        mirror=agent_mirror_hook(),
+        mirror=agent_mirror_hook(env, Path.cwd(), stderr_note),
     )
 
 
@@ -263,7 +247,7 @@ def session_start(
 
 
 def _active(args: argparse.Namespace, env: Mapping[str, str]) -> CacheEntry | None:
-    repository = _repository(args, env)
+    repository = resolve_repository(args, env)
     recent = _cache(args, env).recent(repository, RECENT, datetime.now(UTC))
     return recent[0] if recent else None
 
@@ -298,7 +282,7 @@ def stop(args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str,
     if payload.get("stop_hook_active") is True:
         return None  # blocked once already: let the agent stop (never twice in a row)
     entry = _active(args, env)
-    progress = progress_of(entry, _now(args), Path.cwd()) if entry else None
+    progress = progress_of(entry, args.now, Path.cwd()) if entry else None
     reason = stop_nudge(progress, _cadence(args), stop_hook_active=False)
     return {"decision": "block", "reason": reason} if reason else None
 
@@ -315,7 +299,7 @@ def post_tool_use(
     entry = _active(args, env) if is_git_commit(command) else None
     if entry is None:
         return None
-    reason = commit_nudge(progress_of(entry, _now(args), Path.cwd()), _cadence(args))
+    reason = commit_nudge(progress_of(entry, args.now, Path.cwd()), _cadence(args))
     # Claude Code shows a PostToolUse block's reason to the agent: said once, not also as
     # additionalContext.
     return {"decision": "block", "reason": reason} if reason else None
@@ -329,17 +313,16 @@ ASKED = timedelta(minutes=10)  # a manual /compact held once is let through for 
 def pre_compact(
     args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str, str]
 ) -> Answer:
-    """Before a compaction: push what this machine has not yet pushed (a save it can make
-    without the agent), then ask for the save only the agent can write when the block is
-    behind the work. A manual /compact is held once per session and task; an automatic one
-    cannot wait, so the user is told instead."""
+    """Before a compaction: push this machine's unpushed copy, then ask for the agent's save when
+    the block is behind the work. A manual /compact is held once per session and task; an
+    automatic one cannot wait, so the user is told instead."""
     from ai_context.rules.cadence import compact_nudge  # noqa: PLC0415
 
     entry = _active(args, env)
     if entry is None:
         return None
     notes = [_push_unsaved(args, env, entry)] if entry.dirty else []
-    progress = progress_of(entry, _now(args), Path.cwd())
+    progress = progress_of(entry, args.now, Path.cwd())
     manual = payload.get("trigger") == "manual"
     session = str(payload.get("session_id") or "")
     held = manual and not _asked_before(args, env, session, entry.issue)
@@ -385,7 +368,7 @@ def _asked_before(
         same = data["session_id"] == session and data["issue"] == issue
     except (CacheError, OSError, ValueError, KeyError, TypeError):
         return False
-    return bool(same and timedelta(0) <= _now(args) - at <= ASKED)
+    return bool(same and timedelta(0) <= args.now - at <= ASKED)
 
 
 def _remember_asked(
@@ -395,7 +378,7 @@ def _remember_asked(
 
     from ai_context.adapters.cache import CacheWriteError, atomic_write  # noqa: PLC0415
 
-    record = {"session_id": session, "issue": issue, "at": _now(args).isoformat()}
+    record = {"session_id": session, "issue": issue, "at": args.now.isoformat()}
     # Not remembered: the next manual /compact asks again, which is no harm.
     with contextlib.suppress(OSError, CacheWriteError):
         atomic_write(_asked_path(args, env), (json.dumps(record) + "\n").encode())

@@ -43,7 +43,7 @@ def add_lease_commands(sub: Any) -> None:
         add_actor(p)  # optional for `who`: with it, `who` tells the holder that it is them
         add_repo(p)
         add_format(p)
-        p.set_defaults(handler=cmd_lease, lease_op=name)
+        p.set_defaults(handler=cmd_lease, lease_op=name, ttl=None, lease=None)
         if name in ("claim", "renew"):
             p.add_argument(
                 "--ttl",
@@ -71,24 +71,18 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     env = os.environ
     config, same = lease_settings(env, Path.cwd())
     actor = resolve_actor(args, env, required=args.lease_op != "who")
-    if getattr(args, "ttl", None) is not None:
+    if args.ttl is not None:
         check_ttl(args.ttl, "--ttl")
     repository = resolve_repository(args, env)
-    assert repository is not None  # required=True
     github = github_from_env(repository, env)
-    given = getattr(args, "lease", None)
     request = LeaseRequest(
-        op=args.lease_op,
-        issue=args.issue.number,
-        actor=actor or "",
-        ttl=getattr(args, "ttl", None),
-        lease=given,
+        op=args.lease_op, issue=args.issue.number, actor=actor or "", ttl=args.ttl, lease=args.lease
     )
     outcome = run_lease(github, request, config, same)
     holder = outcome.lease.record.actor if outcome.lease else None
     mine = bool(actor and holder and same(holder, actor))
     code = outcome_exit(request.op, outcome)
-    text = render_outcome(outcome, actor, mine=mine, given=given)
+    text = render_outcome(outcome, actor, mine=mine, given=args.lease)
     if args.format == "json":
         data = {**outcome_json(outcome), "mine": mine}
         if code != Exit.OK:  # every non-zero JSON answer carries the error shape too

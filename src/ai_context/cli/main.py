@@ -105,7 +105,7 @@ def _groups_for(command: str | None, groups: Mapping[str, Register]) -> set[str]
         return set()
     if command in COMMAND_GROUPS:
         return {COMMAND_GROUPS[command]}
-    if command is not None and command in groups:  # another face's command: its own group
+    if command in groups.keys() - GROUPS.keys():  # another face's command: its own group
         return {command}
     return set(groups)
 
@@ -174,7 +174,8 @@ def internal_error(exc: Exception, as_json: bool, debug: bool, out: TextIO, err:
     what = " ".join(str(exc).split())[:300]  # one line, whatever the exception holds
     line = (
         f"internal error: {type(exc).__name__}: {what}. This is a bug in ai-context; please "
-        f"report it to the maintainers with the command you ran and the output of {DEBUG_FLAG}"
+        f"report it to the maintainers with the command you ran and the output of "
+        f"`ai-context {DEBUG_FLAG} COMMAND ...`"
     )
     return report_error(AIContextError(line), as_json, out, err)  # its exit code is 3
 

@@ -57,8 +57,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     workspace = Path.cwd()
     settings = load_config(os.environ, workspace)
     templates = mirror_templates(workspace / settings.templates if settings.templates else None)
-    repository = resolve_repository(args, os.environ, checkout=workspace)
-    assert repository is not None  # required
+    repository = resolve_repository(args, os.environ, workspace)
     if settings.github_token is None:
         raise UsageError("mirror: set GITHUB_TOKEN (or GH_TOKEN) to a token that reads issues")
     if settings.clickup_token is None:

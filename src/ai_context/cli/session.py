@@ -1,10 +1,4 @@
-"""`ai-context session save|load` (sp.json, docs/seeds/004) and `ai-context scrub`.
-
-`session save --from FILE` takes what the agent knows as JSON, `{"tasks": [...],
-"context_blocks": [...]}` or the list of tasks (only `title` and `status` required; `id` matches
-a task in the file); merged with the file unless `--overwrite` (the agent loaded it this session,
-so its list is whole).
-"""
+"""`ai-context session save|load` (sp.json, docs/seeds/004) and `ai-context scrub`."""
 
 from __future__ import annotations
 
@@ -24,7 +18,7 @@ from ai_context.adapters.gitrepo import (
     is_ancestor,
     is_repo,
 )
-from ai_context.cli.common import add_checkout, add_format, read_file, read_stream, timestamp_arg
+from ai_context.cli.common import add_checkout, add_format, read_input, timestamp_arg
 from ai_context.core.errors import Exit, UsageError
 from ai_context.rules.scrub import find, scrub
 from ai_context.rules.session.merge import parse_input
@@ -86,10 +80,6 @@ def _session_usage(parser: argparse.ArgumentParser) -> Any:
     return handler
 
 
-def _read(source: str, stdin: TextIO) -> str:
-    return read_stream(stdin) if source == "-" else read_file(source)
-
-
 def _shallow(name: str, parse: Callable[[], T]) -> T:
     """PARSE, with JSON nested deeper than Python's recursion limit as bad input (exit 2)."""
     try:
@@ -122,11 +112,11 @@ def cmd_session_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> in
     now = args.now or datetime.now(UTC)
     path: Path = args.file
     source = "<stdin>" if args.source == "-" else args.source
-    incoming = _shallow(source, lambda: parse_input(_read(args.source, stdin)))
+    incoming = _shallow(source, lambda: parse_input(read_input(args.source, stdin)))
     existing: SessionFile | None = None
     if not args.overwrite and path.exists():
         try:
-            existing = _shallow(str(path), lambda: loads(_read(str(path), stdin)))
+            existing = _shallow(str(path), lambda: loads(read_input(str(path), stdin)))
         except SessionError as exc:
             raise UsageError(
                 f"Cannot save: {path} cannot be merged ({exc}); fix it, or pass --overwrite "
@@ -180,7 +170,7 @@ def cmd_session_load(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> in
             f"Cannot load: {path} not found; save a session first with "
             "`ai-context session save --from tasks.json`"
         )
-    session = _shallow(str(path), lambda: loads(_read(str(path), stdin)))
+    session = _shallow(str(path), lambda: loads(read_input(str(path), stdin)))
     meta = session.metadata
     repo = _repo(args) if (meta.git_commit or meta.git_branch) else None
     git = _git_state(repo, session) if repo else None
@@ -205,7 +195,7 @@ def cmd_scrub(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     paths: list[str] = args.paths
     if not args.check and len(paths) != 1:
         raise UsageError("scrub prints one scrubbed text: pass one PATH (or -), or use --check")
-    texts = [("<stdin>" if p == "-" else p, _read(p, stdin)) for p in paths]
+    texts = [("<stdin>" if p == "-" else p, read_input(p, stdin)) for p in paths]
     as_json = args.format == "json"
     if not args.check:
         clean = scrub(texts[0][1], home=os.environ.get("HOME"))

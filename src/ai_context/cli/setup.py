@@ -1,13 +1,7 @@
 """`ai-context setup claude | agents-md | claude-plugin`: wire ai-context into an agent.
 
-claude: the hooks and narrow permissions in `.claude/settings.json` (`--scope shared`) or
-`settings.local.json` (`--scope local`), merged (rules/agentsetup.py); `--actor` and
-`--token-from gh` go to `env` of `settings.local.json`, never committed, and no token is ever
-written; the slash commands and the state-sync skill. agents-md: the protocol in a marked
-section of `AGENTS.md`. claude-plugin: the same files as a plugin folder. The content is
-package data under templates/; the hooks and commands start ai-context as `--runner` says.
-Idempotent; `--dry-run` prints the diff; a file the user wrote is kept unless `--force`;
-nothing is written before every file has been read and merged.
+Idempotent, from the package's templates/; a file the user wrote is kept unless `--force`, no
+token is ever written, and nothing is written before every file has been read and merged.
 """
 
 from __future__ import annotations
@@ -121,16 +115,12 @@ def add_setup_command(sub: Any) -> None:
 def template(name: str) -> str:
     from ai_context.adapters.templates import bundled_templates  # noqa: PLC0415
 
-    node = bundled_templates()
-    for part in name.split("/"):
-        node = node.joinpath(part)
-    return node.read_text(encoding="utf-8")
+    return bundled_templates().joinpath(*name.split("/")).read_text(encoding="utf-8")
 
 
 def runner_for(choice: str) -> str:
-    """The command line that starts ai-context for the hooks and slash commands: auto is
-    `ai-context` on PATH, else this Python's absolute path (what works after `uvx ai-context
-    setup claude`, with no ai-context on PATH)."""
+    """The command line the hooks and slash commands start ai-context with: auto is `ai-context`
+    on PATH, else this Python's absolute path (what works after `uvx ai-context setup claude`)."""
     if choice == "auto":
         choice = "ai-context" if shutil.which("ai-context") else "python"
     if choice == "python":
@@ -162,10 +152,6 @@ def hook_config(
                 if event in ("Stop", "PostToolUse", "PreCompact"):
                     hook["command"] += extra
     return hooks
-
-
-def permissions(runner: str) -> list[str]:
-    return [f"Bash({runner} {sub}:*)" for sub in ALLOWED_SUBCOMMANDS]
 
 
 def markdown_files(runner: str = "ai-context") -> dict[str, str]:
@@ -269,8 +255,9 @@ def plan_claude(root: Path, args: argparse.Namespace) -> list[Change]:
     if args.scope == "local":
         ours, other = other, ours
     env = _env_values(args)
+    allow = [f"Bash({runner} {sub}:*)" for sub in ALLOWED_SUBCOMMANDS]
     files = {
-        ours: (hooks, permissions(runner), env if ours == "settings.local.json" else None),
+        ours: (hooks, allow, env if ours == "settings.local.json" else None),
         other: (none, [], env if other == "settings.local.json" else None),
     }
     changes = [

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ai_context.adapters.config_file import DEFAULT_CONFIG, check_config
-from ai_context.cli.common import add_format, duration_arg, read_file, read_stream, timestamp_arg
+from ai_context.cli.common import add_format, duration_arg, read_input, timestamp_arg
 from ai_context.core.errors import Exit, UsageError
 from ai_context.rules.checks import CheckConfig, check_body, result_json
 
@@ -49,9 +49,7 @@ def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
     texts: list[tuple[str, str]] = []
     for name in paths:
         try:
-            texts.append(
-                ("<stdin>", read_stream(stdin)) if name == "-" else (name, read_file(name))
-            )
+            texts.append(("<stdin>" if name == "-" else name, read_input(name, stdin)))
         except UsageError as exc:
             problems.append(str(exc))
     if problems:
@@ -67,9 +65,8 @@ def _path(text: str) -> Path:
 
 
 def _file_config(args: argparse.Namespace) -> tuple[CheckConfig, Path | None]:
-    """The check settings of the config file (--config, else .github/ai-context.yml when
-    present), with --stale-after over the file's; a bad file is a ConfigError (exit 2). Only
-    the two keys the checks use are read (config_file.check_config): YAML, never pydantic."""
+    """The check settings of --config, else .github/ai-context.yml when present, with
+    --stale-after over the file's: only the two keys the checks use, never through pydantic."""
     path: Path | None = args.config
     if path is not None and not path.is_file():
         raise UsageError(f"--config {path}: no such file")

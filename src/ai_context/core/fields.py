@@ -6,7 +6,7 @@ and the one way a problem reads, `loc: msg` with `loc` a path (`plan.0.text`), p
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -68,12 +68,21 @@ def utc(value: datetime) -> datetime:
     return value if value.tzinfo is UTC else value.astimezone(UTC)
 
 
+def time_after(stamp: datetime, span: timedelta) -> datetime | None:
+    """STAMP + SPAN; None past the calendar's end (a stamp in issue text may be year 9999), as
+    a time that never comes."""
+    try:
+        return stamp + span
+    except OverflowError:
+        return None
+
+
 def as_time(loc: str, value: object, error: type[FieldError] = FieldError) -> datetime:
     """A datetime, or ISO 8601 text (`2026-05-26T15:00:00Z`), in UTC (see `utc`)."""
     if isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value)
-        except ValueError:
+            return utc(datetime.fromisoformat(value))
+        except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00:00+01:00
             raise error(loc, f"{value!r} is not an ISO 8601 time") from None
     if not isinstance(value, datetime):
         raise error(loc, f"must be a time, not {_kind(value)}")

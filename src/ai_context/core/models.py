@@ -115,3 +115,14 @@ class GitCommit:
     def __post_init__(self) -> None:
         if type(self.parents) is not tuple:
             object.__setattr__(self, "parents", tuple(self.parents))
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One repository of an owner's listing, with what selection looks at."""
+
+    full_name: str
+    topics: tuple[str, ...] = ()
+    archived: bool = False
+    disabled: bool = False
+    fork: bool = False

@@ -14,8 +14,6 @@ A lost compare-and-swap (422) re-reads and decides again, at most ATTEMPTS times
 
 from __future__ import annotations
 
-import os
-import sys
 import weakref
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -34,7 +32,7 @@ from ai_context.adapters.github import (
     GitHubUnavailable,
 )
 from ai_context.core.durations import format_duration
-from ai_context.core.errors import ConfigError, Exit, UsageError
+from ai_context.core.errors import AIContextError, Exit, UsageError
 from ai_context.core.models import GitCommit, Issue
 from ai_context.rules.lease import (
     EMPTY_TREE,
@@ -314,18 +312,26 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-def release_after_handoff(store: GitHub, issue: Issue, actor: str) -> None:
+def release_after_handoff(
+    store: GitHub,
+    issue: Issue,
+    actor: str,
+    *,
+    env: Mapping[str, str],
+    workspace: Path,
+    note: Callable[[str], None],
+) -> None:
     """After `handoff` or `done` wrote the block: release the lease ACTOR holds on ISSUE, if
-    any. Notes go to stderr, so `--format json` output stays parseable; a lease held by
-    someone else is left alone and said so."""
+    any, with the settings of ENV and WORKSPACE. Each step is a NOTE (the faces write it on
+    stderr, so `--format json` output stays parseable); a lease held by someone else is left
+    alone and said so."""
     try:
-        config, same = lease_settings(os.environ, Path.cwd())
-    except ConfigError as exc:
-        print(f"lease: not released ({exc})", file=sys.stderr)
+        config, same = lease_settings(env, workspace)
+        outcome = release(store, issue.number, actor, config=config, same=same)
+    except AIContextError as exc:  # the block has landed: say so, not fail the command
+        note(f"lease: not released ({exc})")
         return
-    outcome = release(store, issue.number, actor, config=config, same=same)
     if outcome.result == "released":
-        print(f"lease: released {actor}'s lease on #{issue.number}", file=sys.stderr)
+        note(f"lease: released {actor}'s lease on #{issue.number}")
     elif outcome.result == "held" and outcome.lease is not None:
-        holder = outcome.lease.record.actor
-        print(f"lease: #{issue.number} is held by {holder}; left alone", file=sys.stderr)
+        note(f"lease: #{issue.number} is held by {outcome.lease.record.actor}; left alone")

@@ -1,8 +1,5 @@
-"""The jobs by name, in the order they run, and the ones `jobs: auto` runs for each event.
-
-Jobs that add findings to the sticky comment (the mirror's) come before check. Each job's
-module is imported when the job runs: a run of the digest alone never loads the mirror's or
-the check's code.
+"""The jobs by name, in the order they run (the mirror's findings before check), and the ones
+`jobs: auto` runs for each event. A job's module is imported only when the job runs.
 """
 
 from __future__ import annotations

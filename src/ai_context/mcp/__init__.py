@@ -1,8 +1,5 @@
 """`ai-context mcp`: the agent commands as an MCP server over stdio (server.py does the work).
-
-The `mcp` SDK is an optional extra (`pip install 'ai-context[mcp]'`); only running the server
-imports it.
-"""
+Only running the server imports the optional `mcp` SDK."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The MCP tools that read or lease rather than write the block: claim, renew, release and who
-(jobs/lease.py's request and JSON, as the command line's), status and summary (the command
-line's settings, plates and JSON), validate."""
+"""The MCP tools that read or lease rather than write the block, with the command line's
+settings and JSON: claim, renew, release, who, status, summary and validate."""
 
 from __future__ import annotations
 
@@ -51,9 +50,8 @@ def lease(
 
 
 def status(s: Session, actor: str | None, repo: str | None = None) -> dict[str, Any]:
-    """What is on each actor's plate (or ACTOR's), by urgency: the open issues and those closed
-    within the digest window, read with the command line's settings (jobs/digest/job.py's
-    digest_config) into `ai-context status --format json`'s plates."""
+    """What is on each actor's plate (or ACTOR's), by urgency: `ai-context status --format json`'s
+    plates, read with the command line's settings."""
     from ai_context.jobs.digest.job import digest_config, read_issues  # noqa: PLC0415
     from ai_context.rules.digest.build import build_digest  # noqa: PLC0415
     from ai_context.rules.digest.json import plate_json  # noqa: PLC0415

@@ -36,20 +36,14 @@ TakeLocal = Literal["local"] | None
 
 def _sdk() -> tuple[Any, type[Exception]]:
     """The SDK's server class and tool error, whichever major version is installed."""
-    try:
-        server = importlib.import_module("mcp.server.mcpserver")
-        errors = importlib.import_module("mcp.server.mcpserver.exceptions")
-        return server.MCPServer, errors.ToolError
-    except ImportError:
-        pass
-    try:
-        server = importlib.import_module("mcp.server.fastmcp")
-        errors = importlib.import_module("mcp.server.fastmcp.exceptions")
-        return server.FastMCP, errors.ToolError
-    except ImportError:
-        raise UsageError(
-            "the MCP server needs the mcp SDK: pip install 'ai-context[mcp]'"
-        ) from None
+    for package, name in (("mcp.server.mcpserver", "MCPServer"), ("mcp.server.fastmcp", "FastMCP")):
+        try:
+            server = importlib.import_module(package)
+            errors = importlib.import_module(f"{package}.exceptions")
+        except ImportError:
+            continue
+        return getattr(server, name), errors.ToolError
+    raise UsageError("the MCP server needs the mcp SDK: pip install 'ai-context[mcp]'")
 
 
 class ToolSet:

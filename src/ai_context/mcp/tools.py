@@ -1,19 +1,16 @@
 """The MCP tools' bodies, without the SDK: structured input in, the JSON the command line
-prints with `--format json` out, so an agent reads one shape whichever face it uses.
-
-One `Session` per server reads the settings once, as the command line does, and keeps a GitHub
-client per repository (every tool takes an optional `repo`). A failure raises `ToolFailure`
-with the command line's exit code and text (`exit 2 (bad input): ...`, `exit 4 (conflict): ...`
-with both copies); outcomes the agent acts on (an incomplete block, a lease held by another)
-are content, with `exit_code`.
+prints with `--format json` out, so an agent reads one shape whichever face it uses. A failure
+raises `ToolFailure` with the command line's exit code and text.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import cached_property, partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
@@ -34,6 +31,11 @@ EXIT_MEANING = {
     Exit.CONFLICT: "conflict",
     Exit.INCOMPLETE: "incomplete state",
 }
+
+
+def _note(line: str) -> None:
+    """A tool's note beside its answer (the mirror's, the lease's): stdout is the protocol."""
+    sys.stderr.write(line + "\n")
 
 
 class ToolFailure(Exception):
@@ -115,33 +117,28 @@ class Session:
         self.actor = actor or self.env.get("AI_CONTEXT_ACTOR", "").strip() or None
         self._github: dict[str, GitHub] = {}
 
-    @property
-    def repository(self) -> str:
+    def repo(self, repo: str | None) -> str:
+        """The repository of one call: its REPO argument, else the server's."""
+        if repo is not None and repo.strip():
+            from ai_context.core.models import repository_name  # noqa: PLC0415
+
+            try:
+                return repository_name(repo)
+            except ValueError as exc:
+                raise ToolFailure(Exit.USAGE, f"repo: {exc}") from exc
         from ai_context.adapters.clients import default_repository  # noqa: PLC0415
 
-        repo = self._repo or default_repository(self.env)
-        if not repo:
+        self._repo = self._repo or default_repository(self.env)
+        if not self._repo:
             raise ToolFailure(
                 Exit.USAGE,
                 "no repository: pass repo (OWNER/NAME), start the server with --repo, or set "
                 "GITHUB_REPOSITORY",
             )
-        self._repo = repo
-        return repo
+        return self._repo
 
-    def repo(self, repo: str | None) -> str:
-        """The repository of one call: its REPO argument, else the server's."""
-        if repo is None or not repo.strip():
-            return self.repository
-        from ai_context.core.models import repository_name  # noqa: PLC0415
-
-        try:
-            return repository_name(repo)
-        except ValueError as exc:
-            raise ToolFailure(Exit.USAGE, f"repo: {exc}") from exc
-
-    def github(self, repo: str | None = None) -> GitHub:
-        repository = self.repo(repo)
+    def github(self, repository: str) -> GitHub:
+        """The client of REPOSITORY (as `repo` gave it), made once."""
         key = repository.lower()
         if key not in self._github:
             from ai_context.adapters.clients import github_from_env  # noqa: PLC0415
@@ -178,9 +175,8 @@ class Session:
     def outcome(
         self, repo: str, work: Callable[..., Outcome], *, release: bool = False
     ) -> dict[str, Any]:
-        """WORK (a job, its own options bound) with the session's settings, as the command line
-        runs it; its JSON. A conflict is the command line's exit-4 text, as a failure. RELEASE:
-        the writer's lease is released once the block has landed (a done task holds no one)."""
+        """WORK (a job, its own options bound) run as the command line runs it; its JSON. A
+        conflict fails with the command line's exit-4 text; RELEASE frees the writer's lease."""
         from ai_context.jobs.agent.finishing import lease_release  # noqa: PLC0415
         from ai_context.jobs.agent.mirror import agent_mirror_hook  # noqa: PLC0415
         from ai_context.jobs.agent.output import outcome_json, outcome_text  # noqa: PLC0415
@@ -189,10 +185,10 @@ class Session:
         common: dict[str, Any] = {
             "now": now(),
             "required": self.required,
-            "mirror": agent_mirror_hook(),
+            "mirror": agent_mirror_hook(self.env, Path.cwd(), _note),
         }
         if release:
-            common["release_lease"] = lease_release(gh)
+            common["release_lease"] = lease_release(gh, self.env, Path.cwd(), _note)
         before = gh.counter.total
         result = self.run(lambda: work(gh, cache, **common))
         if result.status == "conflict":
@@ -202,9 +198,6 @@ class Session:
 
 def now() -> datetime:
     return datetime.now(UTC)
-
-
-# --- the agent commands -------------------------------------------------------------------
 
 
 def resume(
@@ -283,10 +276,8 @@ def checkpoint(
     take: Literal["local"] | None = None,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    """The current block with CHANGES, saved: a checkpoint without re-sending the block. It is
-    written in the block's Active actor's name, and the write guard decides as for `save`: an
-    actor who handed the task off does not become its Active actor again, unless it takes the
-    task over (TAKE "local": the block then names this session's actor)."""
+    """The current block with CHANGES, saved in its Active actor's name as `save` would: an actor
+    who handed the task off becomes its Active actor again only with TAKE "local"."""
     repository = s.repo(repo)
     number = issue_number(issue, repository)
     current = current_block(s, repository, number)

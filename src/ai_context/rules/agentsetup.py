@@ -1,8 +1,5 @@
-"""What `ai-context setup` merges into files people also edit (pure), and its command names.
-
-In `.claude/settings*.json` our hooks replace our earlier ones in place, our permission rules are
-added (the retired broad one taken back) and `env` gets the values asked for; every other key is
-kept. In `AGENTS.md` our section lives between two markers.
+"""What `ai-context setup` merges into files people also edit (pure), and its command names:
+ours replaced in place, every other key and line kept.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from ai_context.core.block.model import Block, block_data, format_timestamp
 from ai_context.core.block.parse import Parsed, parse
 from ai_context.core.block.syntax import LABELS
 from ai_context.core.durations import format_duration
+from ai_context.core.fields import time_after
 from ai_context.core.findings import Finding
 from ai_context.core.phases import FINISHED_STEPS, is_terminal, mentions_review
 
@@ -200,11 +201,11 @@ def next_change(block: Block | None, now: datetime, config: CheckConfig) -> date
         return None
     now = now.astimezone(UTC)
     stamp = block.last_updated
-    ahead = stamp - config.clock_skew
-    if now < ahead:
+    ahead = time_after(stamp, -config.clock_skew)
+    if ahead is not None and now < ahead:
         return ahead
-    stale = stamp + config.stale_after
-    return stale if now <= stale and not is_terminal(block.phase) else None
+    stale = time_after(stamp, config.stale_after)
+    return stale if stale is not None and now <= stale and not is_terminal(block.phase) else None
 
 
 def check_body(

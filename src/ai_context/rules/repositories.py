@@ -12,22 +12,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from ai_context.core.models import Listed
+
 GLOB = frozenset("*?[")
 SHOWN = 10  # repositories left out that a log line names; the rest are counted
 KEYS = {"owner": "a GitHub login", "topic": "a topic", "name": "a name or glob"}
 _OWNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")  # `_`: managed users' logins
 WRITE = "write owner/name, owner/<glob> (acme/* for all of acme's) or {owner: acme, topic: x}"
-
-
-@dataclass(frozen=True)
-class Listed:
-    """One repository of an owner's listing, with what selection looks at."""
-
-    full_name: str
-    topics: tuple[str, ...] = ()
-    archived: bool = False
-    disabled: bool = False
-    fork: bool = False
 
 
 class Selector(BaseModel):

@@ -21,6 +21,7 @@ from ai_context.core.block.model import Block, format_timestamp
 from ai_context.core.block.parse import Parsed, parse
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
+from ai_context.core.fields import time_after
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal
@@ -247,10 +248,10 @@ def judge(
     verdict = Verdict(findings=tuple(findings), remembered=Evidence(**kept))
     if verdict.stale:
         owner = actors.owner(block.actor) or (actors.owner(lease.actor) if lease else None)
-        began = [stamp + config.stale_after] if stamp is not None else []
+        began = [time_after(stamp, config.stale_after)] if stamp is not None else []
         if lease is not None and lease.expired(now):
             began.append(lease.expires)
-        since = min(began, default=None)
+        since = min((t for t in began if t is not None), default=None)
         verdict = verdict.model_copy(update={"mention": owner, "stale_since": since})
     return verdict
 
@@ -375,8 +376,8 @@ class StaleRules:
         now = self.now.astimezone(UTC)
         times = []
         if block.last_updated is not None:
-            times.append(block.last_updated + self.config.stale_after)
+            times.append(time_after(block.last_updated, self.config.stale_after))
         if evidence.lease is not None:
             times.append(evidence.lease.expires)
-        later = [t for t in times if t >= now]
+        later = [t for t in times if t is not None and t >= now]
         return min(later) if later else None

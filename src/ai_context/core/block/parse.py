@@ -310,7 +310,10 @@ def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
         return stamp.replace(tzinfo=UTC, microsecond=0), "AIC302"
     offset = stamp.utcoffset()
     problem = None if offset is not None and not offset else "AIC302"
-    return stamp.astimezone(UTC).replace(microsecond=0), problem
+    try:
+        return stamp.astimezone(UTC).replace(microsecond=0), problem
+    except OverflowError:  # an offset past the calendar's edge: 0001-01-01T00:00:00+01:00
+        return None, "AIC301"
 
 
 def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block, dict[str, int]]:

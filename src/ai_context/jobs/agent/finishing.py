@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from ai_context.adapters.cache import Cache
-from ai_context.core.block.model import Block, PlanStep
+from ai_context.adapters.github import GitHub
+from ai_context.core.block.model import Block
 from ai_context.core.block.parse import parse
 from ai_context.core.block.syntax import StepStatus
 from ai_context.core.models import Issue
-from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome, Tracker
+from ai_context.jobs.agent.model import AgentError, LeaseHook, MirrorHook, Outcome
 from ai_context.jobs.agent.write import Turn, as_utc, guard, with_changes, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import decide, missing_labels, resolve
@@ -29,8 +31,7 @@ def _rewrite(
     release_lease: LeaseHook | None,
 ) -> Outcome:
     """Reconcile as resume does, apply CHANGE to the state, and write it if the write guard allows
-    (TAKE "local" writes over a refusal, logged): 4 GitHub calls. Once written, the writer's lease
-    is released through RELEASE_LEASE: a task handed off or done holds no one."""
+    (TAKE "local" writes over a refusal, logged): 4 GitHub calls; then RELEASE_LEASE."""
     tracker, number = turn.tracker, turn.number
     entry = turn.cache.load(tracker.repository, number)
     issue = tracker.get_issue(number)
@@ -80,7 +81,7 @@ def _rewrite(
 
 
 def handoff(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     number: int,
     to: str,
@@ -118,27 +119,16 @@ def handoff(
     )
 
 
-# What `done` makes of a step still open: the step being worked on is finished with the task;
-# one never started (pending, blocked, or without a status) was left out of it, unless the
-# agent names it among the steps the finish completed (`--done-step N`: "Open PR" with --pr).
+# What `done` makes of a step still open, so no `(in progress)` stays under `Phase: done`: the
+# step being worked on is finished with the task; one never started (pending, blocked, or without
+# a status) was left out of it, unless the agent names it among the steps the finish completed
+# (`--done-step N`: "Open PR" with --pr).
 CLOSED_STATUS: dict[StepStatus | None, StepStatus] = {
     "in progress": "done",
     "pending": "skipped",
     "blocked": "skipped",
     None: "skipped",
 }
-
-
-def close_steps(plan: Sequence[PlanStep], done: Collection[int] = ()) -> tuple[PlanStep, ...]:
-    """The plan with no step left open, so no `(in progress)` stays under `Phase: done`; the
-    steps numbered in DONE are done, whatever they were."""
-    return tuple(
-        replace(
-            step,
-            status="done" if step.number in done else CLOSED_STATUS.get(step.status, step.status),
-        )
-        for step in plan
-    )
 
 
 def final_block(
@@ -151,7 +141,7 @@ def final_block(
     done_steps: Collection[int] = (),
 ) -> Block:
     """The block managers and teammates see from now on: what shipped, the PR, follow-ups,
-    and the plan closed (close_steps, DONE_STEPS done). Shipped defaults to the steps done."""
+    and the plan closed (CLOSED_STATUS, DONE_STEPS done). Shipped defaults to the steps done."""
     unknown = sorted(set(done_steps) - {step.number for step in block.plan})
     if unknown:
         numbers = ", ".join(str(n) for n in unknown)
@@ -159,7 +149,12 @@ def final_block(
             f"--done-step {numbers}: the plan has no such step (it has "
             f"{len(block.plan)}); name the steps by their numbers in the block"
         )
-    plan = close_steps(block.plan, done_steps)
+    plan = tuple(
+        replace(
+            s, status="done" if s.number in done_steps else CLOSED_STATUS.get(s.status, s.status)
+        )
+        for s in block.plan
+    )
     done_texts = [step.text for step in block.plan if step.status == "done"]
     done_texts += [s.text for s in block.plan if s.number in done_steps and s.status != "done"]
     summary = shipped or "; ".join(done_texts) or "see the pull request"
@@ -185,7 +180,7 @@ def final_block(
 
 
 def done(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     number: int,
     *,
@@ -202,8 +197,7 @@ def done(
     mirror: MirrorHook | None = None,
 ) -> Outcome:
     """The final block (seeds/000 "Task complete"): Phase `done`, what shipped, the PR, follow-ups;
-    a step still open is skipped unless DONE_STEPS names it. The lease is released as on a
-    handoff."""
+    a step still open is skipped unless DONE_STEPS names it. The lease is released as on handoff."""
     if pr is not None and not pr.startswith(("https://", "http://")):
         raise AgentError(f"--pr {pr!r} is not a URL; pass the pull request's https:// link")
     now = as_utc(now)
@@ -220,14 +214,15 @@ def done(
     )
 
 
-def lease_release(github: Any) -> LeaseHook:
-    """The `release_lease` hook of handoff and done, for the CLI and the MCP server alike: it
-    releases the actor's lease once the block has landed. The lease job (the settings file,
-    the lease models) is imported only then: a dry run or a refused write never loads it."""
+def lease_release(
+    github: Any, env: Mapping[str, str], workspace: Path, note: Callable[[str], None]
+) -> LeaseHook:
+    """The `release_lease` hook of handoff and done; the lease job is imported only once a block
+    has landed, so a dry run or a refused write never loads it."""
 
     def release(issue: Issue, actor: str) -> None:
         from ai_context.jobs.lease import release_after_handoff  # noqa: PLC0415
 
-        release_after_handoff(github, issue, actor)
+        release_after_handoff(github, issue, actor, env=env, workspace=workspace, note=note)
 
     return release

@@ -1,27 +1,27 @@
 """The ClickUp mirror an agent's save, handoff or done triggers (the seeds' state-sync), for the
-command line and the MCP server alike."""
+command line and the MCP server alike; the face gives the settings and where notes go."""
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ai_context.core.block.model import Block
     from ai_context.core.models import Issue
 
 CLICKUP_TOKEN_VARS = ("INPUT_CLICKUP-TOKEN", "AI_CONTEXT_CLICKUP_TOKEN", "CLICKUP_TOKEN")
 
 
-def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], None] | None:
-    """The mirror to run after an agent's write; None without a ClickUp token. A failing mirror is
-    reported on stderr (a `--format json` answer stays parseable), never fatal: the issue holds
-    the block."""
-    out = out or sys.stderr
-    if not any(os.environ.get(name, "").strip() for name in CLICKUP_TOKEN_VARS):
+def agent_mirror_hook(
+    env: Mapping[str, str], workspace: Path, note: Callable[[str], None]
+) -> Callable[[Issue, Block], None] | None:
+    """The mirror to run after an agent's write, with the settings of ENV and WORKSPACE; None
+    without a ClickUp token. A failing mirror is a NOTE (the faces write it on stderr, so a
+    `--format json` answer stays parseable), never fatal: the issue holds the block."""
+    if not any(env.get(name, "").strip() for name in CLICKUP_TOKEN_VARS):
         return None
 
     def hook(issue: Issue, block: Block) -> None:
@@ -33,14 +33,13 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
         from ai_context.jobs.mirror.job import mirror_templates  # noqa: PLC0415
         from ai_context.jobs.mirror.run import run_mirror  # noqa: PLC0415
 
-        workspace = Path.cwd()
         try:
-            settings = load_config(os.environ, workspace)
+            settings = load_config(env, workspace)
             config, actors = settings.mirror, settings.actors
             user_dir = workspace / settings.templates if settings.templates else None
             templates = mirror_templates(user_dir)
         except ConfigError as exc:
-            out.write(f"mirror: skipped ({exc})\n")
+            note(f"mirror: skipped ({exc})")
             return
         if settings.clickup_token is None:
             return
@@ -49,7 +48,7 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
         )
 
         def log(line: str) -> None:
-            out.write(f"mirror: {line}\n")
+            note(f"mirror: {line}")
 
         try:
             report = run_mirror(
@@ -62,12 +61,12 @@ def agent_mirror_hook(out: TextIO | None = None) -> Callable[[Issue, Block], Non
                 log=log,
             )
         except ClickUpError as exc:
-            out.write(f"mirror: ClickUp failed ({exc}); the issue holds the block\n")
+            note(f"mirror: ClickUp failed ({exc}); the issue holds the block")
             return
         for findings in report.findings.values():
             for f in findings:
-                out.write(f"mirror: {f.code} {f.severity} {f.message}\n")
+                note(f"mirror: {f.code} {f.severity} {f.message}")
         for line in (*report.notes, *report.errors):
-            out.write(f"mirror: {line}\n")
+            note(f"mirror: {line}")
 
     return hook

@@ -1,16 +1,15 @@
-"""What the agent commands take (a Tracker, hooks) and what they return (an Outcome)."""
+"""What the agent commands take (hooks) and what they return (an Outcome)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal, Protocol
+from typing import Literal
 
 from ai_context.core.block.model import Block
 from ai_context.core.errors import UsageError
 from ai_context.core.models import Issue
-from ai_context.jobs.bodywrite import BodyTracker
 from ai_context.rules.reconcile import Decision
 
 IN_PROGRESS = "in-progress"
@@ -19,20 +18,6 @@ RECENT = timedelta(hours=24)
 Command = Literal["save", "resume", "handoff", "done"]
 Status = Literal["ok", "conflict", "incomplete", "pick"]
 Take = Literal["local", "remote"]
-
-
-class Tracker(BodyTracker, Protocol):
-    """What the commands need from GitHub; `ai_context.adapters.github.GitHub` is one."""
-
-    def list_issues(
-        self,
-        state: str = "open",
-        *,
-        assignee: str | None = None,
-        labels: Sequence[str] = (),
-        sort: str | None = None,
-        limit: int | None = None,
-    ) -> list[Issue]: ...
 
 
 MirrorHook = Callable[[Issue, Block], None]

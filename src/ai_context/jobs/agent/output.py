@@ -3,9 +3,10 @@ and the text a person reads."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from ai_context.core.block.model import Block, block_data
+from ai_context.core.block.model import Block, block_data, format_timestamp
 from ai_context.core.block.render import render
 from ai_context.core.errors import Exit
 from ai_context.core.phases import plan_progress
@@ -23,17 +24,11 @@ EXIT_BY_STATUS = {
 
 
 def candidate_json(candidate: Candidate) -> dict[str, Any]:
-    """One task to pick from, JSON-ready (the shape pydantic's `model_dump` gave: lists, and
-    the time as `2026-05-26T14:32:00Z`)."""
-    when = candidate.updated_at.isoformat() if candidate.updated_at is not None else None
-    return {
-        "number": candidate.number,
-        "title": candidate.title,
-        "actor": candidate.actor,
-        "phase": candidate.phase,
+    """One task to pick from, JSON-ready: lists, and the time as `2026-05-26T14:32:00Z`."""
+    return asdict(candidate) | {
         "assignees": list(candidate.assignees),
         "labels": list(candidate.labels),
-        "updated_at": when[:-6] + "Z" if when and when.endswith("+00:00") else when,
+        "updated_at": format_timestamp(candidate.updated_at) or None,
     }
 
 

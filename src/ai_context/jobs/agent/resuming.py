@@ -9,19 +9,12 @@ from functools import partial
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import CacheEntry
+from ai_context.adapters.github import GitHub
 from ai_context.core.block.model import Block
 from ai_context.core.block.parse import parse
 from ai_context.core.models import Issue
 from ai_context.core.phases import is_terminal
-from ai_context.jobs.agent.model import (
-    IN_PROGRESS,
-    RECENT,
-    Candidate,
-    MirrorHook,
-    Outcome,
-    Take,
-    Tracker,
-)
+from ai_context.jobs.agent.model import IN_PROGRESS, RECENT, Candidate, MirrorHook, Outcome, Take
 from ai_context.jobs.agent.write import Turn, as_utc, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import (
@@ -70,16 +63,15 @@ PICK = 30  # of which the first are offered to pick from
 
 
 def _choose(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     actor: str | None,
     login: str | Callable[[], str | None] | None,
     notes: list[str],
 ) -> _Chosen | Outcome:
     """Step 1 without an issue number: the recent local copy, else in one listing of open issues the
-    one whose block names ACTOR (a new machine knows its actor before any config), else LOGIN's
-    in-progress one, else an Outcome asking to pick. Chosen by the block's Last updated: GitHub's
-    "updated" moves with the bot's own comments (docs/design.md §5)."""
+    one whose block names ACTOR, else LOGIN's in-progress one, else an Outcome asking to pick. Ties
+    go by the block's Last updated: GitHub's "updated" moves with the bot's own comments."""
     repository = tracker.repository
     recent = cache.recent(repository, RECENT, datetime.now(UTC))
     if recent:
@@ -126,7 +118,7 @@ def _active_actor(issue: Issue) -> str | None:
 
 
 def resume(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     number: int | None = None,
     *,

@@ -7,9 +7,10 @@ from typing import Literal
 
 from ai_context.adapters.cache import Cache
 from ai_context.adapters.cache_entry import CacheEntry
+from ai_context.adapters.github import GitHub
 from ai_context.core.block.model import Block
 from ai_context.core.errors import Exit, ServiceError
-from ai_context.jobs.agent.model import AgentError, MirrorHook, Outcome, Tracker
+from ai_context.jobs.agent.model import AgentError, MirrorHook, Outcome
 from ai_context.jobs.agent.write import Turn, Written, as_utc, with_changes, with_local, write_block
 from ai_context.rules.checks import REQUIRED_DEFAULT
 from ai_context.rules.reconcile import missing_labels
@@ -32,8 +33,7 @@ def _write_or_roll_back(
     turn: Turn, block: Block, previous: CacheEntry | None, *, force: bool
 ) -> Written:
     """Store the local copy as unpushed, then write. A failure of the input, or a refusal on a
-    machine that never read the issue, puts the cache back as it was: a later bare `resume` must
-    take the issue's copy (the refused block is in the conflict log and the output)."""
+    machine that never read the issue, puts the cache back: a later `resume` takes the issue's."""
     base = previous.base_revision if previous else None
     body = previous.body if previous else None
     turn.store(block, base=base, body=body)
@@ -55,7 +55,7 @@ def _write_or_roll_back(
 
 
 def save(
-    tracker: Tracker,
+    tracker: GitHub,
     cache: Cache,
     number: int,
     block: Block,
@@ -67,10 +67,9 @@ def save(
     required: tuple[str, ...] = REQUIRED_DEFAULT,
     mirror: MirrorHook | None = None,
 ) -> Outcome:
-    """Write BLOCK (stamped NOW) into the issue: 3 GitHub calls with a cached body (re-read, PATCH,
-    edit history), 4 without, dry-run 1. The local copy is stored first, as unpushed, so the next
-    resume pushes it if the PATCH never happens; the write guard decides (TAKE "local"
-    overrides)."""
+    """Write BLOCK (stamped NOW) into the issue: 3 GitHub calls with a cached body, 4 without,
+    dry-run 1. The local copy is stored first, as unpushed, so the next resume pushes it if the
+    PATCH never happens."""
     now = as_utc(now)
     block = with_changes(block, last_updated=now)
     turn = Turn("save", tracker, cache, number, writer or block.actor, now)

@@ -7,21 +7,14 @@ from datetime import datetime
 from typing import Any
 
 from ai_context.adapters.cache import Cache
-from ai_context.adapters.cache_entry import entry_for
+from ai_context.adapters.cache_entry import CacheEntry
+from ai_context.adapters.github import GitHub
 from ai_context.core.block.model import Block, BlockError, format_timestamp
 from ai_context.core.block.parse import parse
 from ai_context.core.block.render import render, replace_block
 from ai_context.core.fields import utc
 from ai_context.core.models import Issue
-from ai_context.jobs.agent.model import (
-    BODY_LIMIT,
-    AgentError,
-    Command,
-    MirrorHook,
-    Outcome,
-    Take,
-    Tracker,
-)
+from ai_context.jobs.agent.model import BODY_LIMIT, AgentError, Command, MirrorHook, Outcome, Take
 from ai_context.jobs.bodywrite import Committed, commit_body, fresh_read
 from ai_context.rules.overwrite import Region
 from ai_context.rules.reconcile import Decision, body_diff, conflict_diff, may_write, revision
@@ -43,7 +36,7 @@ class Written:
 
 
 def write_block(
-    tracker: Tracker,
+    tracker: GitHub,
     number: int,
     block: Block,
     *,
@@ -54,9 +47,8 @@ def write_block(
     force: bool = False,
 ) -> Written:
     """Put BLOCK into the issue body, keeping every byte outside it. The write guard is asked on
-    READ_BODY (the body as last read; else a GET) and on the re-read before the PATCH, where a
-    body changed outside the block gets it re-applied; the PATCH is checked by jobs/bodywrite.py.
-    A refusal writes nothing unless FORCE (--take local; the refusal comes back as `overridden`)."""
+    READ_BODY (else a GET) and again on the re-read before the PATCH; a refusal writes nothing
+    unless FORCE (--take local), and then comes back as `overridden`."""
     read: Issue | None = None
     if read_body is None:
         read = tracker.get_issue(number)
@@ -171,7 +163,7 @@ class Turn:
     log share."""
 
     command: Command
-    tracker: Tracker
+    tracker: GitHub
     cache: Cache
     number: int
     actor: str | None
@@ -190,16 +182,17 @@ class Turn:
 
     def store(self, block: Block, *, base: str | None, body: str | None) -> None:
         """BLOCK as this machine's copy, made from the issue's revision BASE (body BODY)."""
-        entry = entry_for(
+        entry = CacheEntry(
             repository=self.tracker.repository,
             issue=self.number,
+            actor=self.actor,
             block=block,
             text=render(block),
+            last_updated=format_timestamp(block.last_updated) or None,
             revision=revision(block),
             base_revision=base,
-            actor=self.actor,
             body=body,
-            now=self.now,
+            saved_at=self.now,
         )
         self.cache.store(entry)
 

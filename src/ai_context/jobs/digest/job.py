@@ -27,6 +27,7 @@ from ai_context.adapters.templates import Templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
+from ai_context.jobs.digest import facts
 from ai_context.jobs.digest.delivery import (
     Delivery,
     day_of,
@@ -36,8 +37,6 @@ from ai_context.jobs.digest.delivery import (
     slack_wanted,
     todays_comment,
 )
-from ai_context.jobs.digest.facts import closed_since, quiet, store
-from ai_context.jobs.digest.facts import gather as gather_facts
 from ai_context.jobs.scan import DIGEST_LABEL, Scan
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import DigestConfig, DigestSection, Target, digest_from_checked
@@ -269,7 +268,7 @@ def digest_job(ctx: RunContext) -> None:
     scans = [ctx.scan_of(name) for name in ctx.repositories()]
     digest_issue = _digest_issue(scans[0], settings.digest_issue)
     comments = _read_comments(ctx.github, digest_issue) if "issue-comment" in targets else []
-    closed = {s.repository: closed_since(s) for s in scans if quiet(s)}
+    closed = {s.repository: facts.closed_since(s) for s in scans if facts.quiet(s)}
     existing = todays_comment(comments, today, bot)
     slack = "slack" in targets and settings.slack_webhook_url is not None
     if (
@@ -289,7 +288,7 @@ def digest_job(ctx: RunContext) -> None:
     config = digest_config(settings)
     since = _since(ctx.now, section.window, previous)
     sources = [
-        gather_facts(
+        facts.gather(
             s, now=ctx.now, config=config, since=since, bot=bot, closed=closed.get(s.repository)
         )
         for s in scans
@@ -309,7 +308,7 @@ def digest_job(ctx: RunContext) -> None:
         full_url=_run_url(ctx.workflow_env),
     )
     for source in sources:
-        store(source, config, dry_run=settings.dry_run, log=log, budget=ctx.writes)
+        facts.store(source, config, dry_run=settings.dry_run, log=log, budget=ctx.writes)
     _report(ctx, outcome)
 
 

@@ -29,12 +29,12 @@ from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import (
     FINISHED_STEPS,
+    current_step,
     is_blocked_phase,
     is_review_phase,
     is_shipped_phase,
     is_terminal,
 )
-from ai_context.core.phases import current_step as phase_step
 from ai_context.rules.checks import STALE_AFTER, CheckConfig, CheckResult, check_body
 from ai_context.rules.digest.model import (
     CATEGORIES,
@@ -138,9 +138,9 @@ def plan_done(block: Block | None) -> int:
     return sum(1 for s in block.plan if s.status in FINISHED_STEPS)
 
 
-def current_step(block: Block | None) -> str | None:
+def current_step_text(block: Block | None) -> str | None:
     """The text of the plan's current step (core.phases decides which step that is)."""
-    step = phase_step(block)
+    step = current_step(block)
     return step.text if step is not None else None
 
 
@@ -279,7 +279,7 @@ def _task_fields(
         "phase": block.phase if block else None,
         "chunk": block.chunk if block else None,
         "plan_done": plan_done(block),
-        "current_step": current_step(block),
+        "current_step": current_step_text(block),
         "next_step": block.next_step if block else None,
         "blockers": block.blockers if block else (),
         "last_updated": stamp,

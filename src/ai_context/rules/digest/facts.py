@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from ai_context.core import hidden
 from ai_context.core.block.model import Block, PlanStep
+from ai_context.core.fields import time_after
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step, is_terminal
@@ -193,9 +194,9 @@ def next_change(
         block = result.block
         if issue.state == "closed":
             stamp = issue.closed_at or issue.updated_at
-            times.append(stamp + config.window if stamp else None)
+            times.append(time_after(stamp, config.window) if stamp else None)
         elif block is not None and block.last_updated is not None:
             span = config.window if is_terminal(block.phase) else config.stale_after
-            times.append(block.last_updated + span)
+            times.append(time_after(block.last_updated, span))
     later = [t for t in times if t is not None and t >= now]
     return min(later) if later else None

@@ -103,7 +103,7 @@ def decode_state(encoded: str) -> StateRead:
         at = payload.get("at")
         generated = datetime.fromisoformat(at).astimezone(UTC) if isinstance(at, str) else None
         tasks = _tasks(payload.get("r", {}))
-    except (TypeError, ValueError, KeyError, ValidationError):
+    except (TypeError, ValueError, KeyError, OverflowError, ValidationError):
         return _unreadable("unexpected content")
     when = f" of {format_timestamp(generated)}" if generated else ""
     return StateRead(

@@ -76,11 +76,8 @@ def _read_v1(subject: str) -> Checkpoint | CheckpointProblem:
     )
 
 
-_READERS = {1: _read_v1}
-
-
 def read_checkpoint(message: str) -> Checkpoint | CheckpointProblem | None:
-    """The checkpoint a commit message records (dispatched on the trailer's version); None for an
+    """The checkpoint a commit message records (read by its trailer's version); None for an
     ordinary commit. One that cannot be read keeps the issue its subject names, so its
     AIC505/AIC506 reaches that issue."""
     subject = message.split("\n", 1)[0].strip()
@@ -116,15 +113,14 @@ def _read(message: str, subject: str) -> Checkpoint | CheckpointProblem | None:
             version=raw[:20],
             message=f"{CHECKPOINT_TRAILER} is '{raw[:20]}', not a version such as v1",
         )
-    reader = _READERS.get(int(version.group(1)))
-    if reader is None:
+    if int(version.group(1)) != CHECKPOINT_VERSION:
         return CheckpointProblem(
             kind="unknown-version",
             version=f"v{int(version.group(1))}",
             message=f"unknown checkpoint format v{int(version.group(1))}; this tool reads "
-            + ", ".join(f"v{v}" for v in sorted(_READERS)),
+            f"v{CHECKPOINT_VERSION}",
         )
-    return reader(subject)
+    return _read_v1(subject)
 
 
 def issues_of(commit: Commit, repo: str | None = None) -> list[int]:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from ai_context.core.block.model import Block, format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
+from ai_context.core.fields import time_after
 from ai_context.core.findings import Finding, make_finding
 from ai_context.rules.gitlog.checkpoints import (
     CHECKPOINT_TRAILER,
@@ -98,8 +99,8 @@ def behind_git(
     rules = rules or GitRules()
     if block.last_updated is None:
         return []  # AIC201 already says Last updated is missing
-    cutoff = block.last_updated + rules.behind_after
-    late = [c for c in commits if c.timestamp > cutoff]
+    cutoff = time_after(block.last_updated, rules.behind_after)
+    late = [c for c in commits if cutoff is not None and c.timestamp > cutoff]
     if not late:
         return []
     newest = max(late, key=lambda c: c.timestamp)
@@ -118,17 +119,6 @@ def behind_git(
     ]
 
 
-def uncovered_files(block: Block, commits: Iterable[Commit]) -> list[str]:
-    """Files the commits changed that the block's Files touched does not cover, in order."""
-    entries = block.paths
-    seen: dict[str, None] = {}
-    for commit in commits:
-        for path in commit.files:
-            if path not in seen and not path_covered(path, entries):
-                seen[path] = None
-    return list(seen)
-
-
 def files_drift(
     issue: int,
     block: Block,
@@ -139,7 +129,9 @@ def files_drift(
 ) -> list[Finding]:
     """AIC502 (info): changed files that Files touched does not mention."""
     rules = rules or GitRules()
-    missing = uncovered_files(block, commits)
+    entries = block.paths
+    changed = dict.fromkeys(path for commit in commits for path in commit.files)
+    missing = [path for path in changed if not path_covered(path, entries)]
     if not missing:
         return []
     shown = ", ".join(missing[: rules.max_listed])

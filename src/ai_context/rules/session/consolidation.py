@@ -39,10 +39,6 @@ def notes(context: str) -> list[str]:
     return [" ".join(m.group(1).lower().split()) for m in _NOTE_RE.finditer(context)]
 
 
-def is_critical_bug(task: Task) -> bool:
-    return task.category == "BUGFIX" and task.priority == "P1"
-
-
 class AreaDecision(BaseModel):
     """How the matrix judged one area's completed tasks, for the report and the tests."""
 
@@ -100,7 +96,7 @@ def keep_reasons(
     for task in tasks:
         if task.status != "completed" or task.consolidated:
             continue
-        if is_critical_bug(task):
+        if task.category == "BUGFIX" and task.priority == "P1":
             reasons[task.id] = "critical bug"
         elif any(note_owners[n] == {task.id} for n in notes(task.context)):
             reasons[task.id] = "unique pitfall"

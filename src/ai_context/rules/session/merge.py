@@ -6,54 +6,18 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ai_context.core.fields import explain
 from ai_context.rules.session.model import (
     ContextBlock,
-    LooseCategory,
-    LoosePriority,
-    LooseStatus,
+    ContextBlockInput,
     SessionError,
     Task,
-    UtcTime,
-    normal_id,
+    TaskInput,
     task_id,
     task_number,
 )
-
-
-class TaskInput(BaseModel):
-    """A task as the agent passes it: only title and status are required."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str | None = None
-    title: str
-    status: LooseStatus
-    priority: LoosePriority = None
-    category: LooseCategory = None
-    created: UtcTime | None = None
-    completed: UtcTime | None = None
-    consolidated: bool = False
-    consolidated_count: int = Field(default=0, ge=0)
-    context: str = ""
-    files: tuple[str, ...] = ()
-    area: str | None = None
-
-    @field_validator("id")
-    @classmethod
-    def _id(cls, value: str | None) -> str | None:
-        return normal_id(value) if value is not None else None
-
-
-class ContextBlockInput(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    title: str
-    content: str
-    updated: UtcTime | None = None
-    related_tasks: tuple[str, ...] = ()
 
 
 class SessionInput(BaseModel):
@@ -83,9 +47,6 @@ def parse_input(text: str) -> SessionInput:
         return SessionInput.model_validate(data)
     except ValidationError as exc:
         raise SessionError(f"Cannot save: {explain(exc)}") from None
-
-
-# --- merging ----------------------------------------------------------------------------
 
 
 def _title_key(title: str) -> str:

@@ -106,15 +106,17 @@ class Metadata(BaseModel):
         return value
 
 
-class Task(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+class TaskInput(BaseModel):
+    """A task as the agent passes it to `session save`: only title and status are required."""
 
-    id: str
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str | None = None
     title: str
     status: LooseStatus
     priority: LoosePriority = None
     category: LooseCategory = None
-    created: UtcTime
+    created: UtcTime | None = None
     completed: UtcTime | None = None
     consolidated: bool = False
     consolidated_count: int = Field(default=0, ge=0)
@@ -124,8 +126,17 @@ class Task(BaseModel):
 
     @field_validator("id")
     @classmethod
-    def _id(cls, value: str) -> str:
-        return normal_id(value)
+    def _id(cls, value: str | None) -> str | None:
+        return normal_id(value) if value is not None else None
+
+
+class Task(TaskInput):
+    """A task as the session file holds it: its id and creation time settled."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    created: UtcTime
 
     @field_validator("title")
     @classmethod
@@ -167,13 +178,19 @@ class Task(BaseModel):
         return self.consolidated_count if self.consolidated else 1
 
 
-class ContextBlock(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+class ContextBlockInput(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     title: str
     content: str
-    updated: UtcTime
+    updated: UtcTime | None = None
     related_tasks: tuple[str, ...] = ()
+
+
+class ContextBlock(ContextBlockInput):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    updated: UtcTime
 
     @field_validator("related_tasks")
     @classmethod
@@ -203,9 +220,6 @@ class SessionFile(BaseModel):
 
 class SessionError(UsageError):
     """A session file or input that cannot be used; the message says what and what to do."""
-
-
-# --- reading ----------------------------------------------------------------------------
 
 
 def loads(text: str) -> SessionFile:
@@ -262,15 +276,8 @@ def check_session_file(path: str, text: str) -> list[Finding]:
     try:
         loads(text)
     except SessionError as exc:
-        invalid_json = "invalid JSON" in str(exc)
-        out.append(
-            Finding(
-                code="AIC520" if invalid_json else "AIC521",
-                severity="error",
-                message=f"{path}: {exc}",
-                line=None,
-                hint="Save the session with `ai-context session save` instead of editing it.",
-            )
-        )
+        code = "AIC520" if "invalid JSON" in str(exc) else "AIC521"
+        hint = "Save the session with `ai-context session save` instead of editing it."
+        out.append(Finding(code, "error", f"{path}: {exc}", None, hint))
     out.extend(privacy_findings(path, text))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Literal
 
@@ -9,12 +10,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ai_context.core.fields import explain
 from ai_context.rules.scrub import scrub_counted
-from ai_context.rules.session.consolidation import (
-    Consolidation,
-    ConsolidationRules,
-    consolidate,
-    ordered,
-)
+from ai_context.rules.session.consolidation import Consolidation, consolidate, ordered
 from ai_context.rules.session.merge import SessionInput, merge_blocks, merge_tasks, overwrite_tasks
 from ai_context.rules.session.model import (
     SESSION_VERSION,
@@ -34,22 +30,17 @@ class SaveResult(BaseModel):
     scrubbed: dict[str, int]
 
 
-def _scrub_text(value: str, counts: dict[str, int], home: str | None = None) -> str:
-    clean, found = scrub_counted(value, home=home)
-    for kind, number in found.items():
-        counts[kind] = counts.get(kind, 0) + number
-    return clean
-
-
 def scrub_session(
     session: SessionFile, *, home: str | None = None
 ) -> tuple[SessionFile, dict[str, int]]:
     """Every free-text field scrubbed (titles, contexts, files, blocks, branch); HOME is the
     real home directory, redacted wherever it lies (scrub.find)."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
 
     def clean(value: str) -> str:
-        return _scrub_text(value, counts, home)
+        text, found = scrub_counted(value, home=home)
+        counts.update(found)
+        return text
 
     tasks = tuple(
         t.model_copy(
@@ -80,7 +71,6 @@ def save(
     overwrite: bool,
     git_branch: str | None = None,
     git_commit: str | None = None,
-    rules: ConsolidationRules | None = None,
     home: str | None = None,
 ) -> SaveResult:
     """WF1: merge (or overwrite), consolidate, scrub; the caller writes `dumps(result.session)`."""
@@ -97,7 +87,7 @@ def save(
         blocks = merge_blocks(existing.context_blocks, incoming.context_blocks, now)
         created = existing.metadata.created
         mode = "merge"
-    result = consolidate(tasks, blocks, now=now, rules=rules)
+    result = consolidate(tasks, blocks, now=now)
     metadata = Metadata(
         version=SESSION_VERSION,
         created=created,

@@ -1,0 +1,45 @@
+"""The jobs an agent's write triggers (the ClickUp mirror, the lease release) read the settings
+the face gives them and say what happened through the face's `note`, never os.environ, the
+current directory or stderr of their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ai_context.adapters import clients
+from ai_context.core.models import Issue
+from ai_context.core.secret import Secret
+from ai_context.jobs.agent.mirror import agent_mirror_hook
+from ai_context.jobs.lease import release_after_handoff
+from tests.fakes import GitHubFake
+
+
+def test_the_mirror_hook_reads_the_face_s_settings_not_the_process_s(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CLICKUP_TOKEN", "pk_process")
+    assert agent_mirror_hook({}, tmp_path, print) is None
+    notes: list[str] = []
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ai-context.yml").write_text("jobs: 5\n", encoding="utf-8")
+    hook = agent_mirror_hook({"CLICKUP_TOKEN": "pk_face"}, tmp_path, notes.append)
+    assert hook is not None
+    hook(Issue(number=1, title="t"), None)  # type: ignore[arg-type]
+    assert len(notes) == 1 and notes[0].startswith("mirror: skipped (")
+
+
+def test_the_lease_release_notes_through_the_face(
+    github_fake: GitHubFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    github_fake.add_repo("o/r")
+    store = clients.github(Secret("t"), "o/r", api_url=github_fake.url)
+    issue = Issue(number=1, title="t")
+    notes: list[str] = []
+    release_after_handoff(store, issue, "cc-a", env={}, workspace=tmp_path, note=notes.append)
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ai-context.yml").write_text("jobs: 5\n", encoding="utf-8")
+    release_after_handoff(store, issue, "cc-a", env={}, workspace=tmp_path, note=notes.append)
+    assert len(notes) == 1 and notes[0].startswith("lease: not released (")
+    assert capsys.readouterr().err == ""
