@@ -45,6 +45,12 @@ COPY templates ./templates
 # variable lives for this RUN only, not in the image).
 RUN SETUPTOOLS_SCM_PRETEND_VERSION="${VERSION}" pip install --no-cache-dir .
 
+# The bundled templates compiled once, here, into the image: a run loads them without compiling
+# (adapters/templates.py). Outside WORKDIR and the workspace, which a run never reads bytecode
+# from, and a run never writes to it.
+ENV AI_CONTEXT_TEMPLATE_BYTECODE=/usr/local/share/ai-context/template-bytecode
+RUN python -m ai_context.adapters.templates
+
 # No USER line on purpose: GitHub requires Docker container actions to run as the default
 # Docker user, root. Its docs say not to use USER, or the action cannot access
 # GITHUB_WORKSPACE (nor write GITHUB_OUTPUT / GITHUB_STEP_SUMMARY, which the runner mounts).

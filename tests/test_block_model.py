@@ -88,8 +88,8 @@ def test_replace_checks_like_the_constructor() -> None:
 def test_block_data_is_what_model_dump_gave() -> None:
     block = Block(phase="p", chunk=(1, 2), last_updated=T, files_touched="a/{b,c}.py, prose")
     as_json = block_data(block)
-    assert as_json["paths"] == ["a/b.py", "a/c.py"]
     assert as_json["chunk"] == [1, 2] and as_json["last_updated"] == "2026-05-26T14:32:00Z"
+    assert as_json["paths"] == ["a/b.py", "a/c.py"]
     assert list(as_json) == [*(f.name for f in dataclasses.fields(Block)), "paths"]
 
 
@@ -120,3 +120,12 @@ def test_check_config_names_the_known_fields() -> None:
     assert CheckConfig(required=["phase"]).required == ("phase",)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown required field"):
         CheckConfig(required=("mood",))
+
+
+@pytest.mark.parametrize(
+    "files", ["a/" + "{a,b}" * 2000, "a/" + "{a," * 3000 + "b" + "}" * 3000, "a/" + "{x}" * 2000]
+)
+def test_files_touched_with_thousands_of_braces_is_kept_as_written(files: str) -> None:
+    # Each brace group was one level of recursion: past ~1,000 a RecursionError (exit 3).
+    assert Block(files_touched=files).paths == (files,)
+    assert block_data(Block(files_touched=files))["paths"] == [files]

@@ -39,7 +39,7 @@ def test_a_visible_variant_is_the_block(name: str) -> None:
     body = VISIBLE[name] + HUMAN
     parsed = parse(body)
     assert parsed.block == SEED
-    assert parsed.blocks_found == 1
+    assert len(find(body)) == 1
     assert not {"AIC101", "AIC102"} & {f.code for f in parsed.findings}
 
 
@@ -96,7 +96,7 @@ def test_one_line_comments_hide_nothing() -> None:
 def test_a_comment_opened_inside_the_block_ends_it() -> None:
     body = SEED_BLOCK + "\n<!--\n## AI Context\n- **Phase:** hidden\n-->\n" + HUMAN
     parsed = parse(body)
-    assert parsed.block == SEED and parsed.blocks_found == 1
+    assert parsed.block == SEED and len(find(body)) == 1
     result = replace_block(body, OTHER)
     assert result.endswith("<!--\n## AI Context\n- **Phase:** hidden\n-->\n" + HUMAN)
 

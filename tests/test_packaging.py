@@ -65,6 +65,7 @@ OVERRIDABLE = (
 OUTPUTS = ("findings", "errors", "stale", "mirrored", "digest-url", "api-calls", "writes-left")
 # Before the first release, users copy the action into their repository (README.md, step 1).
 DOCS_USES = "./.github/actions/ai-context"
+BYTECODE = "AI_CONTEXT_TEMPLATE_BYTECODE"
 
 
 # --- reading the Dockerfile and .dockerignore ---------------------------------------------
@@ -211,6 +212,13 @@ def pip_install_run() -> tuple[dict[str, str], list[str]]:
     return assignments, words
 
 
+def bytecode_run() -> list[str]:
+    """The RUN that compiles the bundled templates into the image, as words."""
+    runs = [args for args in only("RUN") if "ai_context.adapters.templates" in args]
+    assert len(runs) == 1, f"expected one RUN compiling the templates, found {runs}"
+    return [expand(w, build_args()) for w in shlex.split(runs[0])]
+
+
 # --- (a) the install the image makes, in a fresh venv --------------------------------------
 
 
@@ -249,6 +257,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     assert done.returncode == 0, f"{' '.join(words)} failed:\n{done.stdout}\n{done.stderr}"
 
     env.update(image_env())
+    # The image's bytecode directory is under /usr/local: here, one of the test's own.
+    env[BYTECODE] = str(base / "bytecode")
+    words = bytecode_run()
+    done = run(words, cwd=workdir, env=env, timeout=300)
+    assert done.returncode == 0, f"{' '.join(words)} failed:\n{done.stdout}\n{done.stderr}"
     yield Installed(python=python, env=env, workspace=workspace)
 
 
@@ -314,6 +327,43 @@ def test_templates_are_inside_the_installed_package(installed: Installed) -> Non
     shipped = {p.relative_to(templates) for p in templates.rglob("*") if p.is_file()}
     assert wanted, "templates/ holds no template"
     assert wanted <= shipped, f"templates missing from the wheel: {sorted(wanted - shipped)}"
+
+
+LOADS = """
+import json, jinja2
+from ai_context.adapters.templates import Templates
+from ai_context.rules.templating import compile_all
+compiled = []
+real = jinja2.Environment.compile
+jinja2.Environment.compile = lambda *a, **k: compiled.append(a[2]) or real(*a, **k)
+templates = Templates()
+compile_all(templates.env)
+names = [n for n in templates.env.loader.list_templates() if n.endswith(".j2")]
+print(json.dumps({"loaded": names, "compiled": compiled}))
+"""
+
+
+def test_the_image_compiles_the_bundled_templates_at_build_and_a_run_only_loads_them(
+    installed: Installed,
+) -> None:
+    """The Dockerfile's RUN fills the directory ENV names; the installed package then loads
+    every bundled template from it without compiling, and writes nothing there."""
+    assert image_env()[BYTECODE].startswith("/usr/local/share/")
+    directory = Path(installed.env[BYTECODE])
+    filled = sorted(p.name for p in directory.iterdir())
+    assert len(filled) == len(list((ROOT / "templates").glob("*.j2")))
+    done = run(
+        [str(installed.python), "-c", LOADS],
+        cwd=installed.workspace,
+        env=installed.env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert len(found["loaded"]) == len(filled)
+    assert found["compiled"] == []
+    assert sorted(p.name for p in directory.iterdir()) == filled
+    assert list(installed.workspace.iterdir()) == []
 
 
 def test_a_workspace_package_does_not_shadow_the_installed_one(installed: Installed) -> None:

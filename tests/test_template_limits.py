@@ -55,6 +55,11 @@ def in_child(tmp_path: Path, source: str) -> str:
         ('{{ "%999999999s"|format("a") }}', "a %-format width"),
         ('{{ "a"|center(999999999) }}', "centering"),
         ('{% for i in range(30000) %}{{ "x" * 100 }}{% endfor %}', "the rendered text"),
+        (
+            '{% macro m() %}{% for i in range(30000) %}{{ "x" * 100 }}{% endfor %}{% endmacro %}'
+            "{{ m() }}",
+            "the rendered text",
+        ),
         ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "RecursionError"),
         ("{{ 1 / 0 }}", "ZeroDivisionError"),
         ("{{ nothing.here }}", "UndefinedError"),

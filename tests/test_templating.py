@@ -14,10 +14,13 @@ from jinja2.exceptions import SecurityError
 from ai_context.adapters.templates import Templates
 from ai_context.core.markdown import ZWJ
 from ai_context.rules.templating import (
+    FILTERS,
     ZWSP,
     clip,
     html,
     md_cell,
+    md_code,
+    md_code_cell,
     md_link,
     md_text,
     md_url,
@@ -168,3 +171,18 @@ def test_slack_code_keeps_the_spaces_around_a_code_span() -> None:
         "Finish tests in `booking.spec.ts` now"
     )
     assert slack_code("run `a <b>` & @channel") == "run `a &lt;b&gt;` &amp; @" + ZWSP + "channel"
+
+
+@given(st.text(max_size=600))
+def test_a_remembered_filter_says_what_the_filter_says(text: str) -> None:
+    """The escapes of code in a cell remember what they made of each string: the same text,
+    every time, short or long."""
+    for _ in range(2):
+        assert FILTERS["md_code_cell"](text) == md_code_cell(text)
+        assert FILTERS["md_code"](text) == md_code(text)
+
+
+def test_a_remembered_filter_tells_equal_values_of_other_types_apart() -> None:
+    """Only strings are remembered: 0.0 and -0.0 are equal, but print apart."""
+    source = "{{ a|md_code_cell }} {{ b|md_code_cell }} {{ 1|md_code }} {{ true|md_code }}"
+    assert BUNDLED.from_string(source).render(a=0.0, b=-0.0) == r"0\.0 \-0.0 1 True"

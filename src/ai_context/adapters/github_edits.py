@@ -28,11 +28,11 @@ query BodyHistory($owner: String!, $name: String!, $number: Int!, $first: Int!) 
 """
 
 
-def read_history(client: GraphQLClient, number: int, revisions: int = REVISIONS) -> BodyHistory:
+def read_history(client: GraphQLClient, number: int) -> BodyHistory:
     """Issue NUMBER's body now and its REVISIONS latest revisions; GitHubError when the
     answer is not one (the caller then cannot tell what a write overwrote)."""
     owner, name = client.repository.split("/", 1)
-    variables = {"owner": owner, "name": name, "number": int(number), "first": revisions}
+    variables = {"owner": owner, "name": name, "number": int(number), "first": REVISIONS}
     data = client.graphql(QUERY, variables)
     try:
         issue: Any = data["repository"]["issue"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from ai_context.adapters.github import GitHubError
 from ai_context.adapters.github_json import parse_time
@@ -32,7 +32,6 @@ fragment IssueComments on Issue {
 """
 
 
-@runtime_checkable
 class GraphQLClient(Protocol):
     """What the batch read needs: adapters.github.GitHub provides it."""
 

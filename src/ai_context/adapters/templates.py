@@ -5,6 +5,11 @@ cannot stop everything a user's template can do (a loop over a long string, `lip
 that multiplies its input), so a render with a user's directory runs in a child of a fork server
 that the kernel bounds (RLIMIT_CPU, RLIMIT_AS) and that is killed on the wall clock: whichever
 comes first is "template error: ..." (exit 2), before anything is written.
+
+The image compiles the bundled templates at build time (`python -m ai_context.adapters.templates`
+in the Dockerfile) into the directory AI_CONTEXT_TEMPLATE_BYTECODE names; a run only reads it.
+A run never writes bytecode, and never reads it from the working directory or the workspace:
+bytecode in a checkout would be code a pull request could ship.
 """
 
 from __future__ import annotations
@@ -21,11 +26,19 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from jinja2 import BaseLoader, ChoiceLoader, FileSystemLoader, PackageLoader
+from jinja2 import (
+    BaseLoader,
+    BytecodeCache,
+    ChoiceLoader,
+    FileSystemBytecodeCache,
+    FileSystemLoader,
+    PackageLoader,
+)
+from jinja2.bccache import Bucket
 
 from ai_context.core.errors import AIContextError, TemplateError
 from ai_context.rules.template_limits import MAX_SECONDS
-from ai_context.rules.templating import make_env
+from ai_context.rules.templating import compile_all, make_env
 
 try:
     import resource
@@ -34,6 +47,7 @@ except ImportError:  # pragma: no cover - Windows: the wall clock still bounds a
 
 PACKAGE = "ai_context"
 TEMPLATE_DIR = "templates"
+BYTECODE_VARIABLE = "AI_CONTEXT_TEMPLATE_BYTECODE"  # set by the Dockerfile
 T = TypeVar("T")
 _OUT_OF_MEMORY = 86  # the child's exit status when not even its answer could be sent
 # What the fork server imports once, so each child starts without importing them again.
@@ -81,6 +95,39 @@ def template_loader(user_dir: Path | None) -> BaseLoader:
     return ChoiceLoader([FileSystemLoader(str(user_dir)), _bundled_loader()])
 
 
+class _ReadOnlyBytecode(FileSystemBytecodeCache):
+    """The image's compiled templates, loaded and never written. Jinja keys each by its name
+    and path and checks its source's SHA-1, so a template that is not there or whose source
+    differs (a user's own) compiles in memory as without a cache."""
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        return None
+
+
+def _inside(path: Path, directory: str | None) -> bool:
+    return directory is not None and path.is_relative_to(Path(directory).resolve())
+
+
+def image_bytecode() -> BytecodeCache | None:
+    """The image's compiled templates (AI_CONTEXT_TEMPLATE_BYTECODE), read-only; None when it
+    is unset, not a directory, or inside the working directory or the workspace."""
+    name = os.environ.get(BYTECODE_VARIABLE)
+    if not name:
+        return None
+    path = Path(name).resolve()
+    if not path.is_dir() or any(
+        _inside(path, where) for where in (os.getcwd(), os.environ.get("GITHUB_WORKSPACE") or None)
+    ):
+        return None
+    return _ReadOnlyBytecode(str(path))
+
+
+def fill_bytecode(directory: Path) -> None:
+    """Compile every bundled template into DIRECTORY: the image's build step."""
+    directory.mkdir(parents=True, exist_ok=True)
+    compile_all(make_env(_bundled_loader(), FileSystemBytecodeCache(str(directory))))
+
+
 class Templates:
     """The templates of a run: a user's directory (ValueError when it does not exist) before
     the bundled ones. `run` renders with them, bounded for a user's."""
@@ -88,7 +135,7 @@ class Templates:
     def __init__(self, user_dir: Path | None = None, limits: RenderLimits | None = None) -> None:
         self.user_dir = user_dir
         self.limits = limits or RenderLimits()
-        self.env = make_env(template_loader(user_dir))
+        self.env = make_env(template_loader(user_dir), image_bytecode())
 
     def __repr__(self) -> str:
         return f"Templates({self.user_dir!r})"
@@ -154,7 +201,7 @@ def _child(conn: Connection, job: _Job) -> None:
     Whatever the template raised is the template's fault: no traceback leaves the child."""
     try:
         _bound(job.limits)
-        env = make_env(template_loader(job.user_dir))
+        env = make_env(template_loader(job.user_dir), image_bytecode())
         _send(conn, ("ok", job.render(*job.args, env=env, **job.kwargs)))
     except MemoryError:
         _send(conn, ("memory", ""))
@@ -221,3 +268,7 @@ def _too_much_memory(user_dir: Path, limits: RenderLimits) -> TemplateError:
         f"{limits.memory // (1024 * 1024)} MB of memory and were stopped; look for text that "
         "grows without bound (join, replace, lipsum, a repeated string)"
     )
+
+
+if __name__ == "__main__":  # the Dockerfile's build step
+    fill_bytecode(Path(os.environ[BYTECODE_VARIABLE]))

@@ -23,7 +23,7 @@ from ai_context.cli.common import (
 )
 from ai_context.core.block.model import Block, block_data, format_timestamp
 from ai_context.core.errors import Exit, UsageError
-from ai_context.core.findings import Finding
+from ai_context.rules.checks import finding_json
 from ai_context.rules.gitlog.compare import GitRules
 from ai_context.rules.gitlog.derive import Derivation, derive
 
@@ -83,16 +83,6 @@ def cmd_derive(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     return int(Exit.OK)
 
 
-def _finding_json(f: Finding) -> dict[str, Any]:
-    return {
-        "code": f.code,
-        "severity": f.severity,
-        "line": f.line,
-        "message": f.message,
-        "hint": f.hint,
-    }
-
-
 _COMMIT = {"author_name", "author_email", "timestamp", "added", "modified", "removed"}
 
 
@@ -114,8 +104,8 @@ def derivation_json(d: Derivation, branch: str | None, head: str | None) -> dict
             "last_activity": format_timestamp(d.last_activity) or None,
         },
         "block": block_data(d.block) if d.block else None,
-        "block_findings": [_finding_json(f) for f in d.block_findings],
-        "findings": [_finding_json(f) for f in d.findings],
+        "block_findings": [finding_json(f) for f in d.block_findings],
+        "findings": [finding_json(f) for f in d.findings],
     }
 
 

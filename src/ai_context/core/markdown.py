@@ -11,23 +11,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")
+# The characters that format inline text; the backslash first, so no added one is doubled.
+_PUNCTUATION = "\\`*_[]|~"
 _LINE_START = re.compile(r"^(\s*)(?:([#+\-])|(\d+)([.)]))")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 ZWJ = "\u200d"
-# Text with none of the characters escape_text changes: most titles, actors and phases.
-_PLAIN = re.compile(r"[^\\`*_\[\]|~&<>@\r\n]*")
+# The characters escape_text changes; text with none of them (most titles, actors, phases and
+# `#12` references) needs at most its line-start marker escaped.
+_SPECIAL = frozenset("\\`*_[]|~&<>@\r\n")
 
 
 def escape_text(text: str) -> str:
     """One line of inline Markdown that renders as exactly the characters given."""
-    if _PLAIN.fullmatch(text) and not _LINE_START.match(text):
-        return text  # nothing to escape: the common case, fast
+    if _SPECIAL.isdisjoint(text):  # the common case, fast
+        start = _LINE_START.match(text)
+        return text if start is None else _escape_marker(start) + text[start.end() :]
     flat = " ".join(text.replace("\r", "\n").split("\n"))
     html = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    escaped = _PUNCTUATION.sub(r"\\\1", html)
-    escaped = _LINE_START.sub(_escape_marker, escaped, count=1)
-    return _MENTION.sub("@" + ZWJ, escaped)
+    for mark in _PUNCTUATION:  # a backslash before each (str.replace: in C, no match objects)
+        if mark in html:
+            html = html.replace(mark, "\\" + mark)
+    escaped = _LINE_START.sub(_escape_marker, html, count=1)
+    return _MENTION.sub("@" + ZWJ, escaped) if "@" in escaped else escaped
 
 
 def _escape_marker(match: re.Match[str]) -> str:

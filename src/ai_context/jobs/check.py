@@ -95,13 +95,10 @@ def _mark(check: IssueCheck) -> Mark | None:
     """What CHECK's findings add up to, for the run state (None: no findings)."""
     if not check.findings:
         return None
-    verdict = check.verdict
-    bits = (STALE if verdict and verdict.stale else 0) | (
-        CONFLICT if verdict and verdict.conflict else 0
-    )
-    errors = check.result.errors
+    stale = STALE if check.verdict and check.verdict.stale else 0
+    conflict = CONFLICT if check.verdict and check.verdict.conflict else 0
     warnings = sum(1 for f in check.findings if f.severity == "warning")
-    return (len(check.findings), errors, warnings, bits)
+    return (len(check.findings), check.result.errors, warnings, stale | conflict)
 
 
 def _report_failures(report: CheckReport, ctx: RunContext) -> None:

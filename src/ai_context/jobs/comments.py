@@ -127,12 +127,7 @@ def plan_check(
     EXTRA_FINDINGS (git, the ClickUp mirror) join the comment only: the labels speak of the
     block and the task."""
     found = assess(
-        issue,
-        now=now,
-        config=config,
-        extra_findings=extra_findings,
-        tasks=tasks,
-        thorough=thorough,
+        issue, now=now, config=config, extra_findings=extra_findings, tasks=tasks, thorough=thorough
     )
     listed = comments(issue.number) if found.read else None
     return finish(found, listed, bot_login=bot_login, config=config, tasks=tasks)
@@ -206,13 +201,9 @@ def run_check(
     budget: WriteBudget | None = None,
     started: datetime | None = None,
 ) -> CheckReport:
-    """Plan and apply each issue's writes. The comments due a read are read together before
-    any write (read_many). A scan (not THOROUGH) settles the races of its new comments at the
-    end, from one listing (jobs/settle.py); a run about one issue lists that issue's comments
-    after creating one, at once. WROTE is told of each write made (a long run's progress).
-    BUDGET (max-writes) stops the writes once spent: the tasks after that point keep their
-    findings but make no write (IssueCheck.deferred), in a dry run too. STARTED: when the run
-    began by GitHub's clock, when known, else this machine's."""
+    """Plan and apply each issue's writes, the comments due a read read together first
+    (read_many). A scan (not THOROUGH) settles its new comments' races at the end (settle_all,
+    from STARTED); BUDGET (max-writes) defers the writes past it (IssueCheck.deferred)."""
     report = CheckReport([])
     started = started or datetime.now(UTC)
     deferred: list[Created] | None = None if thorough or dry_run else []
@@ -265,7 +256,8 @@ def _within(planned: IssueCheck, budget: WriteBudget | None) -> None:
     room = 0 if budget.left else max(0, budget.room)
     if room >= len(planned.ops):
         return
-    budget.defer(len(planned.ops) - room)
+    budget.left += len(planned.ops) - room
+    budget.left_tasks += 1
     planned.ops = planned.ops[:room]
     planned.deferred = True
 
@@ -335,13 +327,9 @@ def _create_once(
     deferred: list[Created] | None = None,
     log: Callable[[str], None] | None = None,
 ) -> None:
-    """Create a marked comment (the sticky one, a mention), then list once: a POST that failed
-    may still have landed, and a run racing this one (a push and an issue event, a re-run)
-    may have created its own (a POST whose answer timed out is not sent again: it may land
-    after the listing). The oldest stays, newer ones go, so racing runs end with one
-    comment; the survivor gets this run's text when it was another run's (jobs/settle.py).
-    With DEFERRED (a full scan), a creation that was answered is listed there and settled at
-    the end of the run."""
+    """Create a marked comment, then list once (settle): a failed POST may have landed and a
+    racing run may have made its own, so the oldest stays. A POST with no answer is not sent
+    again (it may land after the listing). With DEFERRED, settled at the end of the run."""
     assert op.body is not None
     marker = head(op.body)
     try:

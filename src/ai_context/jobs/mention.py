@@ -45,11 +45,9 @@ def plan_mention(
     remembered: Mapping[str, Any] | None,
     bot_login: str,
 ) -> tuple[tuple[str, ...], dict[str, Any] | None, list[Op]]:
-    """The sticky comment's notes and hidden state, and the comment that tells a stale task's
-    owner. GitHub may not notify a mention added by an edit, so the owner is told in a new
-    comment once per episode (owner and Last updated): the sticky comment when this run makes
-    it, else a short comment found again by its marker. The sticky comment REMEMBERED the
-    episode told; one that began before ai-context saw the task (seen_begin) is not told."""
+    """The sticky comment's notes and hidden state, and the comment telling a stale task's owner:
+    an edit's mention may not notify, so the owner is told by a new comment once per episode
+    (owner and Last updated), and never of one that began before ai-context saw the task."""
     state = verdict.state() if verdict else None
     if verdict is None or not verdict.mention or block is None:
         return (), state, []

@@ -53,20 +53,17 @@ def settle(found: Sequence[Comment], created: Comment | None, body: str, writer:
         writer.edit_comment(keep.id, body)
 
 
-def since(started: datetime, created: Sequence[Created]) -> datetime:
-    """Where the closing listing starts, in UTC: the earlier of the run's start (this
-    machine's clock) and its first new comment (GitHub's clock), less MARGIN."""
-    first = [c.comment.created_at for c in created if c.comment.created_at is not None]
-    return min([started.astimezone(UTC), *(t.astimezone(UTC) for t in first)]) - MARGIN
-
-
 def settle_all(
     writer: GitHub, created: Sequence[Created], started: datetime, bot_login: str
 ) -> None:
     """Settle every comment in CREATED from one listing of the repository's comments updated
     since the run started (a racing run's comment is newer than that)."""
+    # From the earlier of the run's start (this machine's clock) and its first new comment
+    # (GitHub's), less MARGIN.
+    first = [c.comment.created_at for c in created if c.comment.created_at is not None]
+    since = min([started.astimezone(UTC), *(t.astimezone(UTC) for t in first)]) - MARGIN
     listed: dict[int, list[Comment]] = defaultdict(list)
-    for comment in writer.list_repo_comments(since(started, created)):
+    for comment in writer.list_repo_comments(since):
         if comment.issue_number is not None:
             listed[comment.issue_number].append(comment)
     for item in created:

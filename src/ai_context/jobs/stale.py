@@ -20,10 +20,7 @@ from ai_context.rules.stale import Evidence, StaleRules, active_tasks, push_comm
 
 
 def read_leases(
-    reader: GitHub,
-    numbers: Iterable[int],
-    config: LeaseConfig,
-    log: Callable[[str], None],
+    reader: GitHub, numbers: Iterable[int], config: LeaseConfig, log: Callable[[str], None]
 ) -> dict[int, Evidence]:
     """The lease (and the one it replaced) of every issue in NUMBERS: one listing call, then
     a read per lease and per lease it replaced. A ref without a lease record counts as none."""
@@ -87,12 +84,11 @@ def stale_rules(ctx: RunContext, seen: datetime | None = None) -> StaleRules | N
 def stale_summary(report: CheckReport, kept_stale: int = 0, kept_conflicts: int = 0) -> str:
     """The stale job's summary: this run's verdicts, plus the counts KEPT_* of the tasks
     unchanged since the last run."""
-    flagged = [c for c in report.checks if c.verdict is not None and c.verdict.findings]
     lines = [
         f"Stale tasks: {report.stale + kept_stale}; conflicts: {report.conflicts + kept_conflicts}."
     ]
-    for check in flagged:
-        assert check.verdict is not None
-        codes = ", ".join(sorted(check.verdict.codes))
-        lines.append(f"- #{check.issue.number} {escape_cell(check.issue.title)}: {codes}")
+    for check in report.checks:
+        if check.verdict is not None and check.verdict.findings:
+            codes = ", ".join(sorted(check.verdict.codes))
+            lines.append(f"- #{check.issue.number} {escape_cell(check.issue.title)}: {codes}")
     return "\n".join(lines)

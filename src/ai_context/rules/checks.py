@@ -71,27 +71,16 @@ class CheckResult:
 
 def missing_fields(block: Block, required: tuple[str, ...] = REQUIRED_DEFAULT) -> list[str]:
     """Required fields the block lacks, by key, in canonical order."""
-    present = {
-        "actor": block.actor is not None,
-        "phase": block.phase is not None,
-        "last_updated": block.last_updated is not None,
-        "plan": bool(block.plan),
-        "files_touched": bool(block.files_touched),
-        "decisions": bool(block.decisions),
-        "blockers": True,  # "none" is a complete answer
-        "next_step": bool(block.next_step),
-    }
-    return [key for key in LABELS if key in required and not present[key]]
+    # Blockers "none" is a complete answer; Block never holds a field set but empty.
+    return [
+        key for key in LABELS if key in required and key != "blockers" and not getattr(block, key)
+    ]
 
 
-def completeness(
-    parsed: Parsed, required: tuple[str, ...], missing: list[str] | None = None
-) -> list[Finding]:
-    """AIC201 for each required field MISSING (missing_fields' answer, when already known)."""
+def completeness(parsed: Parsed, missing: list[str]) -> list[Finding]:
+    """AIC201 for each required field MISSING (missing_fields' answer)."""
     if parsed.block is None or parsed.region is None:
         return []
-    if missing is None:
-        missing = missing_fields(parsed.block, required)
     unreadable = {"last_updated"} if "last_updated" in parsed.field_lines else set()
     out = []
     for key in missing:
@@ -111,48 +100,44 @@ def completeness(
 
 
 def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Finding]:
+    """The AIC3xx warnings: what the block says against the clock and against itself."""
     block = parsed.block
     if block is None or parsed.region is None:
         return []
-    lines = parsed.field_lines
     heading = parsed.region.heading.number
     out: list[Finding] = []
+
+    def warn(code: str, field: str, message: str, hint: str, line: int | None = None) -> None:
+        """A warning on FIELD's line (LINE when the block has no such field)."""
+        out.append(Finding(code, "warning", message, parsed.field_lines.get(field, line), hint))
+
     stamp = block.last_updated
     if stamp is not None and now is not None:
         age = now.astimezone(UTC) - stamp
         if -age > config.clock_skew:
-            out.append(
-                Finding(
-                    code="AIC303",
-                    severity="warning",
-                    message=f"Last updated {format_timestamp(stamp)} is in the future "
-                    f"(more than {format_duration(config.clock_skew)} ahead of the clock)",
-                    line=lines.get("last_updated"),
-                    hint="Check the agent machine's clock; write the time in UTC with Z.",
-                )
+            warn(
+                "AIC303",
+                "last_updated",
+                f"Last updated {format_timestamp(stamp)} is in the future "
+                f"(more than {format_duration(config.clock_skew)} ahead of the clock)",
+                "Check the agent machine's clock; write the time in UTC with Z.",
             )
         elif age > config.stale_after and not is_terminal(block.phase):
-            out.append(
-                Finding(
-                    code="AIC304",
-                    severity="warning",
-                    # No relative age here: the message must not change from run to run,
-                    # or the sticky comment would be rewritten every time.
-                    message=f"Last updated {format_timestamp(stamp)} is older than the stale "
-                    f"threshold ({format_duration(config.stale_after)})",
-                    line=lines.get("last_updated"),
-                    hint="Have the active actor save a checkpoint, or hand the task off.",
-                )
+            # No relative age here: the message must not change from run to run, or the
+            # sticky comment would be rewritten every time.
+            warn(
+                "AIC304",
+                "last_updated",
+                f"Last updated {format_timestamp(stamp)} is older than the stale "
+                f"threshold ({format_duration(config.stale_after)})",
+                "Have the active actor save a checkpoint, or hand the task off.",
             )
     if block.chunk is not None and not 1 <= block.chunk[0] <= block.chunk[1]:
-        out.append(
-            Finding(
-                code="AIC307",
-                severity="warning",
-                message=f"Phase says chunk {block.chunk[0]} of {block.chunk[1]}",
-                line=lines.get("phase"),
-                hint="Write '(chunk N of M)' with 1 <= N <= M.",
-            )
+        warn(
+            "AIC307",
+            "phase",
+            f"Phase says chunk {block.chunk[0]} of {block.chunk[1]}",
+            "Write '(chunk N of M)' with 1 <= N <= M.",
         )
     statuses = {step.status for step in block.plan}
     if (
@@ -162,34 +147,28 @@ def sanity(parsed: Parsed, now: datetime | None, config: CheckConfig) -> list[Fi
         and not is_terminal(block.phase)
         and not mentions_review(block.phase)  # all steps done is what review looks like
     ):
-        out.append(
-            Finding(
-                code="AIC305",
-                severity="warning",
-                message=f"every plan step is done but Phase is '{block.phase}'",
-                line=lines.get("phase", heading),
-                hint="Set Phase to done (or add the remaining steps to the plan).",
-            )
+        warn(
+            "AIC305",
+            "phase",
+            f"every plan step is done but Phase is '{block.phase}'",
+            "Set Phase to done (or add the remaining steps to the plan).",
+            heading,
         )
     if not statuses.isdisjoint(_OPEN_STEPS) and not block.next_step:
-        out.append(
-            Finding(
-                code="AIC306",
-                severity="warning",
-                message="plan steps are still open but Next step is empty",
-                line=lines.get("next_step", heading),
-                hint="Say what the next session should do first.",
-            )
+        warn(
+            "AIC306",
+            "next_step",
+            "plan steps are still open but Next step is empty",
+            "Say what the next session should do first.",
+            heading,
         )
     if len({step.number for step in block.plan}) != len(block.plan):
-        out.append(
-            Finding(
-                code="AIC308",
-                severity="warning",
-                message="plan step numbers repeat",
-                line=lines.get("plan", heading),
-                hint="Number the steps 1, 2, 3, ... once each.",
-            )
+        warn(
+            "AIC308",
+            "plan",
+            "plan step numbers repeat",
+            "Number the steps 1, 2, 3, ... once each.",
+            heading,
         )
     return out
 
@@ -215,11 +194,7 @@ def check_body(
     parsed = parse(body)
     config = config or _DEFAULT_CONFIG
     missing = missing_fields(parsed.block, config.required) if parsed.block is not None else []
-    findings = [
-        *parsed.findings,
-        *completeness(parsed, config.required, missing),
-        *sanity(parsed, now, config),
-    ]
+    findings = [*parsed.findings, *completeness(parsed, missing), *sanity(parsed, now, config)]
     findings.sort(key=lambda f: (f.line or 0, f.code))
     complete = parsed.block is not None and not missing
     return CheckResult(block=parsed.block, findings=tuple(findings), complete=complete)
@@ -232,14 +207,16 @@ def result_json(path: str, result: CheckResult) -> dict[str, Any]:
         "path": path,
         "complete": result.complete,
         "block": None if result.block is None else block_data(result.block),
-        "findings": [
-            {
-                "code": f.code,
-                "severity": f.severity,
-                "line": f.line,
-                "message": f.message,
-                "hint": f.hint,
-            }
-            for f in result.findings
-        ],
+        "findings": [finding_json(f) for f in result.findings],
+    }
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    """One finding in the JSON outputs (`validate`, `derive`), keys in this order."""
+    return {
+        "code": f.code,
+        "severity": f.severity,
+        "line": f.line,
+        "message": f.message,
+        "hint": f.hint,
     }

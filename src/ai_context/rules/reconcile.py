@@ -206,12 +206,9 @@ def may_write(
     hand_edited: bool = False,
     issue: int | str = "ISSUE",
 ) -> Decision:
-    """The write guard, asked by every command and MCP tool that writes a block (on the body as
-    read, and again on the re-read before the PATCH): may WRITER replace REMOTE? Yes when the
-    issue has no block yet, or when this machine holds its current revision (HELD, last read
-    by `resume`, the SessionStart hook or its own save) and WRITER is its Active actor. Else a
-    conflict saying why and how to go on. HAND_EDITED (the hash marker no longer matches) names
-    a person's edit as the change."""
+    """The write guard of every block write (on the body read, again before the PATCH): WRITER
+    may replace REMOTE when the issue has no block, or when this machine HELD its current
+    revision and WRITER is its Active actor; else a conflict saying why and how to go on."""
     remote = None if is_empty(remote) else remote
     remote_rev = revision(remote) if remote is not None else None
     common: dict[str, Any] = {
@@ -305,17 +302,8 @@ def resolve(decision: Decision, take: Literal["local", "remote"]) -> Decision:
     if not decision.conflict:
         raise ValueError("only a conflict needs resolving")
     if take == "remote":
-        return replace(
-            decision,
-            kind="take_remote",
-            reasons=(*decision.reasons, "resolved: the issue's copy was taken"),
-            state=decision.remote,
-            write_local=True,
-        )
-    return replace(
-        decision,
-        kind="push_local",
-        reasons=(*decision.reasons, "resolved: the local copy was taken"),
-        state=decision.local,
-        write_remote=True,
-    )
+        taken = replace(decision, kind="take_remote", state=decision.remote, write_local=True)
+    else:
+        taken = replace(decision, kind="push_local", state=decision.local, write_remote=True)
+    copy = "the issue's copy" if take == "remote" else "the local copy"
+    return replace(taken, reasons=(*decision.reasons, f"resolved: {copy} was taken"))

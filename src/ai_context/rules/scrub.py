@@ -10,7 +10,6 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -41,10 +40,6 @@ class Hit:
     end: int
     line: int
     column: int
-
-    @property
-    def is_secret(self) -> bool:
-        return self.kind not in PRIVACY_KINDS
 
 
 # NUL, the C0 controls but tab and newline, DEL, the C1 controls; and any surrogate code point,
@@ -190,13 +185,7 @@ def looks_secret(value: str) -> bool:
     lowered = value.lower()
     if any(word in lowered for word in _PLACEHOLDER_WORDS):
         return False
-    classes = sum(
-        (
-            any(c.islower() for c in value),
-            any(c.isupper() for c in value),
-            any(c.isdigit() for c in value),
-        )
-    )
+    classes = sum(any(map(kind, value)) for kind in (str.islower, str.isupper, str.isdigit))
     return classes >= 2 and entropy(value) >= 3.5
 
 
@@ -213,22 +202,18 @@ class _Span:
 
 def _home_spans(text: str, home: str | None) -> list[_Span]:
     spans: list[_Span] = []
-    for match in _UNIX_HOME_RE.finditer(text):
-        if match.group(1).lower() in _NOT_A_USER:
-            continue
-        spans.append(_Span("home-path", match.start(), match.end(), "~" + match.group(2)))
+    for pattern in (_UNIX_HOME_RE, _WINDOWS_HOME_RE):  # group 1 the user, 2 the rest
+        for m in pattern.finditer(text):
+            if m.group(1).lower() not in _NOT_A_USER:
+                rest = re.sub(_SEP, "/", m.group(2))
+                spans.append(_Span("home-path", m.start(), m.end(), "~" + rest))
     own = _home_re(home) if home else None
-    for pattern in (_ROOT_HOME_RE, own):
-        if pattern is not None:
+    for rooted in (_ROOT_HOME_RE, own):  # group 1 the rest
+        if rooted is not None:
             spans.extend(
                 _Span("home-path", m.start(), m.end(), "~" + m.group(1))
-                for m in pattern.finditer(text)
+                for m in rooted.finditer(text)
             )
-    for match in _WINDOWS_HOME_RE.finditer(text):
-        if match.group(1).lower() in _NOT_A_USER:
-            continue
-        rest = re.sub(_SEP, "/", match.group(2))
-        spans.append(_Span("home-path", match.start(), match.end(), "~" + rest))
     return spans
 
 
@@ -270,9 +255,11 @@ def _candidate_spans(text: str, home: str | None) -> list[_Span]:
     return spans
 
 
-def _resolve(spans: list[_Span]) -> list[_Span]:
+def _spans(text: str, home: str | None) -> list[_Span]:
     """Non-overlapping spans, earliest first; at one start the most specific kind wins."""
-    ordered = sorted(spans, key=lambda s: (s.start, _PRIORITY[s.kind], -(s.end - s.start)))
+    ordered = sorted(
+        _candidate_spans(text, home), key=lambda s: (s.start, _PRIORITY[s.kind], -(s.end - s.start))
+    )
     kept: list[_Span] = []
     for span in ordered:
         if kept and span.start < kept[-1].end:
@@ -283,10 +270,6 @@ def _resolve(spans: list[_Span]) -> list[_Span]:
             continue
         kept.append(span)
     return kept
-
-
-def _spans(text: str, home: str | None) -> list[_Span]:
-    return _resolve(_candidate_spans(text, home))
 
 
 def find(text: str, *, home: str | None = None) -> list[Hit]:
@@ -302,14 +285,11 @@ def find(text: str, *, home: str | None = None) -> list[Hit]:
 
 
 def _apply(text: str, spans: list[_Span]) -> str:
-    out: list[str] = []
-    position = 0
+    out, position = [], 0
     for span in spans:
-        out.append(text[position : span.start])
-        out.append(span.replacement)
+        out += [text[position : span.start], span.replacement]
         position = span.end
-    out.append(text[position:])
-    return "".join(out)
+    return "".join(out) + text[position:]
 
 
 def scrub_counted(text: str, *, home: str | None = None) -> tuple[str, Counter[str]]:
@@ -348,7 +328,7 @@ def describe_counts(counts: Counter[str]) -> str:
 
 def hit_finding(path: str, hit: Hit) -> Finding:
     """A Finding naming where and what kind, never the value."""
-    if hit.is_secret:
+    if hit.kind not in PRIVACY_KINDS:  # a secret
         code, severity = "AIC530", "error"
         what = f"a {hit.kind} (value not shown)"
         hint = "Remove it from the file and from git history, and revoke it: it is exposed."
@@ -363,9 +343,6 @@ def hit_finding(path: str, hit: Hit) -> Finding:
     return make_finding(code, severity, f"{path}:{hit.line}:{hit.column}: {what}", hit.line, hint)
 
 
-def privacy_findings(
-    path: str, text: str, *, keep: Callable[[Hit], bool] | None = None, home: str | None = None
-) -> list[Finding]:
+def privacy_findings(path: str, text: str, *, home: str | None = None) -> list[Finding]:
     """One finding per hit in `text` (the contents of `path`)."""
-    hits = find(text, home=home)
-    return [hit_finding(path, hit) for hit in hits if keep is None or keep(hit)]
+    return [hit_finding(path, hit) for hit in find(text, home=home)]

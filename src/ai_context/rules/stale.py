@@ -62,15 +62,9 @@ class CommitSeen(BaseModel):
 def push_commits(commits: Iterable[Commit], named: Callable[[str], list[int]]) -> list[CommitSeen]:
     """What the stale rules remember of each commit: its author's identities, its time, and
     the issues its message names (NAMED parses)."""
+    kept = set(CommitSeen.model_fields) - {"issues"}
     return [
-        CommitSeen(
-            sha=commit.sha,
-            author_email=commit.author_email,
-            author_name=commit.author_name,
-            author_login=commit.author_login,
-            timestamp=commit.timestamp,
-            issues=tuple(named(commit.message)),
-        )
+        CommitSeen(**commit.model_dump(include=kept), issues=tuple(named(commit.message)))
         for commit in commits
     ]
 
@@ -182,43 +176,36 @@ def judge(
     findings: list[Finding] = []
     kept: dict[str, Any] = {}  # the evidence behind the findings, for runs that cannot gather it
 
+    def warn(code: str, message: str, line: int | None, hint: str) -> None:
+        findings.append(Finding(code, "warning", message, line, hint))
+
     stamp = block.last_updated
     if stamp is not None and config.stale_after < now - stamp:
-        findings.append(
-            Finding(
-                code="AIC601",
-                severity="warning",
-                message=f"stale: Last updated {format_timestamp(stamp)} is older than "
-                f"{format_duration(config.stale_after)} and Phase is '{block.phase or ''}'",
-                line=lines.get("last_updated"),
-                hint="The Active actor saves a checkpoint, hands the task off, or sets Phase "
-                "to done. Comments and labels do not count as activity.",
-            )
+        warn(
+            "AIC601",
+            f"stale: Last updated {format_timestamp(stamp)} is older than "
+            f"{format_duration(config.stale_after)} and Phase is '{block.phase or ''}'",
+            lines.get("last_updated"),
+            "The Active actor saves a checkpoint, hands the task off, or sets Phase "
+            "to done. Comments and labels do not count as activity.",
         )
 
     lease = evidence.lease
     if lease is not None and lease.expired(now):
-        findings.append(
-            Finding(
-                code="AIC602",
-                severity="warning",
-                message=f"the lease of {lease.actor} on #{number} expired at "
-                f"{format_timestamp(lease.expires)} without renewal",
-                line=actor_line,
-                hint=f"{lease.actor} renews it (ai-context renew {number} --actor "
-                f"{lease.actor}) or releases it; another actor may now claim it.",
-            )
+        warn(
+            "AIC602",
+            f"the lease of {lease.actor} on #{number} expired at "
+            f"{format_timestamp(lease.expires)} without renewal",
+            actor_line,
+            f"{lease.actor} renews it (ai-context renew {number} --actor "
+            f"{lease.actor}) or releases it; another actor may now claim it.",
         )
         kept.update(lease=lease, leases_read=True)
 
     if block.actor:
         race = _race(block, evidence.commits, number, actors)
         if race:
-            findings.append(
-                _race_finding(
-                    block.actor, race, number, since=stamp, line=actor_line, actors=actors
-                )
-            )
+            findings.append(_race_finding(block, race, number, actor_line, actors))
             kept.update(commits=race[-MAX_REMEMBERED_COMMITS:])
         two = _two_actors(block.actor, evidence, now, config, actors)
         if two is not None:
@@ -233,15 +220,12 @@ def judge(
             and len(active) > limit
         ):
             listed = ", ".join(f"#{n}" for n in active)
-            findings.append(
-                Finding(
-                    code="AIC605",
-                    severity="warning",
-                    message=f"{block.actor} is the Active actor on {len(active)} open tasks "
-                    f"({listed}), more than max-active-per-actor ({limit})",
-                    line=actor_line,
-                    hint="Finish or hand off some of them before taking more.",
-                )
+            warn(
+                "AIC605",
+                f"{block.actor} is the Active actor on {len(active)} open tasks "
+                f"({listed}), more than max-active-per-actor ({limit})",
+                actor_line,
+                "Finish or hand off some of them before taking more.",
             )
             kept.update(active=active, active_actor=block.actor)
 
@@ -272,21 +256,16 @@ def _race(
 
 
 def _race_finding(
-    actor: str,
-    race: tuple[CommitSeen, ...],
-    number: int,
-    *,
-    since: datetime | None,
-    line: int | None,
-    actors: ActorMap,
+    block: Block, race: tuple[CommitSeen, ...], number: int, line: int | None, actors: ActorMap
 ) -> Finding:
     authors = sorted({_author(c, actors) for c in race})
+    since = block.last_updated
     after = f" after Last updated {format_timestamp(since)}" if since else ""
     return Finding(
         code="AIC603",
         severity="error",
         message=f"claim race: {len(race)} commit{'s' if len(race) != 1 else ''} naming "
-        f"#{number} by {', '.join(authors)}{after}, but the Active actor is {actor}",
+        f"#{number} by {', '.join(authors)}{after}, but the Active actor is {block.actor}",
         line=line,
         hint="One actor works a task at a time: hand off (update Active actor) or stop one "
         "of them. If the author is this actor, add its email under `actors:`.",

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import difflib
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -99,10 +101,6 @@ class WriteBudget:
     def spend(self, writes: int) -> None:
         self.used += writes
 
-    def defer(self, writes: int) -> None:
-        self.left += writes
-        self.left_tasks += 1
-
     def describe(self) -> str:
         """One line for the log and the step summary."""
         if not self.left:
@@ -145,16 +143,10 @@ def render_findings(
 
 def fit(head: str, rows: Sequence[str], tail: str, limit: int = MAX_COMMENT) -> str:
     """Whole rows only, cut with a visible notice so a comment never exceeds GitHub's limit."""
-    budget = limit - len(head) - len(tail) - 200
-    kept: list[str] = []
-    used = 0
-    for row in rows:
-        if used + len(row) > budget:
-            notice = f"\n**… {len(rows) - len(kept)} more not shown (comment size limit).**\n"
-            return head + "".join(kept) + notice + tail
-        kept.append(row)
-        used += len(row)
-    return head + "".join(kept) + tail
+    kept = bisect_right(list(accumulate(map(len, rows))), limit - len(head) - len(tail) - 200)
+    cut = len(rows) - kept
+    notice = f"\n**… {cut} more not shown (comment size limit).**\n" if cut else ""
+    return head + "".join(rows[:kept]) + notice + tail
 
 
 def sticky_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:
@@ -165,13 +157,9 @@ def sticky_comment(comments: Iterable[Comment], bot_login: str) -> Comment | Non
 
 def stickies(comments: Iterable[Comment], bot_login: str) -> list[Comment]:
     """Our sticky comments, oldest first: one, or more when a race left them."""
-    return sorted(
-        (c for c in comments if is_sticky(c, bot_login)), key=lambda c: (c.created_at, c.id)
-    )
-
-
-def is_sticky(comment: Comment, bot_login: str) -> bool:
-    return comment.author.lower() == bot_login.lower() and comment.body.startswith(MARKER)
+    login = bot_login.lower()
+    ours = [c for c in comments if c.author.lower() == login and c.body.startswith(MARKER)]
+    return sorted(ours, key=lambda c: (c.created_at, c.id))
 
 
 def plan_comment(

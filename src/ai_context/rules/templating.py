@@ -14,18 +14,21 @@ import dataclasses
 import functools
 import inspect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from jinja2 import (
     BaseLoader,
+    BytecodeCache,
     Environment,
     StrictUndefined,
     select_autoescape,
 )
 from jinja2 import TemplateError as JinjaTemplateError
+from jinja2.nodes import EvalContext
+from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import escape as _markup_escape
 from pydantic import BaseModel
@@ -51,25 +54,25 @@ ELLIPSIS = "…"
 _NEWLINES_RE = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _SLACK_SPECIAL_RE = re.compile(r"@(?=(?:here|channel|everyone)\b)", re.IGNORECASE)
-_SLACK_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# `&` first, so no entity it adds is escaped again (str.replace: str.translate with a table
+# of strings looks up every character in Python).
+_SLACK_ENTITIES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
 _URL_SAFE = "/:?#@!$&'*+,;=%-._~[]"
+_REMEMBERED_CHARS = 500  # a title is at most 256: longer text is escaped each time, not kept
 _PLAIN_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?", re.I)
+# The same for a lower-case scheme, without re.I (which slows every character): tried first.
+_LOWER_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?")
 
 
 @functools.cache
 def _is_data_attribute(cls: type[object], attr: str) -> bool:
-    """A pydantic model's or dataclass's field or property (never `_private` or a method)."""
-    if attr.startswith("_"):
+    """Whether `attr` of an instance of CLS is a field or property of a pydantic model or a
+    dataclass (never `_private` or a method). CLS is the instance's type, so a class itself
+    (whose type is its metaclass) is never data."""
+    if attr.startswith("_") or not (issubclass(cls, BaseModel) or dataclasses.is_dataclass(cls)):
         return False
     own = getattr(cls, "model_fields", None) or getattr(cls, "__dataclass_fields__", {})
     return attr in own or isinstance(inspect.getattr_static(cls, attr, None), property)
-
-
-def _holds_data(obj: Any) -> bool:
-    """Checked before the class is looked up: a dataclass instance, never the class."""
-    return isinstance(obj, BaseModel) or (
-        dataclasses.is_dataclass(obj) and not isinstance(obj, type)
-    )
 
 
 def _output(chunks: Iterable[str]) -> str:
@@ -100,13 +103,28 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             raise too_big("a format width")
         return super().wrap_str_format(value)
 
+    def call_filter(  # noqa: PLR0917 - Jinja's signature
+        self,
+        name: str,
+        value: Any,
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        context: Context | None = None,
+        eval_ctx: EvalContext | None = None,
+    ) -> Any:
+        """`map("clip", 110)` calls this once an item: one of FILTERS (plain functions, no
+        context) is called directly, without Jinja's per-call look at its signature."""
+        if name in FILTERS and self.filters.get(name) is FILTERS[name]:
+            return FILTERS[name](value, *(args or ()), **(kwargs or {}))
+        return super().call_filter(name, value, args, kwargs, context, eval_ctx)
+
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if _holds_data(obj) and _is_data_attribute(obj.__class__, attr):
+        if _is_data_attribute(type(obj), attr):  # type: ignore[arg-type] # a type hashes
             return True
         return super().is_safe_attribute(obj, attr, value)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        if _holds_data(obj) and _is_data_attribute(obj.__class__, attribute):
+        if _is_data_attribute(type(obj), attribute):  # type: ignore[arg-type] # a type hashes
             return getattr(obj, attribute)
         return super().getattr(obj, attribute)
 
@@ -148,7 +166,7 @@ def md_cell(value: object) -> str:
 def md_url(value: object) -> str:
     """An http(s) URL safe as a Markdown link destination (also inside a table), else ''."""
     url = _one_line(value)
-    if _PLAIN_URL_RE.fullmatch(url):
+    if _LOWER_URL_RE.fullmatch(url) or _PLAIN_URL_RE.fullmatch(url):
         return url  # nothing to encode: the usual case, fast
     try:
         parts = urlsplit(url)
@@ -198,7 +216,9 @@ def md_code_cell(value: object) -> str:
 def _slack_inline(text: str) -> str:
     """`slack` for a piece of one line: the spaces at its ends are kept (they separate it from
     the code span beside it, without which Slack does not see the span)."""
-    text = text.translate(_SLACK_TABLE)
+    for mark, entity in _SLACK_ENTITIES:
+        if mark in text:
+            text = text.replace(mark, entity)
     return _SLACK_SPECIAL_RE.sub("@" + ZWSP, text) if "@" in text else text
 
 
@@ -206,7 +226,7 @@ def slack_code(value: object) -> str:
     """Agent text in Slack mrkdwn: `code spans` stay code (their text escaped as `slack`)."""
     text = _one_line(value)
     if "`" not in text:
-        return slack(text)
+        return _slack_inline(text)
     return map_code_spans(text, _slack_inline, _slack_code_span)
 
 
@@ -227,11 +247,32 @@ def mermaid_label(value: object) -> str:
 
 
 def duration(value: timedelta | None) -> str:
-    return "-" if value is None else format_duration(value)
+    return "-" if value is None else _duration_text(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _duration_text(value: timedelta) -> str:
+    """Remembered: a digest shows the same ages row after row, in the summary, comment, Slack."""
+    return format_duration(value)
 
 
 def timestamp(value: datetime | None) -> str:
     return format_timestamp(value) or "-"
+
+
+def _remembered(filter_: Callable[[object], str]) -> Callable[[object], str]:
+    """FILTER_, remembering what it made of each string up to _REMEMBERED_CHARS: worth it only
+    for an escape that costs more than the look-up, as titles in a table cell do (each is in
+    the step summary and again in the comment)."""
+    remembered = functools.lru_cache(maxsize=4096)(filter_)
+
+    @functools.wraps(filter_)
+    def the_filter(value: object) -> str:
+        if type(value) is str and len(value) <= _REMEMBERED_CHARS:
+            return remembered(value)
+        return filter_(value)
+
+    return the_filter
 
 
 FILTERS: dict[str, Callable[..., str]] = {
@@ -240,8 +281,8 @@ FILTERS: dict[str, Callable[..., str]] = {
     "md_url": md_url,
     "md_link": md_link,
     "slack": slack,
-    "md_code": md_code,
-    "md_code_cell": md_code_cell,
+    "md_code": _remembered(md_code),
+    "md_code_cell": _remembered(md_code_cell),
     "slack_code": slack_code,
     "slack_url": slack_url,
     "slack_link": slack_link,
@@ -253,11 +294,12 @@ FILTERS: dict[str, Callable[..., str]] = {
 }
 
 
-def make_env(loader: BaseLoader) -> Environment:
-    """The sandboxed environment over LOADER's templates (adapters/templates.py reads them:
-    the rules read no files)."""
+def make_env(loader: BaseLoader, bytecode_cache: BytecodeCache | None = None) -> Environment:
+    """The sandboxed environment over LOADER's templates, with their compiled code from
+    BYTECODE_CACHE when given (adapters/templates.py reads both: the rules read no files)."""
     env = _Sandbox(
         loader=loader,
+        bytecode_cache=bytecode_cache,
         undefined=StrictUndefined,
         autoescape=select_autoescape(
             enabled_extensions=("html", "htm", "html.j2", "htm.j2"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import accumulate, count
 from operator import add
@@ -158,10 +158,7 @@ def _scanned_titles(body: str) -> list[_Title]:
     from ai_context.core.block.structure import titles  # noqa: PLC0415 - rare: start-up
 
     raw = body.split("\n")
-    starts, at = [], 0
-    for text in raw:
-        starts.append(at)
-        at += len(text) + 1
+    starts = list(accumulate((len(text) + 1 for text in raw), initial=0))
     lines = [text[:-1] if text[-1:] == "\r" else text for text in raw]
 
     def line(index: int) -> Line:
@@ -271,19 +268,17 @@ def _setext_underline(body: str, title: Line) -> int:
 
 def _shifted(region: Region, by: int) -> Region:
     def move(line: Line | None) -> Line | None:
-        return None if line is None else Line(line.number, line.start + by, line.text)
+        return None if line is None else line._replace(start=line.start + by)
 
-    heading = move(region.heading)
-    assert heading is not None
-    return Region(
-        heading,
-        region.level,
-        [Line(ln.number, ln.start + by, ln.text) for ln in region.lines],
-        region.start + by,
-        region.end + by,
-        move(region.begin_marker),
-        move(region.end_marker),
-        region.resume + by,
+    return replace(
+        region,
+        heading=region.heading._replace(start=region.heading.start + by),
+        lines=[ln._replace(start=ln.start + by) for ln in region.lines],
+        start=region.start + by,
+        end=region.end + by,
+        begin_marker=move(region.begin_marker),
+        end_marker=move(region.end_marker),
+        resume=region.resume + by,
     )
 
 

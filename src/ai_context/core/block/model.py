@@ -147,12 +147,10 @@ def block_data(block: Block) -> dict[str, Any]:
     }
 
 
-# --- the checks, one per field ------------------------------------------------------------
+# --- the checks, one per field (each called only for a value that is not None) -------------
 
 
-def _actor(value: str | None) -> str | None:
-    if value is None:
-        return None
+def _actor(value: str) -> str:
     value = value if type(value) is str else _text("actor", value)
     value = value.strip().strip("`")  # agents often write the id as code
     if len(value.split()) != 1:  # empty, or more than one word
@@ -160,15 +158,11 @@ def _actor(value: str | None) -> str | None:
     return value
 
 
-def _single_line(name: str, value: str | None) -> str | None:
-    if value is None:
-        return None
+def _single_line(name: str, value: str) -> str | None:
     return one_line(value if type(value) is str else _text(name, value)) or None
 
 
-def _chunk(value: object) -> tuple[int, int] | None:
-    if value is None:
-        return None
+def _chunk(value: object) -> tuple[int, int]:
     if not isinstance(value, tuple | list) or len(value) != 2:
         raise BlockError("chunk", "must be two numbers, e.g. [3, 5]")
     first, second = value
@@ -179,9 +173,7 @@ def _chunk(value: object) -> tuple[int, int] | None:
     return first, second
 
 
-def _utc(value: object) -> datetime | None:
-    if value is None:
-        return None
+def _utc(value: object) -> datetime:
     if isinstance(value, datetime):
         if value.tzinfo is UTC and not value.microsecond:
             return value  # what the parser reads: already normal
@@ -269,6 +261,9 @@ def _across(block: Block) -> None:
 
 # --- brace expansion --------------------------------------------------------------------
 
+_MAX_BRACES = 100
+_MAX_PATHS = 1000
+
 
 def _split_top(text: str, sep: str) -> list[str]:
     parts, depth, start = [], 0, 0
@@ -284,33 +279,26 @@ def _split_top(text: str, sep: str) -> list[str]:
     return parts
 
 
-def expand_braces(item: str, limit: int = 1000) -> list[str]:
-    """Bash-style `a/{b,c}.ts` expansion, nested, capped so a hostile body cannot explode."""
+def expand_braces(item: str) -> list[str]:
+    """Bash-style `a/{b,c}.ts` expansion, nested, capped so a hostile body cannot explode: more
+    than _MAX_BRACES braces (no real path list) is kept as written, which bounds the recursion."""
     opening = item.find("{")
-    if opening < 0:
+    if opening < 0 or item.count("{") > _MAX_BRACES:
         return [item]
-    depth = 0
-    for i in range(opening, len(item)):
-        if item[i] == "{":
-            depth += 1
-        elif item[i] == "}":
-            depth -= 1
-            if depth == 0:
-                closing = i
-                break
-    else:
+    closed = _split_top(item[opening + 1 :], "}")  # the first "}" at depth 0 closes it
+    if len(closed) < 2:
         return [item]
-    head, body, tail = item[:opening], item[opening + 1 : closing], item[closing + 1 :]
+    head, body, tail = item[:opening], closed[0], item[opening + len(closed[0]) + 2 :]
     options = _split_top(body, ",")
     if len(options) < 2:
-        return [head + "{" + body + "}" + t for t in expand_braces(tail, limit)]
+        return [head + "{" + body + "}" + t for t in expand_braces(tail)]
     out: list[str] = []
-    tails = expand_braces(tail, limit)
+    tails = expand_braces(tail)
     for option in options:
-        for expanded in expand_braces(option, limit):
+        for expanded in expand_braces(option):
             for t in tails:
                 out.append(head + expanded + t)
-                if len(out) >= limit:
+                if len(out) >= _MAX_PATHS:
                     return out
     return out
 

@@ -40,7 +40,6 @@ class Parsed:
     region: Region | None = None
     field_lines: dict[str, int] = field(default_factory=dict)
     marker: Marker | None = None
-    blocks_found: int = 0
     # Lines inside the block that the model does not hold (unreadable lines, a field given
     # twice): replace_block keeps their text after the new block, so no human text is lost.
     dropped: list[Line] = field(default_factory=list)
@@ -89,7 +88,7 @@ def parse(body: str) -> Parsed:
     block, field_lines = _build(raw_fields, findings)
     marker = check_marker(region, findings)
     dropped = _dropped(region, raw_fields, findings)
-    return Parsed(block, findings, region, field_lines, marker, len(regions), dropped)
+    return Parsed(block, findings, region, field_lines, marker, dropped)
 
 
 def _nested(body: str) -> list[Finding]:
@@ -154,29 +153,29 @@ def _raw_fields(region: Region, findings: list[Finding]) -> list[_RawField]:
                 fields.append(current)
                 continue
             current = None
-            findings.append(
-                make_finding(
-                    "AIC103",
-                    "warning",
-                    f"cannot read this line as a field: {_clip(stripped)}",
-                    line.number,
-                    "Write fields as '- **Label:** value'; indent sub-items under their field.",
-                )
+            _warn(
+                findings,
+                "AIC103",
+                f"cannot read this line as a field: {_clip(stripped)}",
+                line.number,
+                "Write fields as '- **Label:** value'; indent sub-items under their field.",
             )
             continue
         if current is None:
-            findings.append(
-                make_finding(
-                    "AIC103",
-                    "warning",
-                    f"indented line outside any field: {_clip(stripped)}",
-                    line.number,
-                    "Indent sub-items under the field they belong to.",
-                )
+            _warn(
+                findings,
+                "AIC103",
+                f"indented line outside any field: {_clip(stripped)}",
+                line.number,
+                "Indent sub-items under the field they belong to.",
             )
             continue
         current.children.append(line)
     return fields
+
+
+def _warn(findings: list[Finding], code: str, message: str, line: int | None, hint: str) -> None:
+    findings.append(make_finding(code, "warning", message, line, hint))
 
 
 def _clip(text: str, width: int = 60) -> str:
@@ -185,13 +184,8 @@ def _clip(text: str, width: int = 60) -> str:
 
 def _strip_item(text: str) -> str:
     stripped = text.strip()
-    bullet = BULLET_RE.match(stripped)
-    if bullet:
-        return stripped[bullet.end() :].strip()
-    numbered = NUMBERED_RE.match(stripped)
-    if numbered:
-        return stripped[numbered.end() :].strip()
-    return stripped
+    marker = BULLET_RE.match(stripped) or NUMBERED_RE.match(stripped)
+    return stripped[marker.end() :].strip() if marker else stripped
 
 
 def _list_items(raw: _RawField) -> list[str]:
@@ -262,35 +256,27 @@ def _add_step(
     line, number, text, box = step
     status: StepStatus | None = None
     if word is not None:
-        findings.append(
-            make_finding(
-                "AIC106",
-                "warning",
-                f"plan step {number}: status '{_clip(word, 30)}' is not one of "
-                f"{', '.join(STEP_STATUSES)}",
-                line,
-                "End each step with (done), (in progress), (pending), (blocked) or (skipped).",
-            )
+        _warn(
+            findings,
+            "AIC106",
+            f"plan step {number}: status '{_clip(word, 30)}' is not one of "
+            f"{', '.join(STEP_STATUSES)}",
+            line,
+            "End each step with (done), (in progress), (pending), (blocked) or (skipped).",
         )
         body = text.strip()
     elif box is not None:
         status = "done" if box in "xX" else "pending"
     if not body.strip():
-        findings.append(
-            make_finding(
-                "AIC103", "warning", f"plan step {number} has no text", line, "Describe the step."
-            )
-        )
+        _warn(findings, "AIC103", f"plan step {number} has no text", line, "Describe the step.")
         return
     if status is None and word is None:
-        findings.append(
-            make_finding(
-                "AIC105",
-                "warning",
-                f"plan step {number} has no status",
-                line,
-                "End the step with (done), (in progress), (pending), (blocked) or (skipped).",
-            )
+        _warn(
+            findings,
+            "AIC105",
+            f"plan step {number} has no status",
+            line,
+            "End the step with (done), (in progress), (pending), (blocked) or (skipped).",
         )
     steps.append(PlanStep(number, body, status))
 
@@ -323,15 +309,13 @@ def _build(raw_fields: list[_RawField], findings: list[Finding]) -> tuple[Block,
     for raw in raw_fields:
         name = raw.key or canon_label(raw.label)
         if name in field_lines:
-            findings.append(
-                make_finding(
-                    "AIC104",
-                    "warning",
-                    f"field '{raw.label}' appears again (first on line {field_lines[name]}); "
-                    "this one is ignored",
-                    raw.line,
-                    "Keep each field once.",
-                )
+            _warn(
+                findings,
+                "AIC104",
+                f"field '{raw.label}' appears again (first on line {field_lines[name]}); "
+                "this one is ignored",
+                raw.line,
+                "Keep each field once.",
             )
             continue
         field_lines[name] = raw.line
@@ -429,15 +413,12 @@ def _updated_values(raw: _RawField, findings: list[Finding], values: dict[str, A
             )
         )
     elif problem == "AIC302":
-        findings.append(
-            make_finding(
-                "AIC302",
-                "warning",
-                f"Last updated '{_clip(text, 40)}' is not in UTC; read as "
-                f"{format_timestamp(stamp)}",
-                raw.line,
-                "Write timestamps in UTC with a Z suffix.",
-            )
+        _warn(
+            findings,
+            "AIC302",
+            f"Last updated '{_clip(text, 40)}' is not in UTC; read as {format_timestamp(stamp)}",
+            raw.line,
+            "Write timestamps in UTC with a Z suffix.",
         )
     values["last_updated"] = stamp
 

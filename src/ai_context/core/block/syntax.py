@@ -1,10 +1,5 @@
-"""The block's vocabulary and line syntax: labels, aliases, statuses, field lines, and the
-Markdown line starts GitHub reads (titles, fences, HTML blocks) (pure).
-
-Shared by the model (which refuses a known label as an extra field), the locator (which tells a
-block's own line from a person's list, and where GitHub shows a heading), the scanner and the
-parser.
-"""
+"""The block's vocabulary and line syntax, shared by the model, locator, scanner and parser
+(pure): labels, aliases, statuses, field lines, and the Markdown line starts GitHub reads."""
 
 from __future__ import annotations
 
@@ -35,20 +30,13 @@ LABELS: dict[str, str] = {
     "next_step": "Next step",
 }
 ALIASES: dict[str, str] = {
-    "active actor": "actor",
-    "actor": "actor",
-    "phase": "phase",
-    "last updated": "last_updated",
+    **{label.lower(): key for key, label in LABELS.items()},
+    **{key.replace("_", " "): key for key in LABELS},
     "last update": "last_updated",
     "updated": "last_updated",
-    "plan": "plan",
-    "files touched": "files_touched",
     "files": "files_touched",
-    "decisions": "decisions",
     "decision": "decisions",
-    "blockers": "blockers",
     "blocker": "blockers",
-    "next step": "next_step",
     "next steps": "next_step",
 }
 

@@ -41,7 +41,7 @@ from ai_context.jobs.scan import DIGEST_LABEL, Scan
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import DigestConfig, DigestSection, Target, digest_from_checked
 from ai_context.rules.digest.model import Digest, StateRead
-from ai_context.rules.digest.render import render_markdown
+from ai_context.rules.digest.render import hidden_lines, render_markdown
 from ai_context.rules.digest.slack import slack_messages
 from ai_context.rules.digest.state import (
     find_baseline,
@@ -212,9 +212,12 @@ def deliver_digest(
     except ValueError as exc:
         raise ConfigError(f"setting templates: {exc}") from exc
     today = digest.generated_at.date().isoformat()
-    full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT)
+    lines = hidden_lines(digest)  # the same in both renders
+    full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT, lines=lines)
     if len(full) > COMMENT_LIMIT:  # cut to fit a comment, linking the full list in the run
-        comment = templates.run(render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url)
+        comment = templates.run(
+            render_markdown, digest, max_chars=COMMENT_LIMIT, full_url=full_url, lines=lines
+        )
     else:
         comment = full
     out = Delivery(digest, full, comment)

@@ -173,14 +173,16 @@ def render_markdown(
     max_chars: int = GITHUB_COMMENT_LIMIT,
     template: str = "digest.md.j2",
     full_url: str = "",
+    lines: tuple[str, str] | None = None,
 ) -> str:
     """The digest as GitHub Markdown, no longer than `max_chars` (a comment holds 65,536).
 
     When everything does not fit, the changes keep at most a quarter of it and the categories
     are cut in reverse reading order (Shipped first, Stuck last), each cut saying how many it
-    left out and linking `full_url`; the hidden state line always covers every task.
+    left out and linking `full_url`; the hidden state line always covers every task. `lines`
+    are `hidden_lines(digest)` when the caller renders the digest more than once.
     """
-    lines = hidden_lines(digest)
+    lines = lines or hidden_lines(digest)
 
     def at(caps: Caps | int | None, changes: int | None) -> str:
         return render(env, template, **digest_vars(digest, caps, full_url, lines, changes))
