@@ -11,7 +11,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -27,6 +27,7 @@ from ai_context.core.secret import Secret
 from ai_context.rules.mirror.clickup import CustomField, Task
 
 PAGE_SIZE = 100  # tasks per page of GET /team/{team_id}/task (fixed by ClickUp)
+RESERVE = 1  # requests left in the window when the next one waits for its reset
 
 
 class ClickUpError(ServiceError):
@@ -83,13 +84,6 @@ class ClickUpCounter:
 class ClickUpRetry(PolicyRetry):
     """ClickUp's wait: a 429 waits until `X-RateLimit-Reset` (else the backoff)."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.time, **kwargs: Any) -> None:
-        self._clock = clock
-        super().__init__(**kwargs)
-
-    def new(self, **kw: Any) -> Self:
-        return super().new(**{"clock": self._clock, **kw})
-
     def asked_wait(self, response: BaseHTTPResponse) -> float | None:
         """Seconds until the window resets (whole seconds: a quarter more), when it says."""
         reset = _number(response.headers.get("X-RateLimit-Reset"))
@@ -132,10 +126,8 @@ class ClickUp:
         retries: int = 4,
         backoff: float = 1.0,
         max_rate_limit_wait: float = 120.0,
-        reserve: int = 1,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
-        session: requests.Session | None = None,
     ) -> None:
         if not token.get_secret_value().strip():
             raise ClickUpConfigError("the ClickUp token is empty; set the clickup-token input")
@@ -143,11 +135,10 @@ class ClickUp:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
         self.max_rate_limit_wait = max_rate_limit_wait
-        self.reserve = reserve  # wait for the reset when this few requests are left
         self.counter = ClickUpCounter()
         self._sleep = sleep
         self._clock = clock
-        self._session = session or requests.Session()
+        self._session = requests.Session()
         policy = ClickUpRetry(
             on_retry=self.counter.retried,
             max_wait=max_rate_limit_wait,
@@ -168,11 +159,14 @@ class ClickUp:
     def __repr__(self) -> str:
         return f"ClickUp(api_url={self.api_url!r}, token=***)"
 
-    # --- reads ----------------------------------------------------------------------------
-
     def get_task(self, task_id: str, *, custom: bool = False, team_id: str | None = None) -> Task:
         """A task with its custom fields (and their values); a custom id needs TEAM_ID."""
-        params = _task_params(custom, team_id)
+        params = {"custom_task_ids": "true", "team_id": team_id} if custom else {}
+        if custom and not team_id:
+            raise ClickUpConfigError(
+                "a custom task id needs the workspace id: set clickup-team-id or link the task "
+                "with its full URL (https://app.clickup.com/t/<workspace>/<ID>)"
+            )
         data = self._json("GET", f"/task/{task_id}", params, what=f"read task {task_id}", task=True)
         return task_from_json(data)
 
@@ -208,15 +202,11 @@ class ClickUp:
         last = data.get("last_page")
         return tasks, bool(last) if last is not None else len(tasks) < PAGE_SIZE
 
-    # --- writes ---------------------------------------------------------------------------
-
     def set_field(self, task_id: str, field_id: str, value: str) -> None:
         """Set a text custom field (by the task's own id). Idempotent, so retried on 5xx."""
         what = f"set field {field_id} on task {task_id}"
         path = f"/task/{task_id}/field/{field_id}"
         self._json("POST", path, json={"value": value}, what=what, task=True)
-
-    # --- plumbing -------------------------------------------------------------------------
 
     def _json(
         self,
@@ -229,22 +219,7 @@ class ClickUp:
         task: bool = False,
         team: str | None = None,
     ) -> dict[str, Any]:
-        response = self._send(method, path, params, json, what)
-        if response.status_code >= 400:
-            raise _error(response, what, task=task, team=team)
-        try:
-            data = response.json() if response.content else {}
-        except ValueError as exc:
-            raise ClickUpUnavailable(
-                f"ClickUp answered {response.status_code} with a body that is not JSON when "
-                f"asked to {what}; try again later",
-                response.status_code,
-            ) from exc
-        return data if isinstance(data, dict) else {}
-
-    def _send(
-        self, method: str, path: str, params: Mapping[str, Any] | None, json: Any, what: str
-    ) -> requests.Response:
+        """One request, paced (and retried by ClickUpRetry): its JSON, or the error it means."""
         self._pace()
         retried = self.counter.retries
         self.counter.attempt(method)  # the first try; ClickUpRetry counts the others
@@ -263,9 +238,10 @@ class ClickUp:
                 f"cannot reach ClickUp to {what} after {attempts} attempts "
                 f"({type(exc).__name__}); check clickup-api-url or try again later"
             ) from exc
-        self._note_limits(response)
+        remaining = _number(response.headers.get("X-RateLimit-Remaining"))
+        self._remaining = int(remaining) if remaining is not None else None
+        self._reset = reset = _number(response.headers.get("X-RateLimit-Reset"))
         if response.status_code == 429:
-            reset = _number(response.headers.get("X-RateLimit-Reset"))
             wait = max(0.0, reset - self._clock()) if reset is not None else 0.0
             raise ClickUpUnavailable(
                 f"ClickUp kept refusing to {what} for the rate limit ({_body(response)}; "
@@ -273,34 +249,27 @@ class ClickUp:
                 429,
                 _code(response),
             )
-        return response
-
-    def _note_limits(self, response: requests.Response) -> None:
-        remaining = _number(response.headers.get("X-RateLimit-Remaining"))
-        reset = _number(response.headers.get("X-RateLimit-Reset"))
-        self._remaining = int(remaining) if remaining is not None else None
-        self._reset = reset
+        if response.status_code >= 400:
+            raise _error(response, what, task=task, team=team)
+        try:
+            data = response.json() if response.content else {}
+        except ValueError as exc:
+            raise ClickUpUnavailable(
+                f"ClickUp answered {response.status_code} with a body that is not JSON when "
+                f"asked to {what}; try again later",
+                response.status_code,
+            ) from exc
+        return data if isinstance(data, dict) else {}
 
     def _pace(self) -> None:
         """Slow down before a 429: when the window is (nearly) spent, wait for its reset."""
-        if self._remaining is None or self._reset is None or self._remaining > self.reserve:
+        if self._remaining is None or self._reset is None or self._remaining > RESERVE:
             return
         wait = self._reset - self._clock() + 0.25
         self._remaining = None
         if 0 < wait <= self.max_rate_limit_wait:
             self.counter.waited += wait
             self._sleep(wait)
-
-
-def _task_params(custom: bool, team_id: str | None) -> dict[str, str]:
-    if not custom:
-        return {}
-    if not team_id:
-        raise ClickUpConfigError(
-            "a custom task id needs the workspace id: set clickup-team-id or link the task "
-            "with its full URL (https://app.clickup.com/t/<workspace>/<ID>)"
-        )
-    return {"custom_task_ids": "true", "team_id": team_id}
 
 
 def _number(value: str | None) -> float | None:
@@ -372,7 +341,7 @@ def _error(response: requests.Response, what: str, *, task: bool, team: str | No
             status,
             code,
         )
-    if status == 429 or status >= 500:
+    if status >= 500:
         return ClickUpUnavailable(
             f"ClickUp failed to {what} after retries ({body}); try again later", status, code
         )

@@ -25,7 +25,6 @@ TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
 # `gh`: with no token in TOKEN_ENVS, ask the GitHub CLI (`gh auth token`), as `setup claude
 # --token-from gh` arranges for Claude Code, so no token is ever written to a settings file.
 TOKEN_FROM_ENV = "AI_CONTEXT_TOKEN_FROM"  # noqa: S105 - a variable's name, not a secret
-REPOSITORY_ENV = "GITHUB_REPOSITORY"
 OnWait = Callable[[float, str], None]  # (seconds, what for), told before a long wait
 
 
@@ -132,8 +131,11 @@ def github_from_env(
     return github(token, repository, api_url=github_api_url(env), http=http, counter=counter)
 
 
-def origin_repository(checkout: Path | None) -> str | None:
-    """OWNER/NAME of the checkout's `origin` remote (the current directory by default)."""
+def default_repository(env: Mapping[str, str], checkout: Path | None = None) -> str | None:
+    """The repository when none is named: $GITHUB_REPOSITORY, else OWNER/NAME of the `origin`
+    remote of CHECKOUT (the current directory by default)."""
+    if repository := env.get("GITHUB_REPOSITORY", "").strip():
+        return repository
     from pathlib import Path  # noqa: PLC0415
 
     from ai_context.adapters.gitrepo import GitError, remote_repository  # noqa: PLC0415
@@ -142,8 +144,3 @@ def origin_repository(checkout: Path | None) -> str | None:
         return remote_repository(checkout or Path.cwd())
     except GitError:
         return None
-
-
-def default_repository(env: Mapping[str, str], checkout: Path | None = None) -> str | None:
-    """The repository when none is named: $GITHUB_REPOSITORY, else the origin remote."""
-    return env.get(REPOSITORY_ENV, "").strip() or origin_repository(checkout)

@@ -2,7 +2,7 @@
 session, as PyGithub's `GithubRetry` is on GitHub's. Each service says which answers it retries
 and how long an answer asks it to wait (`asked_wait`); PolicyRetry counts every retry, honours
 that wait up to `max_wait` (beyond it the answer goes back as it came) and waits in `increment`
-through a `sleep` a caller may replace.
+through a `sleep` a caller may replace (with `clock`, for a wait named as a time).
 """
 
 from __future__ import annotations
@@ -19,28 +19,23 @@ if TYPE_CHECKING:
     from urllib3.connectionpool import ConnectionPool
     from urllib3.response import BaseHTTPResponse
 
-OnRetry = Callable[[str, float], None]  # (method, seconds waited), once per retry
-
-
-def _nothing(method: str, waited: float) -> None:
-    del method, waited
-
 
 class PolicyRetry(Retry):
     def __init__(
         self,
         *,
-        on_retry: OnRetry = _nothing,
-        max_wait: float = 120.0,
-        sleep: Callable[[float], None] = time.sleep,
+        on_retry: Callable[[str, float], None],  # (method, seconds waited), once per retry
+        max_wait: float,
+        sleep: Callable[[float], None],
+        clock: Callable[[], float] = time.time,
         **kwargs: Any,
     ) -> None:
-        self.on_retry, self.max_wait, self._sleep = on_retry, max_wait, sleep
+        self.on_retry, self.max_wait, self._sleep, self._clock = on_retry, max_wait, sleep, clock
         super().__init__(**kwargs)
 
     def new(self, **kw: Any) -> Self:
         kept = {"on_retry": self.on_retry, "max_wait": self.max_wait, "sleep": self._sleep}
-        return super().new(**{**kept, **kw})
+        return super().new(**{**kept, "clock": self._clock, **kw})
 
     def asked_wait(self, response: BaseHTTPResponse) -> float | None:
         """Seconds RESPONSE asks to wait before trying again; None: the backoff."""

@@ -56,16 +56,12 @@ def _sent_nothing(exc: requests.exceptions.ConnectionError) -> bool:
     return isinstance(inner, NewConnectionError | NameResolutionError)
 
 
-def _retry_after(response: requests.Response | BaseHTTPResponse) -> float | None:
-    """The wait Slack names (seconds or an HTTP date); None (the backoff) for garbage."""
-    return retry_after(response.headers.get("Retry-After") or "")
-
-
 class SlackRetry(PolicyRetry):
     """Slack's rule: a 429 or 503 waits the Retry-After Slack sends (else the backoff)."""
 
     def asked_wait(self, response: BaseHTTPResponse) -> float | None:
-        return _retry_after(response) if response.status in (429, 503) else None
+        asked = response.headers.get("Retry-After") or ""
+        return retry_after(asked) if response.status in (429, 503) else None
 
 
 def _clip(text: str) -> str:
@@ -144,7 +140,6 @@ class SlackWebhook:
         self,
         url: str,
         *,
-        session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         timeout: tuple[float, float] = DEFAULT_TIMEOUT,
@@ -155,12 +150,11 @@ class SlackWebhook:
         problem = webhook_problem(url)
         if problem is not None:
             raise ValueError(f"the Slack webhook URL {problem}")
-        parts = urlsplit(url.strip())
         if max_attempts < 1:
             raise ValueError("max_attempts is at least 1")
         self._url = url.strip()
-        self._host = parts.hostname or "?"
-        self._session = session or requests.Session()
+        self._host = urlsplit(self._url).hostname or "?"
+        self._session = requests.Session()
         self._sleep = sleep
         self._clock = clock
         self._timeout = timeout
@@ -218,7 +212,7 @@ class SlackWebhook:
         error = f"HTTP {status} {body or '(empty body)'}"
         fix = remedy(status, body)
         error += f": {fix}" if fix else ""
-        wait = _retry_after(response) if status == 429 else None
+        wait = retry_after(response.headers.get("Retry-After") or "") if status == 429 else None
         if wait is not None and wait > self._max_wait:
             return f"{error}: Slack asked to wait {wait:g}s, over {self._max_wait:g}s", status
         if status >= 500 and status != 503:

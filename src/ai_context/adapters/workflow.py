@@ -20,8 +20,10 @@ from typing import TextIO
 from ai_context.core.errors import ConfigError
 from ai_context.rules.scrub import strip_controls
 
-# What the runner takes for a command once it trims a line's leading whitespace.
+# What the runner takes for a command once it trims a line's leading whitespace, and its
+# defused form, which the runner shows as text.
 _COMMAND_START_RE = re.compile(r"^(\s*)(::|##\[)")
+_DEFUSED = {"::": "%3A:", "##[": "%23#["}
 
 
 def escape_data(value: str) -> str:
@@ -36,12 +38,7 @@ def escape_property(value: str) -> str:
 def plain_line(value: str) -> str:
     """A log line the runner shows as text: one line, never a command."""
     line = strip_controls(value).replace("\n", "%0A")
-    return _COMMAND_START_RE.sub(_defuse, line, count=1)
-
-
-def _defuse(match: re.Match[str]) -> str:
-    marker = match.group(2)
-    return match.group(1) + ("%3A:" if marker == "::" else "%23#[")
+    return _COMMAND_START_RE.sub(lambda m: m[1] + _DEFUSED[m[2]], line, count=1)
 
 
 class Workflow:
@@ -59,17 +56,14 @@ class Workflow:
 
     def check_files(self) -> None:
         """GITHUB_OUTPUT and GITHUB_STEP_SUMMARY can be written (exit 2 before any write)."""
-        for name, path in self._files():
-            if path.is_dir() or not path.parent.is_dir():
+        named = (("GITHUB_OUTPUT", self.output_path), ("GITHUB_STEP_SUMMARY", self.summary_path))
+        for name, path in named:
+            if path is not None and (path.is_dir() or not path.parent.is_dir()):
                 where = "is a folder" if path.is_dir() else "points into a missing folder"
                 raise ConfigError(
                     f"environment variable {name} {where} ({path}); the runner sets it to a "
                     "file in an existing folder: unset it, or create the folder"
                 )
-
-    def _files(self) -> list[tuple[str, Path]]:
-        named = (("GITHUB_OUTPUT", self.output_path), ("GITHUB_STEP_SUMMARY", self.summary_path))
-        return [(name, path) for name, path in named if path is not None]
 
     def _append(self, name: str, path: Path, text: str) -> None:
         try:
@@ -136,6 +130,7 @@ class Workflow:
 
 
 WAIT_NOTICE = 5.0  # seconds: a longer wait is said before it starts
+EVERY_SECONDS = 10.0  # seconds between two progress lines at the most
 
 
 class Progress:
@@ -148,26 +143,22 @@ class Progress:
         emit: Callable[[str], None],
         *,
         every_pages: int = 10,
-        every_seconds: float = 10.0,
         writing: bool = True,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.emit = emit
         self.writing = writing  # a run that writes says how many writes it made
         self.every_pages = every_pages
-        self.every_seconds = every_seconds
-        self.clock = clock
         self.pages = self.issues = self.writes = 0
         self.total: int | None = None
         self.what = ""
-        self._started = clock()
+        self._started = time.monotonic()
         self._last_pages = 0
         self._last_time = self._started
 
     def page(self, issues: int, last: int | None = None, what: str = "") -> None:
         """A page of ISSUES was read; LAST is the listing's last page, when known."""
         if what != self.what:  # another listing: its own count of pages
-            self.what, self.pages, self._last_pages, self._started = what, 0, 0, self.clock()
+            self.what, self.pages, self._last_pages, self._started = what, 0, 0, time.monotonic()
         self.pages += 1
         self.issues += issues
         self.total = last if last is not None else self.total
@@ -178,15 +169,14 @@ class Progress:
         self._maybe()
 
     def _maybe(self) -> None:
-        now = self.clock()
+        now = time.monotonic()
         if self.pages - self._last_pages >= self.every_pages or (
-            now - self._last_time >= self.every_seconds
+            now - self._last_time >= EVERY_SECONDS
         ):
             self._last_pages, self._last_time = self.pages, now
             self.emit(self.line(now))
 
-    def line(self, now: float | None = None) -> str:
-        now = self.clock() if now is None else now
+    def line(self, now: float) -> str:
         where = f"{self.what}: " if self.what else ""
         pages = f"{self.pages} of {self.total} pages" if self.total else f"{self.pages} pages"
         text = f"ai-context: {where}{self.issues:,} issues read ({pages})"

@@ -41,7 +41,6 @@ from ai_context.rules.lease import (
     LeaseError,
     LeaseRecord,
     Same,
-    Step,
     decide_claim,
     decide_renew,
     next_record,
@@ -76,10 +75,7 @@ class Outcome(BaseModel):
 
 
 Clock = Callable[[], datetime]
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
+_utcnow: Clock = partial(datetime.now, UTC)
 
 
 def read_lease(store: GitHub, ref: str, sha: str | None = None) -> Lease | None:
@@ -137,24 +133,31 @@ def _moved(store: GitHub, ref: str, current: Lease | None, sha: str) -> str:
         raise
 
 
-def _take(
+def claim(
     store: GitHub,
     issue: int,
     actor: str,
-    decide: Callable[[Lease | None, datetime], Step],
     *,
     ttl: timedelta,
-    ref: str,
-    now: Clock,
+    config: LeaseConfig | None = None,
+    now: Clock = _utcnow,
+    same: Same = same_actor,
     before_write: Callable[[int], None] | None = None,
+    renewing: bool = False,
 ) -> Outcome:
-    """Read the lease, DECIDE, write; a lost compare-and-swap reads and decides again."""
+    """Win a free or expired lease, extend your own, or report who holds it (RENEWING: only
+    extend your own); a lost compare-and-swap reads and decides again. BEFORE_WRITE (run_lease:
+    the issue exists) runs once, only when the claim is about to write."""
     check_ttl(ttl)
+    ref = (config or LeaseConfig()).ref(issue)
     current: Lease | None = None
     for _ in range(ATTEMPTS):
         current = read_lease(store, ref)
         when = now()
-        step = decide(current, when)
+        if renewing:
+            step = decide_renew(current, actor, same)
+        else:
+            step = decide_claim(current, actor, when, same)
         if step == "missing":
             return Outcome(result="lost", issue=issue)
         if step == "refuse":
@@ -167,27 +170,6 @@ def _take(
         if won is not None:
             return Outcome(result="won", issue=issue, lease=won, notes=notes)
     return Outcome(result="lost", issue=issue, lease=current)
-
-
-def claim(
-    store: GitHub,
-    issue: int,
-    actor: str,
-    *,
-    ttl: timedelta,
-    config: LeaseConfig | None = None,
-    now: Clock = _utcnow,
-    same: Same = same_actor,
-    before_write: Callable[[int], None] | None = None,
-) -> Outcome:
-    """Win a free or expired lease, extend your own, or report who holds it. BEFORE_WRITE
-    (run_lease: the issue exists) runs once, only when the claim is about to write."""
-    ref = (config or LeaseConfig()).ref(issue)
-
-    def decide(current: Lease | None, when: datetime) -> Step:
-        return decide_claim(current, actor, when, same)
-
-    return _take(store, issue, actor, decide, ttl=ttl, ref=ref, now=now, before_write=before_write)
 
 
 def _lease_commit(store: GitHub, message: str, parents: list[str]) -> GitCommit:
@@ -237,12 +219,7 @@ def renew(
     same: Same = same_actor,
 ) -> Outcome:
     """Extend your own lease (a fast-forward on top of the commit read)."""
-    ref = (config or LeaseConfig()).ref(issue)
-
-    def decide(current: Lease | None, _: datetime) -> Step:
-        return decide_renew(current, actor, same)
-
-    return _take(store, issue, actor, decide, ttl=ttl, ref=ref, now=now)
+    return claim(store, issue, actor, ttl=ttl, config=config, now=now, same=same, renewing=True)
 
 
 def release(
@@ -323,12 +300,7 @@ def outcome_exit(op: LeaseOp, outcome: Outcome) -> Exit:
 
 def outcome_json(outcome: Outcome) -> dict[str, Any]:
     """The stable JSON shape of a lease outcome: keys may be added, never renamed."""
-    data: dict[str, Any] = {
-        "result": outcome.result,
-        "issue": outcome.issue,
-        "calls": outcome.calls,
-        "notes": list(outcome.notes),
-    }
+    data = outcome.model_dump(mode="json", include={"result", "issue", "calls", "notes"})
     lease = outcome.lease
     if lease is not None:
         data.update(

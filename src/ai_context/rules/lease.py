@@ -60,14 +60,8 @@ class LeaseRecord(BaseModel):
 
     def message(self) -> str:
         """The commit message: the record as JSON, keys in a fixed order."""
-        return json.dumps(
-            {
-                "issue": self.issue,
-                "actor": self.actor,
-                "acquired": stamp(self.acquired),
-                "expires": stamp(self.expires),
-            }
-        )
+        times = {"acquired": stamp(self.acquired), "expires": stamp(self.expires)}
+        return json.dumps({**self.model_dump(), **times})
 
 
 def parse_record(message: str) -> LeaseRecord:

@@ -42,7 +42,6 @@ class Mirrored:
     target: Target
     result: Result = "skipped"
     task: Task | None = None
-    old: str | None = None
 
     @property
     def number(self) -> int:
@@ -107,8 +106,6 @@ class _Run:
             self.by_list[task.list_id] = resolve_field(fields, name)
         return self.by_list[task.list_id]
 
-    # --- reading --------------------------------------------------------------------------
-
     def fetch(self, item: Mirrored) -> Task | None:
         link = item.target.link
         try:
@@ -167,8 +164,6 @@ class _Run:
                 break
         return found
 
-    # --- writing --------------------------------------------------------------------------
-
     def check_team(self, task: Task) -> None:
         """A task of another workspace than clickup-team-id says the setting is wrong: each
         task read by id works anyway, but a full rebuild's pages would read the wrong one."""
@@ -199,7 +194,6 @@ class _Run:
             return
         fld = match.field
         current = next((f.value for f in task.fields if f.id == fld.id), None)
-        item.old = current if isinstance(current, str) else None
         other = mirrored_from(current, target.issue)
         if other is not None and self.claims.get(other, target.link.key) == target.link.key:
             item.result = "skipped"  # another issue's mirror, which this run does not void
@@ -215,7 +209,8 @@ class _Run:
         if self.dry_run:
             item.result = "would_write"
             self.log(f"[dry-run] would set {where} ({len(target.text)} chars):")
-            for line in diff(item.old or "", target.text, task.id, item.number).split("\n"):
+            old = current if isinstance(current, str) else ""
+            for line in diff(old, target.text, task.id, item.number).split("\n"):
                 self.log(line)  # a log line is one line (Workflow.log folds newlines)
             return
         try:
@@ -264,10 +259,8 @@ def _keys(task: Task, team: str) -> list[str]:
 
 
 def diff(old: str, new: str, task_id: str, number: int) -> str:
-    """Old and new field values as a unified diff, for a dry run.
-
-    Every line starts with `| `: the text comes from issues and from ClickUp, and a line of
-    the log that starts with `::` (leading spaces aside) would be a workflow command."""
+    """Old and new field values as a unified diff, for a dry run; every line starts with `| `,
+    since a log line of issue or ClickUp text that starts with `::` is a workflow command."""
     lines = difflib.unified_diff(
         old.splitlines(),
         new.splitlines(),
@@ -298,9 +291,7 @@ def run_mirror(
     wanted, findings = templates.run(targets, issues, config=config, team_id=team_id, actors=actors)
     run.claims = {issue_key(i): "" for i in issues}
     run.claims.update({issue_key(t.issue): t.link.key for t in wanted})
-    for number, found in findings.items():
-        for finding in found:
-            report.add_finding(number, finding)
+    report.findings.update(findings)
     report.items = [Mirrored(t) for t in wanted]
     try:
         known = run.prefetch(report.items) if full and len(report.items) > 1 else {}

@@ -253,19 +253,6 @@ def select_issues(
     return kept
 
 
-def outcome(block: Block | None) -> tuple[str | None, tuple[str, ...]]:
-    """The pull request and follow-ups `ai-context done --pr URL --followup TEXT` recorded."""
-    if block is None:
-        return None, ()
-    pr = (block.extra.get("Pull request") or "").strip() or None
-    items = []
-    for line in (block.extra.get("Follow-ups") or "").splitlines():
-        item = line.strip().lstrip("-*+").strip()
-        if item and item.lower() != "none":
-            items.append(item)
-    return pr, tuple(items)
-
-
 def _task_fields(
     issue: Issue,
     block: Block | None,
@@ -273,12 +260,16 @@ def _task_fields(
     stamp: datetime | None,
     owners: Mapping[str, str],
 ) -> dict[str, Any]:
-    """What a digest entry and a task summary both say about one task."""
-    pr, followups = outcome(block)
+    """What a digest entry and a task summary both say about one task, with the pull request
+    and follow-ups `ai-context done --pr URL --followup TEXT` recorded."""
+    extra = block.extra if block else {}
+    items = (
+        line.strip().lstrip("-*+").strip() for line in (extra.get("Follow-ups") or "").splitlines()
+    )
     return {
         "owners": owners_of(issue, block, owners),
-        "pull_request": pr,
-        "followups": followups,
+        "pull_request": (extra.get("Pull request") or "").strip() or None,
+        "followups": tuple(item for item in items if item and item.lower() != "none"),
         "repository": issue.repository,
         "number": issue.number,
         "title": issue.title,
@@ -410,15 +401,13 @@ def qualify_refs(text: str, repository: str) -> str:
 
 
 def _qualified(entry: Entry) -> Entry:
-    def fix(text: str | None) -> str | None:
-        return None if text is None else qualify_refs(text, entry.repository)
-
+    repo, step, after = entry.repository, entry.current_step, entry.next_step
     return entry.model_copy(
         update={
-            "reasons": tuple(qualify_refs(r, entry.repository) for r in entry.reasons),
-            "blockers": tuple(qualify_refs(b, entry.repository) for b in entry.blockers),
-            "current_step": fix(entry.current_step),
-            "next_step": fix(entry.next_step),
+            "reasons": tuple(qualify_refs(r, repo) for r in entry.reasons),
+            "blockers": tuple(qualify_refs(b, repo) for b in entry.blockers),
+            "current_step": None if step is None else qualify_refs(step, repo),
+            "next_step": None if after is None else qualify_refs(after, repo),
         }
     )
 
@@ -429,10 +418,8 @@ def digest_from_checked(
     config: DigestConfig | None = None,
     previous: StateRead | None = None,
 ) -> Digest:
-    """The digest of issues already checked (the caller ran `check_body` with the same `now`).
-
-    The same issue given twice (by repository and number) counts once: the last one wins.
-    """
+    """The digest of issues already checked (the caller ran `check_body` with the same `now`);
+    the same issue given twice (by repository and number) counts once: the last one wins."""
     config = config or DigestConfig()
     previous = previous or StateRead(status="absent", detail="no previous digest found")
     now = utc(now)

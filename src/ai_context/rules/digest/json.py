@@ -87,13 +87,7 @@ def trends_json(t: Trends) -> dict[str, Any]:
         "shipped_not_seen_before_done": t.unknown_lead,
         "stuck_seconds": int(t.stuck_total.total_seconds()),
         "stuck": [
-            {
-                "repository": s.repository,
-                "number": s.number,
-                "title": s.title,
-                "url": s.url,
-                "stuck_seconds": int(s.time.total_seconds()),
-            }
+            {**s.model_dump(exclude={"time"}), "stuck_seconds": int(s.time.total_seconds())}
             for s in t.stuck
         ],
         "stuck_all_period": [_task(e) for e in t.stuck_throughout],

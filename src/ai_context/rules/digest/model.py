@@ -6,6 +6,7 @@ Apart from the rules that fill them, so a renderer imports only what it reads.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -38,6 +39,7 @@ CATEGORY_EMOJI: dict[Category, str] = {
     "in_progress": "🔵",
     "shipped": "🟢",
 }
+_PULL = re.compile(r"^https?://[^/]+/([^/]+/[^/]+)/pull/(\d+)")
 
 
 class Entry(BaseModel):
@@ -79,7 +81,11 @@ class Entry(BaseModel):
     def pr_label(self) -> str:
         """`#12` for a pull request of the task's repository, `owner/name#12` for another's,
         `PR` for a link that is not a GitHub pull request's."""
-        return pull_label(self.pull_request, self.repository)
+        match = _PULL.match(self.pull_request or "")
+        if match is None:
+            return "PR" if self.pull_request else ""
+        repo, number = match.groups()
+        return f"#{number}" if repo.lower() == self.repository.lower() else f"{repo}#{number}"
 
     @property
     def who(self) -> str:
@@ -100,23 +106,9 @@ class Entry(BaseModel):
         return self.phase + (f" ({self.chunk[0]}/{self.chunk[1]})" if self.chunk else "")
 
 
-_PULL = re.compile(r"^https?://[^/]+/([^/]+/[^/]+)/pull/(\d+)")
-
-
-def pull_label(url: str | None, repository: str) -> str:
-    match = _PULL.match(url or "")
-    if match is None:
-        return "PR" if url else ""
-    repo, number = match.groups()
-    return f"#{number}" if repo.lower() == repository.lower() else f"{repo}#{number}"
-
-
 class Change(BaseModel):
-    """What happened to one task since the previous digest.
-
-    `left` says why a task the previous digest listed is gone (closed as not planned, its
-    block removed, ...); such a change keeps the category it had then.
-    """
+    """What happened to one task since the previous digest; `left` says why a task it listed
+    is gone (closed as not planned, its block removed, ...), in the category it had then."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -151,10 +143,8 @@ class DigestState(BaseModel):
 
     @property
     def counts(self) -> dict[Category, int]:
-        found = dict.fromkeys(CATEGORIES, 0)
-        for task in self.tasks.values():
-            found[task.category] += 1
-        return found
+        found = Counter(task.category for task in self.tasks.values())
+        return {c: found[c] for c in CATEGORIES}
 
 
 class StateRead(BaseModel):

@@ -123,9 +123,6 @@ def shared_task(link: Link, others: Sequence[int]) -> Finding:
     )
 
 
-# --- what one run mirrors ---------------------------------------------------------------
-
-
 class Target(BaseModel):
     """One issue whose block is mirrored to one ClickUp task, and the text the field wants."""
 
@@ -162,12 +159,8 @@ def targets(
             continue
         text = mirror_text(issue, block, env, template=config.template, limit=config.max_length)
         by_task.setdefault(link.key, []).append(Target(issue=issue, link=link, text=text))
-    out: list[Target] = []
-    for group in by_task.values():
-        if len(group) == 1:
-            out.append(group[0])
-            continue
+    for group in (group for group in by_task.values() if len(group) > 1):
         for target in group:
             others = [t.issue.number for t in group if t is not target]
             findings.setdefault(target.issue.number, []).append(shared_task(target.link, others))
-    return out, findings
+    return [group[0] for group in by_task.values() if len(group) == 1], findings

@@ -26,18 +26,16 @@ _NEWLINE_RE = re.compile(r"\r\n|[\r\u2028\u2029]")
 _UNSHOWN_RE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def clean(text: str, *, keep_newlines: bool = True) -> str:
-    """Text without control characters (C0, C1, DEL, bidi overrides); \\t becomes a space.
-
-    Newlines are kept as \\n when KEEP_NEWLINES, else folded into spaces."""
-    text = _UNSHOWN_RE.sub("", _NEWLINE_RE.sub("\n", text).replace("\t", " "))
-    return text if keep_newlines else text.replace("\n", " ")
+def clean(text: str) -> str:
+    """Text without control characters (C0, C1, DEL, bidi overrides); line breaks as \\n, \\t
+    as a space."""
+    return _UNSHOWN_RE.sub("", _NEWLINE_RE.sub("\n", text).replace("\t", " "))
 
 
 def _line(value: str | None) -> str | None:
     if value is None:
         return None
-    return " ".join(clean(value, keep_newlines=False).split()) or None
+    return " ".join(clean(value).split()) or None
 
 
 def _step(step: PlanStep | None) -> str | None:
@@ -84,9 +82,8 @@ def mirror_data(issue: Issue, block: Block) -> dict[str, Any]:
 
 
 def fit(text: str, limit: int, url: str) -> str:
-    """TEXT cut to at most LIMIT characters, with a visible mark that carries the issue URL.
-
-    The cut falls on a line break when one is near, so no line is left half-written."""
+    """TEXT cut to at most LIMIT characters, with a visible mark that carries the issue URL; the
+    cut falls on a line break when one is near, so no line is left half-written."""
     if len(text) <= limit:
         return text
     mark = TRUNCATION_MARK.format(url=url)
