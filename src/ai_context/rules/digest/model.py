@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -204,7 +205,10 @@ class Digest(BaseModel):
     def all_entries(self) -> list[Entry]:
         return [e for c in CATEGORIES for e in self.entries.get(c, ())]
 
+    @cached_property
     def state(self) -> DigestState:
+        """What the next digest compares with, built once: the hidden line, Slack's mark and
+        the trends all read it."""
         return DigestState(
             generated_at=self.generated_at,
             tasks={

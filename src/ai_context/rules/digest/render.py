@@ -120,7 +120,7 @@ def digest_vars(
 
 def hidden_lines(digest: Digest) -> tuple[str, str]:
     """The state line, and the baseline line ('' when there is nothing to compare with)."""
-    return state_line(digest.state()), "" if digest.first else base_line(digest.previous.state)
+    return state_line(digest.state), "" if digest.first else base_line(digest.previous.state)
 
 
 def _caps_within(
