@@ -124,9 +124,6 @@ class Change(BaseModel):
     left: str | None = None
 
 
-StateStatus = Literal["restored", "absent", "unreadable"]
-
-
 class TaskState(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -153,7 +150,7 @@ class StateRead(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    status: StateStatus
+    status: Literal["restored", "absent", "unreadable"]
     state: DigestState = DigestState()
     detail: str = ""
     # The baseline is the day's first digest's own state (nothing came before it): a rerun
