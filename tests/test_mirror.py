@@ -9,12 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.adapters.templates import Templates
+from ai_context.adapters.templates import Templates, user_templates
 from ai_context.core.block.parse import parse
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step
-from ai_context.jobs.mirror.job import mirror_templates
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.mirror.clickup import CustomField, resolve_field
 from ai_context.rules.mirror.link import Link, find_link, mirrored_from, trusted
@@ -217,7 +216,7 @@ def test_a_user_template_is_sandboxed_and_strict(tmp_path: Path) -> None:
 
 def test_a_missing_templates_directory_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="setting templates"):
-        mirror_templates(tmp_path / "nope")
+        user_templates(tmp_path, "nope")
 
 
 def test_issue_text_is_data_never_template_source() -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
-from ai_context.adapters.templates import Templates
+from ai_context.adapters.templates import user_templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
@@ -207,10 +207,7 @@ def deliver_digest(
     """Render DIGEST and deliver it to the digest section's targets: the day's comment on the
     digest issue (COMMENTS are that issue's), Slack, and the step summary's text."""
     targets = targets_of(settings.digest, settings)
-    try:
-        templates = Templates(workspace / settings.templates if settings.templates else None)
-    except ValueError as exc:
-        raise ConfigError(f"setting templates: {exc}") from exc
+    templates = user_templates(workspace, settings.templates)
     today = digest.generated_at.date().isoformat()
     lines = hidden_lines(digest)  # the same in both renders
     full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT, lines=lines)

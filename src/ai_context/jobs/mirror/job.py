@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ai_context.adapters import clients
 from ai_context.adapters.clickup import ClickUpCounter
-from ai_context.adapters.templates import Templates
+from ai_context.adapters.templates import user_templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.mirror.run import MirrorReport, run_mirror
@@ -75,7 +75,7 @@ def mirror_issues(
     """Mirror the ISSUES (asked for once the templates under WORKSPACE are known good) with the
     SETTINGS' ClickUp client, section and actors, for the Action, the CLI and an agent's write.
     CALLS, when given, counts the ClickUp calls as they happen (a stopped run still says them)."""
-    templates = mirror_templates(workspace / settings.templates if settings.templates else None)
+    templates = user_templates(workspace, settings.templates)
     if settings.clickup_token is None:
         raise ConfigError("mirror: set the clickup-token input (or CLICKUP_TOKEN)")
     store = clients.clickup(
@@ -98,14 +98,6 @@ def mirror_issues(
         actors=settings.actors,
     )
     return report, store.counter
-
-
-def mirror_templates(user_dir: Path | None) -> Templates:
-    """The mirror's templates; a missing directory is a ConfigError."""
-    try:
-        return Templates(user_dir)
-    except ValueError as exc:
-        raise ConfigError(f"setting templates: {exc}") from exc
 
 
 def _annotate(ctx: RunContext, report: MirrorReport) -> None:
