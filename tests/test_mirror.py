@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ai_context.adapters.templates import Templates, user_templates
 from ai_context.core.block.parse import parse
+from ai_context.core.block.syntax import outside_fences
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step
@@ -350,3 +351,14 @@ def test_the_field_names_the_issue_it_mirrors() -> None:
 def test_fences_open_and_close_as_github_shows_them(body: str, line: int) -> None:
     found = find_link(body)
     assert found is not None and found.line == line
+
+
+@given(
+    st.lists(st.text(alphabet=st.characters(exclude_characters="~\n\r"), max_size=20), max_size=8),
+    st.integers(min_value=3, max_value=6),
+    st.integers(min_value=0, max_value=3),
+)
+def test_a_fence_hides_every_line_it_holds(inside: list[str], length: int, indent: int) -> None:
+    fence = " " * indent + "~" * length
+    lines = ["before", fence + " info", *inside, fence + "~", "after"]
+    assert list(outside_fences(lines)) == [(0, "before"), (len(lines) - 1, "after")]
