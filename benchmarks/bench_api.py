@@ -18,9 +18,10 @@ call per repository (the listing that says so).
 "counted" is what GitHub counts against the primary rate limit; a conditional re-read
 answered `304 Not Modified` is a round trip it does not count (its docs on conditional
 requests). CPU and peak memory (RSS) are the run's own, from getrusage at its end: the whole
-process (interpreter, imports, work) and the work alone (after the imports).
+process (interpreter, imports, work) and the work alone (neither Python's start-up nor an
+import, wherever it happens: PyGithub is imported when the run first needs it).
 
-Run: `make bench` or `python benchmarks/bench_api.py [ISSUES ...] [--no-org]`.
+Run: `make bench` or `python benchmarks/bench_api.py [ISSUES ...] [--no-org | --org-only]`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -57,56 +59,117 @@ MAX_WRITES = 500  # the most a run may write (max-writes): a first run of 10,000
 REPOS, REPO_ISSUES = 50, 1000
 REPEAT = 3
 
-# Runs the Action in this process and says what it cost: CPU (whole, and after the imports)
-# and peak RSS, as JSON on the last line of stderr. The peak is the process's own (VmHWM):
-# getrusage's would count the bench's memory, which the child shares until it execs.
-MEASURED = """
-import json, resource, sys, time
+# What a process spent, on the last line of its stderr as JSON: its CPU (getrusage), the CPU
+# it had spent when the script began (Python's start-up), its imports' CPU by top-level
+# package (each module's own share, nested imports apart; CPython's import statement calls
+# importlib._bootstrap._find_and_load, wrapped here) and its peak RSS (VmHWM: getrusage's
+# would count the bench's memory, which the child shares until it execs).
+PROBE = """
+import importlib._bootstrap as _boot, json, resource, sys, time
+_startup = time.process_time()
+_imports, _stack, _real = {{}}, [], _boot._find_and_load
+def _timed(name, *args):
+    _stack.append(0.0)
+    start = time.process_time()
+    try:
+        return _real(name, *args)
+    finally:
+        spent = time.process_time() - start
+        nested = _stack.pop()
+        top = name.partition(".")[0]
+        _imports[top] = _imports.get(top, 0.0) + spent - nested
+        if _stack:
+            _stack[-1] += spent
+_boot._find_and_load = _timed
+def _report():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    peak = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
+    sys.stderr.write("\\n" + json.dumps(dict(cpu=usage.ru_utime + usage.ru_stime,
+        startup=_startup, imports=_imports, rss=int(peak), modules=sorted(sys.modules))) + "\\n")
+"""
+# Runs the Action as its container does (`ai-context action`), measured.
+MEASURED = (
+    PROBE
+    + """
 sys.path.insert(0, {src!r})
-from ai_context.action.run import run_action
-start = time.process_time()
-code = run_action()
-usage = resource.getrusage(resource.RUSAGE_SELF)
-cpu = usage.ru_utime + usage.ru_stime
-peak = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
-sys.stderr.write("\\n" + json.dumps(dict(cpu=cpu, work=time.process_time() - start,
-                                          rss=int(peak))) + "\\n")
+from ai_context.__main__ import main
+code = main(["action"])
+_report()
 raise SystemExit(code)
 """
+)
 # Fetches the same pages with requests and nothing else, measured the same way.
-FETCH_ONLY = """
-import json, resource, sys, time
-start = time.process_time()
+FETCH_ONLY = (
+    PROBE
+    + """
 import requests
 session = requests.Session()
 session.headers.update({{"Accept": "application/vnd.github+json",
                          "Authorization": "token t", "X-GitHub-Api-Version": "2022-11-28"}})
-after_import = time.process_time()
 for url in json.load(sys.stdin):
     session.get(url, timeout=30).json()
-usage = resource.getrusage(resource.RUSAGE_SELF)
-peak = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
-sys.stderr.write(json.dumps(dict(cpu=usage.ru_utime + usage.ru_stime,
-                                 work=time.process_time() - after_import,
-                                 rss=int(peak))) + "\\n")
+_report()
 """
-
-
+)
 # The same, through PyGithub's requester (the client ai-context's adapter is built on).
-FETCH_ONLY_PYGITHUB = """
-import json, resource, sys, time
-start = time.process_time()
+FETCH_ONLY_PYGITHUB = (
+    PROBE
+    + """
 from github import Auth, Github
 requester = Github(auth=Auth.Token("t"), base_url={base!r}, per_page=100).requester
-after_import = time.process_time()
 for url in json.load(sys.stdin):
     requester.requestJsonAndCheck("GET", url)
-usage = resource.getrusage(resource.RUSAGE_SELF)
-peak = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
-sys.stderr.write(json.dumps(dict(cpu=usage.ru_utime + usage.ru_stime,
-                                 work=time.process_time() - after_import,
-                                 rss=int(peak))) + "\\n")
+_report()
 """
+)
+# The packages a breakdown names; the rest of the imports are "other".
+PACKAGES = (
+    "ai_context",
+    "github",
+    "cryptography",
+    "requests",
+    "urllib3",
+    "pydantic",
+    "pydantic_core",
+    "yaml",
+    "jinja2",
+)
+
+
+def cost(usage: dict[str, Any]) -> Cost:
+    """A process's CPU split: start-up, imports (by package), and the work (the rest)."""
+    imports: dict[str, float] = usage["imports"]
+    total_imports = sum(imports.values())
+    return Cost(
+        cpu=usage["cpu"],
+        startup=usage["startup"],
+        imports=total_imports,
+        work=usage["cpu"] - usage["startup"] - total_imports,
+        packages={p: imports.get(p, 0.0) for p in PACKAGES if imports.get(p)},
+        rss_mb=usage["rss"] / 1024,
+        modules=usage["modules"],
+    )
+
+
+@dataclass
+class Cost:
+    cpu: float
+    startup: float
+    imports: float
+    work: float
+    packages: dict[str, float]
+    rss_mb: float
+    modules: list[str]
+
+    def split(self) -> str:
+        """'start-up S + imports I (github G, ...) + work W', in milliseconds."""
+        named = sum(self.packages.values())
+        parts = [f"{p} {v * 1000:.0f}" for p, v in self.packages.items()]
+        parts.append(f"other {(self.imports - named) * 1000:.0f}")
+        return (
+            f"start-up {self.startup * 1000:.0f} + imports {self.imports * 1000:.0f} "
+            f"({', '.join(parts)}) + work {self.work * 1000:.0f} ms"
+        )
 
 
 @dataclass
@@ -122,6 +185,7 @@ class Run:
     gets: list[str]
     left: int = 0  # writes max-writes left for the next run
     runs: int = 1
+    cost: Cost | None = None  # the CPU split of one run (None: several runs added)
 
     def then(self, other: Run) -> Run:
         """This run and OTHER, the next, as one: calls added, the higher peak."""
@@ -160,7 +224,7 @@ def action(gh: GitHubFake, tmp: Path, name: str, *, repository: str = "o/r", **i
     )
     seconds = time.perf_counter() - start
     assert result.code == 0, f"exit {result.code}: " + result.stdout[-3000:] + result.stderr[-3000:]
-    usage = json.loads(result.stderr.strip().splitlines()[-1])
+    spent = cost(json.loads(result.stderr.strip().splitlines()[-1]))
     free = {id(r) for r in gh.not_modified}
     calls = kinds(gh.requests, free)
     trips = len(gh.requests)
@@ -168,13 +232,14 @@ def action(gh: GitHubFake, tmp: Path, name: str, *, repository: str = "o/r", **i
         calls=calls,
         counted=trips - len(free),
         trips=trips,
-        cpu=usage["cpu"],
-        work=usage["work"],
-        rss_mb=usage["rss"] / 1024,
+        cpu=spent.cpu,
+        work=spent.work,
+        rss_mb=spent.rss_mb,
         seconds=seconds,
         stdout=result.stdout,
         gets=[f"{gh.url}{r.path}?{r.query}" for r in gh.requests if r.method == "GET"],
         left=int(result.outputs.get("writes-left") or 0),
+        cost=spent,
     )
 
 
@@ -333,25 +398,38 @@ def organisation() -> None:
             "(the run states) and the digest issue's comments, then one listing per repository)"
         )
         assert "nothing changed since the last run" in rerun.stdout
-        fetch = min((fetch_only(rerun.gets) for _ in range(REPEAT)), key=lambda f: f["cpu"])
+        fetch = min((fetch_only(rerun.gets) for _ in range(REPEAT)), key=lambda f: f.cpu)
         script = FETCH_ONLY_PYGITHUB.format(base=gh.url)
-        pygithub = min(
-            (fetch_only(rerun.gets, script) for _ in range(REPEAT)), key=lambda f: f["cpu"]
-        )
+        pygithub = min((fetch_only(rerun.gets, script) for _ in range(REPEAT)), key=lambda f: f.cpu)
+        assert rerun.cost is not None
+        compare(rerun.cost, {"requests": fetch, "PyGithub": pygithub}, pages=len(rerun.gets))
+
+
+def compare(ours: Cost, scripts: dict[str, Cost], *, pages: int) -> None:
+    """The rerun's CPU beside each fetch-only script's (whole, and its work alone), each split
+    into start-up, imports and work, and the modules the rerun imports beyond the scripts'."""
+    print(
+        f"  its CPU            {ours.cpu:5.2f} s; scripts fetching the same {pages} pages "
+        f"(the least of {REPEAT} runs each; goal <= 1.5x):"
+    )
+    for name, theirs in scripts.items():
         print(
-            f"  its CPU            {rerun.cpu:5.2f} s; a script fetching the same "
-            f"{len(rerun.gets)} pages with requests: {fetch['cpu']:5.2f} s = "
-            f"{rerun.cpu / fetch['cpu']:.2f}x (goal <= 1.5x; the least of {REPEAT} runs each)\n"
-            f"  {'':18} after the imports: {rerun.work:5.2f} s against {fetch['work']:5.2f} s "
-            f"= {rerun.work / max(fetch['work'], 1e-9):.2f}x; peak RSS {rerun.rss_mb:.0f} MB "
-            f"against {fetch['rss'] / 1024:.0f} MB\n"
-            f"  {'':18} the same pages through PyGithub (ai-context's client): "
-            f"{pygithub['cpu']:5.2f} s = {rerun.cpu / pygithub['cpu']:.2f}x; after the imports "
-            f"{pygithub['work']:5.2f} s = {rerun.work / max(pygithub['work'], 1e-9):.2f}x"
+            f"  {'':18} with {name + ':':9} {theirs.cpu:5.2f} s = {ours.cpu / theirs.cpu:.2f}x; "
+            f"work alone {ours.work:5.2f} s against {theirs.work:5.2f} s = "
+            f"{ours.work / max(theirs.work, 1e-9):.2f}x; peak RSS {ours.rss_mb:.0f} MB against "
+            f"{theirs.rss_mb:.0f} MB"
         )
+    for name, one in {"ai-context": ours, **scripts}.items():
+        print(f"  {'':18} {name + ':':11} {one.split()}")
+    known = set().union(*(one.modules for one in scripts.values()))
+    extra = Counter(m.partition(".")[0] for m in ours.modules if m not in known)
+    print(
+        f"  {'':18} modules beyond the scripts': "
+        + ", ".join(f"{p} {n}" for p, n in extra.most_common())
+    )
 
 
-def fetch_only(urls: list[str], script: str = FETCH_ONLY) -> dict[str, float]:
+def fetch_only(urls: list[str], script: str = FETCH_ONLY) -> Cost:
     """What SCRIPT (a fetch-only reference) costs to GET every one of URLS."""
     proc = subprocess.run(
         [sys.executable, "-c", script.format() if script is FETCH_ONLY else script],
@@ -361,12 +439,13 @@ def fetch_only(urls: list[str], script: str = FETCH_ONLY) -> dict[str, float]:
         timeout=TIMEOUT,
         check=True,
     )
-    result: dict[str, float] = json.loads(proc.stderr.strip().splitlines()[-1])
-    return result
+    return cost(json.loads(proc.stderr.strip().splitlines()[-1]))
 
 
 def main(argv: list[str]) -> None:
     sizes = [int(a) for a in argv if a.isdigit()] or [1000, 10_000]
+    if "--org-only" in argv:
+        sizes = []
     peaks: dict[int, dict[str, float]] = {}
     for issues in sizes:
         peaks[issues] = repository(issues)

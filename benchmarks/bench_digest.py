@@ -62,10 +62,12 @@ def compile_counted(*args, **kwargs):
 jinja2.Environment.compile = compile_counted
 
 import ai_context.adapters.templates as templates
-import ai_context.jobs.digest.job as digest
+import ai_context.rules.digest.render as render
+import ai_context.rules.digest.slack as slack
 timed(templates, "make_env")
-for name in ("hidden_lines", "render_markdown", "slack_messages"):
-    timed(digest, name)
+for name in ("hidden_lines", "render_markdown"):
+    timed(render, name)
+timed(slack, "slack_messages")
 from ai_context.action.run import run_action
 code = run_action()
 usage = resource.getrusage(resource.RUSAGE_SELF)

@@ -159,6 +159,42 @@ def test_a_rerun_with_nothing_changed_renders_and_writes_nothing(
     assert "o/r 1" in third.summary and first.outputs["digest-url"] == third.outputs["digest-url"]
 
 
+# What a scheduled rerun where nothing changed does not import: it renders nothing (Jinja, the
+# renderers, the fork server of a user's templates) and judges no task (the sticky comments).
+NOT_FOR_A_QUIET_RERUN = (
+    "jinja2",
+    "multiprocessing",
+    "ai_context.adapters.templates",
+    "ai_context.rules.templating",
+    "ai_context.rules.digest.render",
+    "ai_context.rules.digest.slack",
+    "ai_context.jobs.comments",
+)
+
+
+def imported(result: ActionRun) -> set[str]:
+    """The modules a run with PYTHONPROFILEIMPORTTIME (`-X importtime`) imported."""
+    rows = [ln.split("|")[-1] for ln in result.stderr.splitlines() if ln.startswith("import time:")]
+    return {row.strip() for row in rows} - {"package"}  # "package" is the header's last column
+
+
+def quiet_rerun_imports(modules: set[str]) -> list[str]:
+    return sorted(
+        m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_FOR_A_QUIET_RERUN)
+    )
+
+
+def test_a_rerun_with_nothing_changed_imports_no_renderer(gh: GitHubFake, tmp_path: Path) -> None:
+    first = run(gh, tmp_path, "1", repos=True, PYTHONPROFILEIMPORTTIME="1")
+    assert "jinja2" in quiet_rerun_imports(imported(first))  # the probe sees a run that renders
+    run(gh, tmp_path, "2", repos=True)
+    third = run(gh, tmp_path, "3", repos=True, PYTHONPROFILEIMPORTTIME="1")
+    assert "nothing changed since the last run" in third.stdout
+    modules = imported(third)
+    assert {"github", "ai_context.jobs.digest.job"} <= modules
+    assert quiet_rerun_imports(modules) == []
+
+
 def test_a_change_is_shown_and_the_unchanged_tasks_come_from_the_facts(
     gh: GitHubFake, tmp_path: Path
 ) -> None:

@@ -8,13 +8,12 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ai_context.action.route import route
 from ai_context.adapters import clients
 from ai_context.adapters.config import Config, load_config
 from ai_context.adapters.github import GitHub, GitHubNotFound, url_problem
-from ai_context.adapters.templates import Templates
 from ai_context.adapters.workflow import Progress, Workflow
 from ai_context.core.errors import AIContextError, ConfigError, Exit, ServiceError
 from ai_context.core.events import Event, bad, parse_event, read_payload
@@ -22,7 +21,9 @@ from ai_context.core.markdown import escape_cell
 from ai_context.jobs.context import Route, RunContext
 from ai_context.jobs.digest.job import check_delivery
 from ai_context.jobs.registry import JOBS
-from ai_context.rules.templating import compile_all
+
+if TYPE_CHECKING:
+    from ai_context.adapters.templates import Templates
 
 
 def run_action(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> int:
@@ -128,7 +129,10 @@ def check_settings(ctx: RunContext) -> None:
     settings = ctx.settings
     settings.check_sections()
     delivers = "digest" in ctx.route.jobs and ctx.route.scan_all
-    if settings.templates:
+    if settings.templates:  # Jinja is loaded only when a run renders, or checks, templates
+        from ai_context.adapters.templates import Templates  # noqa: PLC0415
+        from ai_context.rules.templating import compile_all  # noqa: PLC0415
+
         workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
         try:
             templates = Templates(workspace / settings.templates)

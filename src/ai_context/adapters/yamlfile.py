@@ -29,17 +29,17 @@ class _BoundedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_YAML_ALIASES:
-                raise _TooBig(f"more than {MAX_YAML_ALIASES} aliases (*name)")
+                raise _Refused(f"more than {MAX_YAML_ALIASES} aliases (*name)")
         self._depth += 1
         if self._depth > MAX_YAML_DEPTH:
-            raise _TooBig(f"nested more than {MAX_YAML_DEPTH} levels deep")
+            raise _Refused(f"nested more than {MAX_YAML_DEPTH} levels deep")
         try:
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
 
-class _TooBig(Exception):
+class _Refused(Exception):
     pass
 
 
@@ -54,8 +54,10 @@ def _expanded_size(node: yaml.Node) -> int:
         if key in sizes:
             return sizes[key]
         if key in open_:
-            raise _TooBig("an alias refers to a value that contains it")
+            raise _Refused("an alias refers to a value that contains it")
         open_.add(key)
+        if isinstance(n, yaml.ScalarNode) and not n.value.isascii():
+            _whole_characters(n)
         children: list[yaml.Node] = []
         if isinstance(n, yaml.SequenceNode):
             children = list(n.value)
@@ -65,12 +67,22 @@ def _expanded_size(node: yaml.Node) -> int:
         for child in children:
             total += size(child)
             if total > MAX_YAML_NODES:
-                raise _TooBig(f"more than {MAX_YAML_NODES} values once aliases are expanded")
+                raise _Refused(f"more than {MAX_YAML_NODES} values once aliases are expanded")
         open_.discard(key)
         sizes[key] = total
         return total
 
     return size(node)
+
+
+def _whole_characters(node: yaml.ScalarNode) -> None:
+    """YAML's `\\ud800` escape makes half of a UTF-16 pair, which no UTF-8 text (nor pydantic)
+    can hold: refused here, with its line, rather than failing later in whatever reads it."""
+    try:
+        node.value.encode()
+    except UnicodeEncodeError:
+        line = node.start_mark.line + 1
+        raise _Refused(f"line {line} escapes a lone surrogate (like \\ud800), not a character")
 
 
 def parse_yaml(text: str, where: str) -> tuple[Any, yaml.Node | None]:
@@ -88,7 +100,7 @@ def parse_yaml(text: str, where: str) -> tuple[Any, yaml.Node | None]:
             return None, None
         _expanded_size(node)
         return loader.construct_document(node), node
-    except _TooBig as exc:
+    except _Refused as exc:
         raise ConfigError(f"{where} is refused: {exc}; write the settings out plainly") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where} is not valid YAML: {exc}") from exc

@@ -48,8 +48,8 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.adapters import clients  # noqa: PLC0415
     from ai_context.adapters.config import load_config  # noqa: PLC0415
     from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415
-    from ai_context.jobs.comments import is_task  # noqa: PLC0415
     from ai_context.jobs.mirror.job import mirror_issues  # noqa: PLC0415
+    from ai_context.jobs.scan import is_task  # noqa: PLC0415
 
     del stdin
     if bool(args.issue) == bool(args.all):

@@ -67,8 +67,7 @@ def _rank(row: tuple[Any, Any, tuple[str, ...]]) -> tuple[int, str, int]:
 
 
 def cmd_report(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    from ai_context.jobs.comments import is_task  # noqa: PLC0415
-    from ai_context.jobs.scan import DIGEST_LABEL  # noqa: PLC0415
+    from ai_context.jobs.scan import DIGEST_LABEL, is_task  # noqa: PLC0415
     from ai_context.rules.checks import check_body  # noqa: PLC0415
     from ai_context.rules.digest.build import owners_of  # noqa: PLC0415
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from ai_context.adapters import github_graphql
 from ai_context.adapters.github import GitHub, GitHubNoAnswer, GitHubNotFound, GitHubUnavailable
-from ai_context.core.block.locate import find
 from ai_context.core.findings import Finding
 from ai_context.core.hidden import find_hidden
 from ai_context.core.models import Comment, Issue
@@ -20,7 +19,6 @@ from ai_context.jobs.settle import Created, head, ours, settle, settle_all
 from ai_context.rules.checks import CheckConfig, CheckResult, check_body, next_change
 from ai_context.rules.stale import StaleRules, Verdict
 from ai_context.rules.sticky import (
-    OWNED_LABELS,
     Op,
     WriteBudget,
     dry_run_text,
@@ -72,11 +70,6 @@ class CheckReport:
     @property
     def conflicts(self) -> int:
         return sum(1 for c in self.checks if c.verdict is not None and c.verdict.conflict)
-
-
-def is_task(issue: Issue) -> bool:
-    """An issue is a task when its body has a block (or it still wears our labels)."""
-    return bool(find(issue.body)) or any(label in OWNED_LABELS for label in issue.labels)
 
 
 @dataclass

@@ -18,11 +18,11 @@ from ai_context.adapters.workflow import Progress, Workflow
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
-from ai_context.jobs.comments import is_task
 from ai_context.jobs.scan import (
     STATE_LABEL,
     Scan,
     carriers,
+    is_task,
     repositories_of,
     rules_parts,
     save,

@@ -16,15 +16,15 @@ from datetime import datetime, timedelta
 
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
+from ai_context.core.block.locate import find
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.jobs.bodywrite import commit_body
-from ai_context.jobs.comments import is_task
 from ai_context.rules import runstate
 from ai_context.rules.overwrite import Region
 from ai_context.rules.repositories import Selector, owners_to_list, select
 from ai_context.rules.runstate import MAX_AGE, Mark, RunState, fingerprint
-from ai_context.rules.sticky import MAX_COMMENT
+from ai_context.rules.sticky import MAX_COMMENT, OWNED_LABELS
 
 STATE_LABEL = "ai-context:state"
 DIGEST_LABEL = "ai-context:digest"
@@ -38,6 +38,11 @@ SLACK = timedelta(minutes=10)  # how far a state's times may run ahead of GitHub
 
 def carrier_title(repository: str) -> str:
     return f"ai-context run state: {repository}"
+
+
+def is_task(issue: Issue) -> bool:
+    """An issue is a task when its body has a block (or it still wears our labels)."""
+    return bool(find(issue.body)) or any(label in OWNED_LABELS for label in issue.labels)
 
 
 def carriers(issues: list[Issue], bot: str) -> dict[str, Issue]:

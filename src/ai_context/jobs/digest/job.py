@@ -23,7 +23,6 @@ from pathlib import Path
 
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
-from ai_context.adapters.templates import user_templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Comment, Issue
 from ai_context.jobs.context import RunContext
@@ -41,8 +40,6 @@ from ai_context.jobs.scan import DIGEST_LABEL, Scan
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import DigestConfig, DigestSection, Target, digest_from_checked
 from ai_context.rules.digest.model import Digest, StateRead
-from ai_context.rules.digest.render import hidden_lines, render_markdown
-from ai_context.rules.digest.slack import slack_messages
 from ai_context.rules.digest.state import (
     find_baseline,
     find_state,
@@ -206,6 +203,11 @@ def deliver_digest(
 ) -> Delivery:
     """Render DIGEST and deliver it to the digest section's targets: the day's comment on the
     digest issue (COMMENTS are that issue's), Slack, and the step summary's text."""
+    # Jinja and the renderers load here: a rerun where nothing changed renders nothing.
+    from ai_context.adapters.templates import user_templates  # noqa: PLC0415
+    from ai_context.rules.digest.render import hidden_lines, render_markdown  # noqa: PLC0415
+    from ai_context.rules.digest.slack import slack_messages  # noqa: PLC0415
+
     targets = targets_of(settings.digest, settings)
     templates = user_templates(workspace, settings.templates)
     today = digest.generated_at.date().isoformat()

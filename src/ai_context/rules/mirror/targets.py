@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ai_context.core.block.parse import parse
@@ -23,6 +22,9 @@ from ai_context.rules.mirror.text import (
     TEMPLATE,
     mirror_text,
 )
+
+if TYPE_CHECKING:  # the settings load without Jinja; a run that mirrors renders with it
+    from jinja2 import Environment
 
 
 class MirrorConfig(BaseModel):

@@ -5,14 +5,15 @@ It holds nothing that changes from run to run, so an unchanged block costs no wr
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from jinja2 import Environment, TemplateError
+from typing import TYPE_CHECKING, Any
 
 from ai_context.core.block.model import Block, PlanStep, format_timestamp
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 TEMPLATE = "mirror.txt.j2"
 DEFAULT_FIELD = "ai_context"
@@ -104,6 +105,8 @@ def mirror_text(
     limit: int = DEFAULT_MAX_LENGTH,
 ) -> str:
     """The text the ClickUp field should hold for ISSUE's block: rendered, cleaned, capped."""
+    from jinja2 import TemplateError  # noqa: PLC0415 - the settings load without Jinja
+
     data = mirror_data(issue, block)
     try:
         text = env.get_template(template).render(**data)
