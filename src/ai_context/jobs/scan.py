@@ -178,8 +178,8 @@ def scan(
     bot: str,
     now: datetime,
     asked: str,
+    progress: Callable[[IssuePage], None],
     closed: bool = False,
-    progress: Callable[[IssuePage], None] | None = None,
 ) -> Scan:
     """Scan the repository GITHUB serves (the one that holds its own carrier): what changed
     since its run state, or every open issue when the state is not usable or ASKED says why.
@@ -298,7 +298,7 @@ def scan_other(
     bot: str,
     now: datetime,
     asked: str,
-    progress: Callable[[IssuePage], None] | None = None,
+    progress: Callable[[IssuePage], None],
 ) -> Scan:
     """Scan another repository of the run (`repositories:`), whose CARRIER is in HOME: every
     issue updated since a usable state, open or closed, else every open issue."""
@@ -331,11 +331,10 @@ def _pages(
     github: GitHub,
     state: str,
     since: datetime | None,
-    progress: Callable[[IssuePage], None] | None,
+    progress: Callable[[IssuePage], None],
 ) -> Iterator[IssuePage]:
     for page in github.issue_pages(state, sort="updated", since=since):
-        if progress is not None:
-            progress(page)
+        progress(page)
         yield page
 
 
@@ -414,23 +413,18 @@ def _read_due(out: Scan, number: int) -> Issue | None:
     return None if issue.is_pull_request else issue
 
 
-def ensure_carrier(found: Scan, *, log: Callable[[str], None]) -> Issue:
-    """The scan's carrier, created now when the repository has none yet."""
+def ensure_carrier(found: Scan, *, log: Callable[[str], None], line: str = "") -> Issue:
+    """The scan's carrier, created now (holding LINE) when the repository has none yet."""
     if found.carrier is None:
         text = CARRIER_TEXT.format(repository=found.repository)
-        found.carrier = found.home.create_issue(
-            carrier_title(found.repository), text, [STATE_LABEL]
-        )
+        body = f"{text}\n\n{line}" if line else text
+        title = carrier_title(found.repository)
+        found.carrier = found.home.create_issue(title, body, [STATE_LABEL])
         log(f"ai-context: created #{found.carrier.number} to hold the run state")
     return found.carrier
 
 
-def save(
-    found: Scan,
-    *,
-    dry_run: bool,
-    log: Callable[[str], None],
-) -> int:
+def save(found: Scan, *, dry_run: bool, log: Callable[[str], None]) -> int:
     """Write the scan's run state into its carrier when it changed (creating the carrier the
     first time): a conditional re-read, one PATCH and a read of the edit history
     (jobs/bodywrite.py). Returns the writes made (in a dry run, that would be)."""
@@ -451,11 +445,7 @@ def save(
         return 1
     github = found.home
     if carrier is None:
-        text = CARRIER_TEXT.format(repository=found.repository)
-        made = github.create_issue(
-            carrier_title(found.repository), f"{text}\n\n{line}", [STATE_LABEL]
-        )
-        log(f"ai-context: created #{made.number} to hold the {what}")
+        log(f"ai-context: {what} (#{ensure_carrier(found, log=log, line=line).number})")
         return 1
     github.pace_write()  # before the re-read, so the PATCH goes on what GitHub holds
     fresh = github.get_issue(carrier.number, known=carrier)
