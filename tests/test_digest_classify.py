@@ -7,14 +7,13 @@ from datetime import timedelta
 import pytest
 
 from ai_context.core.models import Issue
+from ai_context.core.phases import is_review_phase, is_shipped_phase
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import (
     DigestConfig,
     build_digest,
     current_step_text,
     digest_from_checked,
-    is_review_phase,
-    is_shipped_phase,
 )
 from ai_context.rules.digest.json import digest_json
 from ai_context.rules.digest.model import Entry

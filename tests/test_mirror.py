@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.adapters.templates import Templates
+from ai_context.adapters.templates import Templates, user_templates
 from ai_context.core.block.parse import parse
+from ai_context.core.block.syntax import outside_fences
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
 from ai_context.core.phases import current_step
-from ai_context.jobs.mirror.job import mirror_templates
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.mirror.clickup import CustomField, resolve_field
 from ai_context.rules.mirror.link import Link, find_link, mirrored_from, trusted
@@ -217,7 +217,7 @@ def test_a_user_template_is_sandboxed_and_strict(tmp_path: Path) -> None:
 
 def test_a_missing_templates_directory_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="setting templates"):
-        mirror_templates(tmp_path / "nope")
+        user_templates(tmp_path, "nope")
 
 
 def test_issue_text_is_data_never_template_source() -> None:
@@ -351,3 +351,14 @@ def test_the_field_names_the_issue_it_mirrors() -> None:
 def test_fences_open_and_close_as_github_shows_them(body: str, line: int) -> None:
     found = find_link(body)
     assert found is not None and found.line == line
+
+
+@given(
+    st.lists(st.text(alphabet=st.characters(exclude_characters="~\n\r"), max_size=20), max_size=8),
+    st.integers(min_value=3, max_value=6),
+    st.integers(min_value=0, max_value=3),
+)
+def test_a_fence_hides_every_line_it_holds(inside: list[str], length: int, indent: int) -> None:
+    fence = " " * indent + "~" * length
+    lines = ["before", fence + " info", *inside, fence + "~", "after"]
+    assert list(outside_fences(lines)) == [(0, "before"), (len(lines) - 1, "after")]

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ai_context.adapters.github import GitHubError
-from ai_context.adapters.github_graphql import GraphQLClient
+from ai_context.adapters.github import GitHub, GitHubError
 from ai_context.core.models import BodyHistory
 
 REVISIONS = 20  # a write finds its own revision among the newest few
@@ -28,7 +27,7 @@ query BodyHistory($owner: String!, $name: String!, $number: Int!, $first: Int!) 
 """
 
 
-def read_history(client: GraphQLClient, number: int) -> BodyHistory:
+def read_history(client: GitHub, number: int) -> BodyHistory:
     """Issue NUMBER's body now and its REVISIONS latest revisions; GitHubError when the
     answer is not one (the caller then cannot tell what a write overwrote)."""
     owner, name = client.repository.split("/", 1)

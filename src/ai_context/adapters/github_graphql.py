@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
-from ai_context.adapters.github import GitHubError
+from ai_context.adapters.github import GitHub, GitHubError
 from ai_context.adapters.github_json import parse_time
 from ai_context.core.models import Comment
 
@@ -30,14 +30,6 @@ fragment IssueComments on Issue {
   }
 }
 """
-
-
-class GraphQLClient(Protocol):
-    """What the batch read needs: adapters.github.GitHub provides it."""
-
-    repository: str
-
-    def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -63,7 +55,7 @@ def comments_query(numbers: Sequence[int]) -> str:
     )
 
 
-def read_comments(client: GraphQLClient, numbers: Sequence[int]) -> CommentsRead:
+def read_comments(client: GitHub, numbers: Sequence[int]) -> CommentsRead:
     """The comments of issues NUMBERS, one query per BATCH of them."""
     owner, name = client.repository.split("/", 1)
     out = CommentsRead()

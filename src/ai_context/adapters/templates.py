@@ -36,7 +36,7 @@ from jinja2 import (
 )
 from jinja2.bccache import Bucket
 
-from ai_context.core.errors import AIContextError, TemplateError
+from ai_context.core.errors import AIContextError, ConfigError, TemplateError
 from ai_context.rules.template_limits import MAX_SECONDS
 from ai_context.rules.templating import compile_all, make_env
 
@@ -194,6 +194,15 @@ class _Job:
     render: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+
+
+def user_templates(workspace: Path, directory: str | None) -> Templates:
+    """The `templates` setting's DIRECTORY (under WORKSPACE) over the bundled templates; a
+    missing directory is a ConfigError."""
+    try:
+        return Templates(workspace / directory if directory else None)
+    except ValueError as exc:
+        raise ConfigError(f"setting templates: {exc}") from exc
 
 
 def _child(conn: Connection, job: _Job) -> None:

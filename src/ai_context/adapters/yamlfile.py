@@ -82,7 +82,9 @@ def _whole_characters(node: yaml.ScalarNode) -> None:
         node.value.encode()
     except UnicodeEncodeError:
         line = node.start_mark.line + 1
-        raise _Refused(f"line {line} escapes a lone surrogate (like \\ud800), not a character")
+        raise _Refused(
+            f"line {line} escapes a lone surrogate (like \\ud800), not a character"
+        ) from None
 
 
 def parse_yaml(text: str, where: str) -> tuple[Any, yaml.Node | None]:

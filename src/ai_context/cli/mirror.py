@@ -21,6 +21,7 @@ from ai_context.cli.common import (
 from ai_context.core.errors import Exit, UsageError
 
 if TYPE_CHECKING:
+    from ai_context.core.models import Issue
     from ai_context.jobs.mirror.run import MirrorReport
 
 
@@ -47,8 +48,7 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     from ai_context.adapters import clients  # noqa: PLC0415
     from ai_context.adapters.config import load_config  # noqa: PLC0415
     from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415
-    from ai_context.jobs.mirror.job import mirror_templates  # noqa: PLC0415
-    from ai_context.jobs.mirror.run import run_mirror  # noqa: PLC0415
+    from ai_context.jobs.mirror.job import mirror_issues  # noqa: PLC0415
     from ai_context.jobs.scan import is_task  # noqa: PLC0415
 
     del stdin
@@ -56,7 +56,6 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         raise UsageError("mirror: name issue numbers or pass --all (not both)")
     workspace = Path.cwd()
     settings = load_config(os.environ, workspace)
-    templates = mirror_templates(workspace / settings.templates if settings.templates else None)
     repository = resolve_repository(args, os.environ, workspace)
     if settings.github_token is None:
         raise UsageError("mirror: set GITHUB_TOKEN (or GH_TOKEN) to a token that reads issues")
@@ -68,33 +67,29 @@ def cmd_mirror(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         api_url=clients.github_api_url(os.environ),
         http=settings.http,
     )
-    try:
-        if args.all:
-            issues = [i for i in github.list_issues("open") if is_task(i)]
-        else:
-            issues = [github.get_issue(ref.number) for ref in args.issue]
-    except GitHubNotFound as exc:
-        raise UsageError(f"mirror: {exc}; check the issue numbers and --repo") from exc
-    store = clients.clickup(
-        settings.clickup_token, api_url=settings.clickup_api_url, http=settings.http
-    )
+
+    def issues() -> list[Issue]:
+        try:
+            if args.all:
+                return [i for i in github.list_issues("open") if is_task(i)]
+            return [github.get_issue(ref.number) for ref in args.issue]
+        except GitHubNotFound as exc:
+            raise UsageError(f"mirror: {exc}; check the issue numbers and --repo") from exc
+
     as_json = args.format == "json"
 
     def log(line: str) -> None:
         (sys.stderr if as_json else out).write(line + "\n")
 
-    report = run_mirror(
+    report, counter = mirror_issues(
         issues,
-        store,
-        config=settings.mirror,
-        templates=templates,
-        team_id=settings.clickup_team_id,
+        settings,
+        workspace,
         full=args.all,
         dry_run=args.dry_run or settings.dry_run,
         log=log,
-        actors=settings.actors,
     )
-    calls = {"clickup_reads": store.counter.reads, "clickup_writes": store.counter.writes}
+    calls = {"clickup_reads": counter.reads, "clickup_writes": counter.writes}
     calls["github"] = github.counter.total
     if as_json:
         out.write(json.dumps(report_json(report, calls), ensure_ascii=False) + "\n")

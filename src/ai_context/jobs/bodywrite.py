@@ -9,27 +9,16 @@ way, a few times at most.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 from ai_context.core.errors import ServiceError
 from ai_context.core.models import BodyHistory, Issue
 from ai_context.rules.overwrite import UNKNOWN, Region, judge, merge3, predecessor
 
+if TYPE_CHECKING:
+    from ai_context.adapters.github import GitHub
+
 ATTEMPTS = 3  # corrective writes before giving up on a body that keeps changing
-
-
-class BodyTracker(Protocol):
-    """What a checked body write needs: adapters.github.GitHub provides it."""
-
-    repository: str
-
-    def get_issue(self, number: int) -> Issue: ...
-
-    def update_issue_body(self, number: int, body: str) -> Issue: ...
-
-    def graphql(self, query: str, variables: Any) -> dict[str, Any]: ...
-
-    def pace_write(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +35,14 @@ class Committed:
     notes: tuple[str, ...] = ()
 
 
-def fresh_read(tracker: BodyTracker, number: int) -> Issue:
+def fresh_read(tracker: GitHub, number: int) -> Issue:
     """Issue NUMBER read as late as it can be before a write: after the write spacing."""
     tracker.pace_write()
     return tracker.get_issue(number)
 
 
 def commit_body(
-    tracker: BodyTracker, number: int, *, read: str, planned: str, region: Region
+    tracker: GitHub, number: int, *, read: str, planned: str, region: Region
 ) -> Committed:
     """PATCH PLANNED (made from READ, the body re-read just now), then make sure no edit was
     overwritten by it, correcting the body when one was."""
@@ -102,7 +91,7 @@ def _lost(issue: Issue, writes: int, other: str | None, problem: str) -> Committ
     return Committed(issue, writes, landed=False, other=other, problem=problem)
 
 
-def _history(tracker: BodyTracker, number: int) -> BodyHistory | None:
+def _history(tracker: GitHub, number: int) -> BodyHistory | None:
     # Imported here: the agent commands load no HTTP client until they write.
     from ai_context.adapters.github_edits import read_history  # noqa: PLC0415
 
@@ -137,7 +126,7 @@ def _settled(
 
 
 def _unchecked(
-    tracker: BodyTracker,
+    tracker: GitHub,
     number: int,
     written: Issue,
     region: Region,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from functools import cache, lru_cache
 from typing import Literal
 
@@ -56,6 +57,25 @@ TITLE_LINE_RE = re.compile(r" {0,3}(?:(#{2,4})[ \t]+)?" + TITLE)
 # A backtick fence's info string may not hold a backtick; a tilde fence's may.
 FENCE_OPEN_RE = re.compile(r"`{3,}+(?!.*`)|~{3,}+")
 FENCE_CLOSE_RE = re.compile(r"(`{3,}+|~{3,}+)[ \t]*$")
+
+
+def outside_fences(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """Each of LINES (with its index) that GitHub does not show as fenced code: a fence opens
+    and closes by cmark-gfm's rule (the patterns above, at most three spaces before it, closed
+    by a run of its character at least as long)."""
+    fence = ""
+    for index, line in enumerate(lines):
+        at = len(line) - len(line.lstrip(" "))
+        if not fence:
+            if at <= 3 and (opened := FENCE_OPEN_RE.match(line, at)):
+                fence = opened.group()
+            else:
+                yield index, line
+        else:
+            run = FENCE_CLOSE_RE.match(line.rstrip("\r"), at) if at <= 3 else None
+            fence = "" if run and run[1].startswith(fence) else fence
+
+
 _BLOCK_TAGS = (
     "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|"
     "details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|"

@@ -26,40 +26,22 @@ def agent_mirror_hook(
 
     def hook(issue: Issue, block: Block) -> None:
         del block  # the mirror renders from the issue body, the authority
-        from ai_context.adapters import clients  # noqa: PLC0415
         from ai_context.adapters.clickup import ClickUpError  # noqa: PLC0415
         from ai_context.adapters.config import load_config  # noqa: PLC0415
         from ai_context.core.errors import ConfigError  # noqa: PLC0415
-        from ai_context.jobs.mirror.job import mirror_templates  # noqa: PLC0415
-        from ai_context.jobs.mirror.run import run_mirror  # noqa: PLC0415
-
-        try:
-            settings = load_config(env, workspace)
-            config, actors = settings.mirror, settings.actors
-            user_dir = workspace / settings.templates if settings.templates else None
-            templates = mirror_templates(user_dir)
-        except ConfigError as exc:
-            note(f"mirror: skipped ({exc})")
-            return
-        if settings.clickup_token is None:
-            return
-        store = clients.clickup(
-            settings.clickup_token, api_url=settings.clickup_api_url, http=settings.http
-        )
+        from ai_context.jobs.mirror.job import mirror_issues  # noqa: PLC0415
 
         def log(line: str) -> None:
             note(f"mirror: {line}")
 
         try:
-            report = run_mirror(
-                [issue],
-                store,
-                config=config,
-                actors=actors,
-                templates=templates,
-                team_id=settings.clickup_team_id,
-                log=log,
-            )
+            settings = load_config(env, workspace)
+            if settings.clickup_token is None:
+                return
+            report, _ = mirror_issues(lambda: [issue], settings, workspace, log=log)
+        except ConfigError as exc:
+            note(f"mirror: skipped ({exc})")
+            return
         except ClickUpError as exc:
             note(f"mirror: ClickUp failed ({exc}); the issue holds the block")
             return

@@ -204,15 +204,12 @@ def deliver_digest(
     """Render DIGEST and deliver it to the digest section's targets: the day's comment on the
     digest issue (COMMENTS are that issue's), Slack, and the step summary's text."""
     # Jinja and the renderers load here: a rerun where nothing changed renders nothing.
-    from ai_context.adapters.templates import Templates  # noqa: PLC0415
+    from ai_context.adapters.templates import user_templates  # noqa: PLC0415
     from ai_context.rules.digest.render import hidden_lines, render_markdown  # noqa: PLC0415
     from ai_context.rules.digest.slack import slack_messages  # noqa: PLC0415
 
     targets = targets_of(settings.digest, settings)
-    try:
-        templates = Templates(workspace / settings.templates if settings.templates else None)
-    except ValueError as exc:
-        raise ConfigError(f"setting templates: {exc}") from exc
+    templates = user_templates(workspace, settings.templates)
     today = digest.generated_at.date().isoformat()
     lines = hidden_lines(digest)  # the same in both renders
     full = templates.run(render_markdown, digest, max_chars=STEP_SUMMARY_LIMIT, lines=lines)

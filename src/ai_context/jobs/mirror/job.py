@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ai_context.adapters import clients
 from ai_context.adapters.clickup import ClickUpCounter
-from ai_context.adapters.templates import Templates
+from ai_context.adapters.templates import user_templates
 from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.mirror.run import MirrorReport, run_mirror
 from ai_context.rules.mirror.link import find_link
 
 if TYPE_CHECKING:
+    from ai_context.adapters.clients import OnWait
+    from ai_context.adapters.config import Config
+    from ai_context.core.models import Issue
     from ai_context.jobs.context import RunContext
 
 SUMMARY_ROWS = 50
@@ -36,42 +40,64 @@ def mirror_job(ctx: RunContext) -> None:
             ctx.summary.append(f"### ClickUp mirror\n\n{line}.")
         return
     workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
-    templates = mirror_templates(workspace / settings.templates if settings.templates else None)
-    store = clients.clickup(
-        settings.clickup_token,
-        api_url=settings.clickup_api_url,
-        http=settings.http,
-        on_wait=ctx.progress.waiting if ctx.progress else None,
-    )
-    ctx.api_calls["ClickUp"] = lambda: store.counter.total
-    report = run_mirror(
-        issues,
-        store,
-        config=settings.mirror,
-        templates=templates,
-        team_id=settings.clickup_team_id,
+    report, counter = mirror_issues(
+        ctx.issues,
+        settings,
+        workspace,
         # Pages of current values when the run listed every open issue (no usable run state,
         # a week since the last full listing, or `full: true`): the bounded full rebuild that
         # heals values changed by hand in ClickUp. Else only the tasks that changed.
         full=ctx.route.scan_all and bool(ctx.scanned().full),
         dry_run=settings.dry_run,
         log=ctx.workflow.log,
-        actors=settings.actors,
+        on_wait=ctx.progress.waiting if ctx.progress else None,
+        calls=ctx.api_calls,
     )
     for number, findings in report.findings.items():
         ctx.findings.setdefault(number, []).extend(findings)
     _annotate(ctx, report)
     ctx.outputs["mirrored"] = str(report.count("written"))
-    ctx.summary.append(summary(report, store.counter, dry_run=settings.dry_run))
+    ctx.summary.append(summary(report, counter, dry_run=settings.dry_run))
     ctx.exit_codes.append(report.exit_code)
 
 
-def mirror_templates(user_dir: Path | None) -> Templates:
-    """The mirror's templates; a missing directory is a ConfigError."""
-    try:
-        return Templates(user_dir)
-    except ValueError as exc:
-        raise ConfigError(f"setting templates: {exc}") from exc
+def mirror_issues(
+    issues: Callable[[], Sequence[Issue]],
+    settings: Config,
+    workspace: Path,
+    *,
+    log: Callable[[str], None],
+    full: bool = False,
+    dry_run: bool = False,
+    on_wait: OnWait | None = None,
+    calls: dict[str, Callable[[], int]] | None = None,
+) -> tuple[MirrorReport, ClickUpCounter]:
+    """Mirror the ISSUES (asked for once the templates under WORKSPACE are known good) with the
+    SETTINGS' ClickUp client, section and actors, for the Action, the CLI and an agent's write.
+    CALLS, when given, counts the ClickUp calls as they happen (a stopped run still says them)."""
+    templates = user_templates(workspace, settings.templates)
+    if settings.clickup_token is None:
+        raise ConfigError("mirror: set the clickup-token input (or CLICKUP_TOKEN)")
+    store = clients.clickup(
+        settings.clickup_token,
+        api_url=settings.clickup_api_url,
+        http=settings.http,
+        on_wait=on_wait,
+    )
+    if calls is not None:
+        calls["ClickUp"] = lambda: store.counter.total
+    report = run_mirror(
+        issues(),
+        store,
+        config=settings.mirror,
+        templates=templates,
+        team_id=settings.clickup_team_id,
+        full=full,
+        dry_run=dry_run,
+        log=log,
+        actors=settings.actors,
+    )
+    return report, store.counter
 
 
 def _annotate(ctx: RunContext, report: MirrorReport) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ai_context.core.block.syntax import FENCE_CLOSE_RE, FENCE_OPEN_RE
+from ai_context.core.block.syntax import outside_fences
 
 _NUMBER = r"(\d{1,9})"
 # `owner/repo#N` or `#N`, not glued to a word, a path or an entity; bounded repeats only, and
@@ -26,23 +26,11 @@ _INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
 
 
 def _without_code(text: str) -> str:
-    """The text with fenced blocks and inline code spans blanked out; a fence opens and closes
-    as GitHub reads it (the block parser's patterns: no backtick in a backtick fence's info
-    string, nothing but spaces after a closing fence)."""
-    kept: list[str] = []
-    fence = ""
-    for line in text.split("\n"):
-        at = len(line) - len(line.lstrip(" "))
-        if fence:
-            close = FENCE_CLOSE_RE.match(line.rstrip("\r"), at) if at <= 3 else None
-            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
-                fence = ""
-            kept.append("")
-        elif at <= 3 and (opened := FENCE_OPEN_RE.match(line, at)):
-            fence = opened.group()
-            kept.append("")
-        else:
-            kept.append(_INLINE_CODE_RE.sub(" ", line))
+    """The text with fenced blocks (as GitHub reads them) and inline code spans blanked out."""
+    lines = text.split("\n")
+    kept = [""] * len(lines)
+    for index, line in outside_fences(lines):
+        kept[index] = _INLINE_CODE_RE.sub(" ", line)
     return "\n".join(kept)
 
 

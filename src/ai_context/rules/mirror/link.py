@@ -6,11 +6,10 @@ not already mirror another issue. Otherwise a finding on the issue, and no write
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
-from ai_context.core.block.syntax import FENCE_CLOSE_RE, FENCE_OPEN_RE
+from ai_context.core.block.syntax import outside_fences
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.actors import ActorMap, identity
@@ -52,20 +51,6 @@ class Link(BaseModel):
         return not self.custom or self.team_id is not None
 
 
-def _outside_fences(body: str) -> Iterator[tuple[int, str]]:
-    """The lines GitHub does not show as code, by cmark-gfm's fence rule (core.block.syntax)."""
-    fence: str | None = None
-    for number, line in enumerate(body.splitlines(), start=1):
-        at = len(line) - len(line.lstrip(" "))
-        if fence is None:
-            if at < 4 and (opened := FENCE_OPEN_RE.match(line, at)):
-                fence = opened.group()
-            else:
-                yield number, line
-        elif at < 4 and (run := FENCE_CLOSE_RE.match(line, at)) and run[1].startswith(fence):
-            fence = None
-
-
 def _link(word: str, team_id: str | None, line: int, text: str) -> Link | None:
     """A link to WORD when it is a custom task id (DEV-123) or a native one, else None."""
     if _CUSTOM_RE.fullmatch(word):
@@ -94,7 +79,8 @@ def find_link(body: str, team_id: str | None = None) -> Link | None:
     first task URL, else the first `CU-<id>` token. TEAM_ID resolves custom ids without one."""
     url: Link | None = None
     token: Link | None = None
-    for number, line in _outside_fences(body):
+    for index, line in outside_fences(body.splitlines()):
+        number = index + 1
         labelled = _LABEL_RE.match(line)
         if labelled and (found := _from_value(labelled["value"], number, team_id)):
             return found
