@@ -765,17 +765,12 @@ def unless_modified(known: Issue | None, number: int, repository: str) -> dict[s
         return {}
     if known.repository and known.repository != repository:
         return {}
-    return {"If-Modified-Since": http_date(known.updated_at)}
+    return {"If-Modified-Since": format_datetime(utc(known.updated_at), usegmt=True)}
 
 
 def utc_text(when: datetime) -> str:
     """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
     return format_timestamp(utc(when))
-
-
-def http_date(when: datetime) -> str:
-    """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
-    return format_datetime(utc(when), usegmt=True)
 
 
 def _check_repository(repository: str, hint: str = "") -> None:
