@@ -19,10 +19,10 @@ from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.jobs.scan import (
-    STATE_LABEL,
     Scan,
     carriers,
     is_task,
+    labelled,
     repositories_of,
     rules_parts,
     save,
@@ -137,8 +137,7 @@ class RunContext:
         found = carriers(home.ours, self.settings.bot_login).get(repository.lower())
         if found is None and not home.listed_all and not self._carriers_listed:
             self._carriers_listed = True
-            home.ours += self.github.list_issues("open", labels=[STATE_LABEL])
-            found = carriers(home.ours, self.settings.bot_login).get(repository.lower())
+            found = carriers(labelled(home), self.settings.bot_login).get(repository.lower())
         return found
 
     def save_scans(self) -> None:

@@ -196,7 +196,7 @@ def scan(
         if out.carrier is not None or closed:
             break
     if out.carrier is None and closed:
-        out.carrier = carriers(_labelled(out), bot).get(github.repository.lower())
+        out.carrier = carriers(labelled(out), bot).get(github.repository.lower())
     _read_state(out, asked)
     if not out.full:
         assert out.previous is not None
@@ -238,8 +238,8 @@ def _read(out: Scan, read: list[Issue], page: IssuePage) -> None:
     out.ours += [i for i in page.issues if _ours(i) and i.state == "open"]
 
 
-def _labelled(out: Scan) -> list[Issue]:
-    """The open carriers, by their label (one listing), when the first page had none."""
+def labelled(out: Scan) -> list[Issue]:
+    """The open carriers, by their label (one listing), added to OUT's own issues."""
     found = out.github.list_issues("open", labels=[STATE_LABEL])
     out.ours += [i for i in found if i.number not in {o.number for o in out.ours}]
     return found
