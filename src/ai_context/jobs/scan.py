@@ -96,7 +96,6 @@ class Scan:
     # Issues listed again but unchanged: their fingerprint and updated_at.
     kept: dict[int, tuple[str, datetime | None]] = field(default_factory=dict)
     judged: dict[int, Judged] = field(default_factory=dict)
-    due_read: int = 0  # tasks read one by one because their minute had come
     pages: int = 0
     facts: str | None = None  # the digest's facts this run left (None: as the last run left)
     changes: datetime | None = None  # when time next moves a digest task (set with facts)
@@ -405,7 +404,6 @@ def _incremental(out: Scan, listed: list[Issue], read: list[Issue]) -> None:
 
 
 def _read_due(out: Scan, number: int) -> Issue | None:
-    out.due_read += 1
     try:
         issue = out.github.get_issue(number)
     except GitHubNotFound:
