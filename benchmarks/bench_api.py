@@ -26,6 +26,7 @@ Run: `make bench` or `python benchmarks/bench_api.py [ISSUES ...] [--no-org | --
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import subprocess
@@ -443,9 +444,13 @@ def fetch_only(urls: list[str], script: str = FETCH_ONLY) -> Cost:
 
 
 def main(argv: list[str]) -> None:
-    sizes = [int(a) for a in argv if a.isdigit()] or [1000, 10_000]
-    if "--org-only" in argv:
-        sizes = []
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("issues", nargs="*", type=int, help="repository sizes (1000 10000)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--no-org", action="store_true", help="skip the organisation run")
+    which.add_argument("--org-only", action="store_true", help="only the organisation run")
+    args = parser.parse_args(argv)
+    sizes = [] if args.org_only else args.issues or [1000, 10_000]
     peaks: dict[int, dict[str, float]] = {}
     for issues in sizes:
         peaks[issues] = repository(issues)
@@ -456,7 +461,7 @@ def main(argv: list[str]) -> None:
             f"first run's peak RSS: {peaks[large]['rss']:.0f} MB at {large:,} issues, "
             f"{peaks[small]['rss']:.0f} MB at {small:,}: {ratio:.2f}x (goal <= 2x)"
         )
-    if "--no-org" not in argv:
+    if not args.no_org:
         organisation()
 
 
