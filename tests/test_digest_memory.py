@@ -93,7 +93,7 @@ def test_shipped_means_within_the_window() -> None:
 def test_slack_is_posted_again_only_when_the_tasks_changed() -> None:
     digest = build_digest(sample_issues(), NOW)
     text = render_markdown(digest, BUNDLED)
-    posted = comment(2, "2026-05-27", f"{text}\n\n{slack_line(digest.state())}")
+    posted = comment(2, "2026-05-27", f"{text}\n\n{slack_line(digest.state)}")
     later = build_digest(sample_issues(), NOW + timedelta(hours=1))
     assert not slack_wanted(posted, later)
     moved = build_digest([*sample_issues(), issue(40, "New", block())], NOW)

@@ -131,7 +131,7 @@ def test_a_plan_rewritten_shorter_is_not_negative_progress() -> None:
 def test_a_digest_state_feeds_the_next_digest() -> None:
     first = build_digest(sample_issues(), NOW)
     later = build_digest(
-        sample_issues(), NOW + timedelta(minutes=5), previous=find_state(state_line(first.state()))
+        sample_issues(), NOW + timedelta(minutes=5), previous=find_state(state_line(first.state))
     )
     assert later.previous.status == "restored" and later.changes == ()
 

@@ -103,7 +103,7 @@ def test_the_markdown_digest_carries_its_state_on_a_line_of_its_own(digest: Dige
     lines = text.rstrip("\n").split("\n")
     assert lines[-1].startswith("[//]: # (ai-context-digest:v2:")
     assert lines[-2] == ""  # a definition cannot interrupt a paragraph or a table
-    assert find_state(text).state == digest.state()
+    assert find_state(text).state == digest.state
 
 
 # --- hostile text ------------------------------------------------------------------------------
@@ -353,7 +353,7 @@ def test_a_digest_of_10000_tasks_posts_and_shows_rows_up_to_its_cuts(changed: bo
     day_before = NOW - timedelta(days=1)
     before = DigestState(generated_at=day_before)
     if not changed:
-        before = build_digest(issues, NOW).state().model_copy(update={"generated_at": day_before})
+        before = build_digest(issues, NOW).state.model_copy(update={"generated_at": day_before})
     digest = build_digest(issues, NOW, previous=StateRead(status="restored", state=before))
     assert len(digest.changes) == (10_000 if changed else 0)
     comment = render_markdown(digest, BUNDLED, max_chars=COMMENT_LIMIT, full_url="https://x/1")

@@ -180,7 +180,7 @@ def slack_wanted(existing: Comment | None, digest: Digest) -> bool:
     (the day's comment says which it got); yes when it got nothing today (never posted, the
     post failed, or Slack became a target since) or the tasks changed since."""
     posted = slack_posted(existing.body if existing is not None else None)
-    return posted is None or posted != tasks_digest(digest.state())
+    return posted is None or posted != tasks_digest(digest.state)
 
 
 def deliver_slack(

@@ -152,9 +152,8 @@ def store(
     scan = source.scan
     chunks = facts.chunks(scan.repository, source.rows)
     if not source.stored and scan.carrier is not None:
-        _read_stored(
-            source, scan.bot
-        )  # facts a run left whose state is not this one's: replace them
+        # Facts a run left whose state is not this one's: replace them.
+        _read_stored(source, scan.bot)
     plan = _plan(chunks, source.stored)
     # The writes: the chunks, the carrier when there is none yet; and room kept for the run
     # state after them.

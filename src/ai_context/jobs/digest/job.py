@@ -228,7 +228,7 @@ def deliver_digest(
     post = slack and (not on_issue or slack_wanted(existing, digest))
     if on_issue:
         # The comment says what Slack got today: this run's tasks when it posts them now.
-        out.slack_mark = slack_line(digest.state()) if post else before
+        out.slack_mark = slack_line(digest.state) if post else before
         deliver_comment(
             out,
             github=github,

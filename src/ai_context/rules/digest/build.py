@@ -25,7 +25,6 @@ from ai_context.core.duration_field import Duration
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError
 from ai_context.core.fields import explain
-from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.core.phases import (
     FINISHED_STEPS,
@@ -149,12 +148,6 @@ def _closed_at(issue: Issue) -> datetime | None:
     return utc(stamp) if stamp is not None else None
 
 
-def _error_reason(finding: Finding) -> str:
-    """The finding in words, its code (and line) as a suffix: people read the words."""
-    where = f", line {finding.line}" if finding.line else ""
-    return f"{finding.message} ({finding.code}{where})"
-
-
 def _closed(issue: Issue, now: datetime, window: timedelta) -> Verdict:
     """A closed issue: shipped when closed as completed within the window, else left out."""
     if issue.state_reason not in (None, "completed"):
@@ -190,7 +183,9 @@ def _stuck_reasons(
     if block.last_updated is not None and now - block.last_updated > stale_after:
         # The age is the row's own column: said once, there.
         stuck.append(f"no update for over {format_duration(stale_after)} (stale)")
-    stuck.extend(_error_reason(f) for f in result.findings if f.severity == "error")
+    # Each error in words, its code (and line) as a suffix: people read the words.
+    errors = (f for f in result.findings if f.severity == "error")
+    stuck.extend(f"{f.message} ({f.code}{f', line {f.line}' if f.line else ''})" for f in errors)
     return stuck
 
 
@@ -378,18 +373,12 @@ def diff(
     return tuple(changes)
 
 
-def stuck_severity(entry: Entry) -> int:
-    """How badly a stuck task needs someone: 0 a broken block (the next session trusts it),
-    1 blocked (a blocker, or a blocked phase), 2 stale only."""
-    if entry.errors:
-        return 0
-    return 1 if entry.blockers or is_blocked_phase(entry.phase) else 2
-
-
 def stuck_order(entry: Entry) -> tuple[int, float, str, int]:
-    """Stuck by severity, then the longest untouched first (no update time: first)."""
+    """Stuck by severity: 0 a broken block (the next session trusts it), 1 blocked (a blocker,
+    or a blocked phase), 2 stale only; then the longest untouched first (no update time: first)."""
+    severity = 0 if entry.errors else 1 if entry.blockers or is_blocked_phase(entry.phase) else 2
     age = entry.age.total_seconds() if entry.age is not None else float("inf")
-    return (stuck_severity(entry), -age, entry.repository, entry.number)
+    return (severity, -age, entry.repository, entry.number)
 
 
 _BARE_REF = re.compile(r"(?<![\w/#&])#(\d+)\b")

@@ -9,9 +9,9 @@ compressed in chunks of issue numbers (`chunks`), so a change rewrites only its 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from ai_context.core import hidden
 from ai_context.core.block.model import Block, PlanStep
@@ -125,17 +125,10 @@ def restore(row: Row, repository: str, review_label: str) -> tuple[Issue, CheckR
 
 # --- chunks ------------------------------------------------------------------------------------
 
-Kind = Literal["create", "edit", "delete"]
 
-
-def chunk_line(repository: str, start: int, end: int, rows: Sequence[Row]) -> str:
-    payload = {"repo": repository.lower(), "from": start, "to": end, "rows": list(rows)}
-    return f"{PREFIX}{hidden.encode(payload, compress=True)}{SUFFIX}"
-
-
-def chunks(repository: str, rows: Mapping[int, Row], limit: int = MAX_CHUNK) -> dict[str, str]:
+def chunks(repository: str, rows: Mapping[int, Row]) -> dict[str, str]:
     """ROWS (by issue number) in chunks of CHUNK_NUMBERS numbers, each halved until its line
-    fits LIMIT: key ("from-to") -> the comment's text. The same rows give the same chunks,
+    fits MAX_CHUNK: key ("from-to") -> the comment's text. The same rows give the same chunks,
     so a run rewrites only the chunks whose rows changed."""
     out: dict[str, str] = {}
     starts = sorted({n - n % CHUNK_NUMBERS for n in rows})
@@ -145,8 +138,9 @@ def chunks(repository: str, rows: Mapping[int, Row], limit: int = MAX_CHUNK) -> 
         inside = [rows[n] for n in sorted(rows) if start <= n < end]
         if not inside:
             continue
-        line = chunk_line(repository, start, end, inside)
-        if len(line) > limit and end - start > 1:
+        payload = {"repo": repository.lower(), "from": start, "to": end, "rows": inside}
+        line = f"{PREFIX}{hidden.encode(payload, compress=True)}{SUFFIX}"
+        if len(line) > MAX_CHUNK and end - start > 1:
             middle = (start + end) // 2
             todo += [(start, middle), (middle, end)]
             continue
@@ -175,13 +169,10 @@ def restore_all(
     rows: Iterable[Row], repository: str, review_label: str
 ) -> list[tuple[Issue, CheckResult]] | None:
     """Every row restored; None when one cannot be (the caller then lists every issue)."""
-    out = []
     try:
-        for row in rows:
-            out.append(restore(row, repository, review_label))
+        return [restore(row, repository, review_label) for row in rows]
     except (ValueError, TypeError, KeyError, IndexError):
         return None
-    return out
 
 
 def next_change(

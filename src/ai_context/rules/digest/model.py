@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -123,9 +124,6 @@ class Change(BaseModel):
     left: str | None = None
 
 
-StateStatus = Literal["restored", "absent", "unreadable"]
-
-
 class TaskState(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -152,7 +150,7 @@ class StateRead(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    status: StateStatus
+    status: Literal["restored", "absent", "unreadable"]
     state: DigestState = DigestState()
     detail: str = ""
     # The baseline is the day's first digest's own state (nothing came before it): a rerun
@@ -204,7 +202,10 @@ class Digest(BaseModel):
     def all_entries(self) -> list[Entry]:
         return [e for c in CATEGORIES for e in self.entries.get(c, ())]
 
+    @cached_property
     def state(self) -> DigestState:
+        """What the next digest compares with, built once: the hidden line, Slack's mark and
+        the trends all read it."""
         return DigestState(
             generated_at=self.generated_at,
             tasks={

@@ -120,7 +120,7 @@ def digest_vars(
 
 def hidden_lines(digest: Digest) -> tuple[str, str]:
     """The state line, and the baseline line ('' when there is nothing to compare with)."""
-    return state_line(digest.state()), "" if digest.first else base_line(digest.previous.state)
+    return state_line(digest.state), "" if digest.first else base_line(digest.previous.state)
 
 
 def _caps_within(
@@ -171,7 +171,6 @@ def render_markdown(
     env: Environment,
     *,
     max_chars: int = GITHUB_COMMENT_LIMIT,
-    template: str = "digest.md.j2",
     full_url: str = "",
     lines: tuple[str, str] | None = None,
 ) -> str:
@@ -185,7 +184,7 @@ def render_markdown(
     lines = lines or hidden_lines(digest)
 
     def at(caps: Caps | int | None, changes: int | None) -> str:
-        return render(env, template, **digest_vars(digest, caps, full_url, lines, changes))
+        return render(env, "digest.md.j2", **digest_vars(digest, caps, full_url, lines, changes))
 
     sizes = {k: len(digest.entries.get(k, ())) for k in DISPLAY_ORDER}
     if max(sizes.values(), default=0) <= PROBE_ROWS:

@@ -95,7 +95,6 @@ def slack_messages(
     digest: Digest,
     env: Environment,
     *,
-    template: str = "digest.slack.j2",
     comment_url: str = "",
     mentions: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
@@ -105,7 +104,7 @@ def slack_messages(
     owner's Slack id, mentioned beside that actor's stuck tasks.
     """
     variables = digest_vars(digest, lines=("", ""))  # the hidden lines are the comment's
-    module = env.get_template(template).make_module(
+    module = env.get_template("digest.slack.j2").make_module(
         {**variables, "titles": CATEGORY_TITLES, "comment_url": comment_url}
     )
 
@@ -115,8 +114,8 @@ def slack_messages(
         macro = macros.get(name) or getattr(module, name, None)
         if not callable(macro):
             raise TemplateRuntimeError(
-                f"{template} defines no macro '{name}'; copy the bundled digest.slack.j2 and "
-                "keep every macro it defines"
+                f"digest.slack.j2 defines no macro '{name}'; copy the bundled digest.slack.j2 "
+                "and keep every macro it defines"
             )
         macros[name] = macro
         return str(macro(*args)).strip()

@@ -32,7 +32,6 @@ STATE_LINE_RE, BASE_LINE_RE = (
     re.compile(rf"^\[//\]: # \({name}:([A-Za-z0-9]+):([A-Za-z0-9_=.-]*)\)[ \t]*$", re.M)
     for name in ("ai-context-digest", "ai-context-digest-base")
 )
-MAX_STATE_CHARS = hidden.MAX_ENCODED
 _CODES: dict[Category, str] = {"shipped": "s", "in_review": "r", "in_progress": "p", "stuck": "k"}
 _CATEGORY_BY_CODE: dict[str, Category] = {v: k for k, v in _CODES.items()}
 
@@ -79,10 +78,8 @@ def _tasks(repos: Any) -> dict[tuple[str, int], TaskState]:
         raise TypeError("r is not an object")
     tasks: dict[tuple[str, int], TaskState] = {}
     for repo, (deltas, codes, done) in repos.items():
-        if not (len(deltas) == len(codes) == len(done)):
-            raise ValueError("columns of different lengths")
         number = 0
-        for delta, code, steps in zip(deltas, codes, done, strict=True):
+        for delta, code, steps in zip(deltas, codes, done, strict=True):  # ValueError if uneven
             if type(delta) is not int or type(steps) is not int:
                 raise TypeError("numbers and steps done are integers")
             number += delta
@@ -92,7 +89,7 @@ def _tasks(repos: Any) -> dict[tuple[str, int], TaskState]:
 
 def decode_state(encoded: str) -> StateRead:
     """The state from its base64 text; garbled text is a first digest, not an error."""
-    if len(encoded) > MAX_STATE_CHARS:
+    if len(encoded) > hidden.MAX_ENCODED:
         return _unreadable("too long")
     payload = hidden.decode(encoded)  # the one codec of hidden state; None when garbled
     if payload is None:

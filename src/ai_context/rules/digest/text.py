@@ -20,7 +20,7 @@ from ai_context.rules.digest.model import (
     TaskSummary,
 )
 from ai_context.rules.digest.render import human_date, human_time, sections
-from ai_context.rules.digest.trends import Trends
+from ai_context.rules.digest.trends import StuckTime, Trends
 from ai_context.rules.templating import clip
 
 ANSI: dict[Category, str] = {
@@ -52,7 +52,7 @@ def _ago(age: timedelta | None) -> str:
     return f"{format_duration(age)} ago" if age is not None else "no update time"
 
 
-def ref(e: Entry, multi_repo: bool) -> str:
+def ref(e: Entry | Change | StuckTime, multi_repo: bool) -> str:
     return f"{e.repository}#{e.number}" if multi_repo else f"#{e.number}"
 
 
@@ -110,7 +110,6 @@ def digest_text(digest: Digest, *, colour: bool = False) -> str:
 
 def change_text(c: Change, multi_repo: bool) -> str:
     """One change as a sentence, in the words of the Markdown digest."""
-    label = f"{c.repository}#{c.number}" if multi_repo else f"#{c.number}"
     title = f" {plain(c.title, 80)}" if c.title else ""
     what: list[str] = []
     if c.left:
@@ -124,7 +123,7 @@ def change_text(c: Change, multi_repo: bool) -> str:
     if c.steps_completed:
         s = "s" if c.steps_completed != 1 else ""
         what.append(f"{c.steps_completed} plan step{s} completed")
-    return f"{label}{title}: {', '.join(what)}"
+    return f"{ref(c, multi_repo)}{title}: {', '.join(what)}"
 
 
 def task_text(task: TaskSummary, *, colour: bool = False) -> str:
@@ -206,9 +205,8 @@ def status_text(
 def trends_lines(t: Trends, multi_repo: bool) -> list[str]:
     """The period's figures as lines of plain text (the terminal's; Markdown adds its marks)."""
 
-    def label(repository: str, number: int, title: str) -> str:
-        where = f"{repository}#{number}" if multi_repo else f"#{number}"
-        return f"{where} {plain(title, 60)}".rstrip()
+    def label(item: StuckTime | Entry) -> str:
+        return f"{ref(item, multi_repo)} {plain(item.title, 60)}".rstrip()
 
     lead = (
         f"median {format_duration(t.median_lead)} from the first block to done"
@@ -216,11 +214,9 @@ def trends_lines(t: Trends, multi_repo: bool) -> list[str]:
         else "no time from the first block to done known"
     )
     unknown = f"; {t.unknown_lead} not seen before they were done" if t.unknown_lead else ""
-    stuck = ", ".join(
-        f"{label(s.repository, s.number, s.title)} {format_duration(s.time)}" for s in t.stuck[:5]
-    )
+    stuck = ", ".join(f"{label(s)} {format_duration(s.time)}" for s in t.stuck[:5])
     more = f", and {len(t.stuck) - 5} more" if len(t.stuck) > 5 else ""
-    throughout = "; ".join(label(e.repository, e.number, e.title) for e in t.stuck_throughout)
+    throughout = "; ".join(label(e) for e in t.stuck_throughout)
     start = human_time(t.covered_from) if t.covered_from else "-"
     return [
         f"shipped: {len(t.shipped)} ({lead}{unknown})",

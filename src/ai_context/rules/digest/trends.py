@@ -79,7 +79,7 @@ def timeline(history: Sequence[DigestState], since: datetime, today: Digest) -> 
     )
     before = [s for s in dated if s.generated_at is not None and s.generated_at <= since]
     after = [s for s in dated if s.generated_at is not None and s.generated_at > since]
-    return [*before[-1:], *after, today.state()]
+    return [*before[-1:], *after, today.state]
 
 
 def _leads(shipped: Sequence[Entry], first: dict[Key, datetime]) -> tuple[list[timedelta], int]:
@@ -124,7 +124,7 @@ def trends(history: Sequence[DigestState], since: datetime, today: Digest) -> Tr
     """The period from SINCE to TODAY's digest, from the digests in HISTORY (any order, any
     age: the older ones say when a task was first seen)."""
     shipped = today.entries.get("shipped", ())
-    leads, unknown = _leads(shipped, _first_seen([*history, today.state()]))
+    leads, unknown = _leads(shipped, _first_seen([*history, today.state]))
     points = timeline(history, since, today)
     entries = {e.key: e for e in today.all_entries()}
     rows = [
