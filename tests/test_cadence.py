@@ -87,16 +87,15 @@ def test_the_cadence_is_configurable_and_checked() -> None:
 
 
 def test_stop_nudge() -> None:
-    assert stop_nudge(None, CADENCE, stop_hook_active=False) is None  # no active task
-    assert stop_nudge(progress(0, 5, dirty=True), CADENCE, stop_hook_active=False) is None
-    assert stop_nudge(progress(0, 45), CADENCE, stop_hook_active=False) is None
-    behind = stop_nudge(progress(2, 5), CADENCE, stop_hook_active=False)
+    assert stop_nudge(None, CADENCE) is None  # no active task
+    assert stop_nudge(progress(0, 5, dirty=True), CADENCE) is None
+    assert stop_nudge(progress(0, 45), CADENCE) is None
+    behind = stop_nudge(progress(2, 5), CADENCE)
     assert behind is not None and "2 commits since Last updated" in behind
     assert behind.endswith("Then stop.")
-    old = stop_nudge(progress(0, 45, dirty=True), CADENCE, stop_hook_active=False)
+    old = stop_nudge(progress(0, 45, dirty=True), CADENCE)
     assert old is not None and "is 45 minutes old and the work tree has" in old
-    unstamped = stop_nudge(progress(0, None, dirty=True), CADENCE, stop_hook_active=False)
+    unstamped = stop_nudge(progress(0, None, dirty=True), CADENCE)
     assert unstamped is not None and "has no Last updated" in unstamped
-    # Never twice in a row, never on a finished task.
-    assert stop_nudge(progress(2, 5), CADENCE, stop_hook_active=True) is None
-    assert stop_nudge(progress(2, 5, finished=True), CADENCE, stop_hook_active=False) is None
+    # Never on a finished task (never twice in a row: the hook, test_hooks_e2e).
+    assert stop_nudge(progress(2, 5, finished=True), CADENCE) is None

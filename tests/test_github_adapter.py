@@ -432,12 +432,15 @@ def test_the_token_is_in_no_log(caplog: pytest.LogCaptureFixture) -> None:
 
 @pytest.mark.parametrize("status", [429, 403])
 def test_retry_after_as_an_http_date_is_the_wait_it_names(status: int) -> None:
-    from ai_context.adapters.github import http_date, rate_limit_wait
+    from email.utils import format_datetime
+
+    from ai_context.adapters.github import rate_limit_wait
 
     when = datetime.now(UTC) + timedelta(seconds=120)
-    wait = rate_limit_wait(status, {"retry-after": http_date(when)})
+    wait = rate_limit_wait(status, {"retry-after": format_datetime(when, usegmt=True)})
     assert wait is not None and 100 <= wait <= 121
-    past = rate_limit_wait(status, {"retry-after": http_date(when - timedelta(hours=1))})
+    hour_ago = format_datetime(when - timedelta(hours=1), usegmt=True)
+    past = rate_limit_wait(status, {"retry-after": hour_ago})
     assert past == 0
 
 

@@ -83,7 +83,6 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
         workflow=wf,
         now=settings.now or datetime.now(UTC),
         route=_route(env, event, repository, settings),
-        outputs={},
         workflow_env=env,
         event=event,
         progress=progress,

@@ -178,7 +178,6 @@ class GitHub:
         self,
         state: str = "open",
         *,
-        assignee: str | None = None,
         labels: Sequence[str] = (),
         sort: str | None = None,
         limit: int | None = None,
@@ -187,7 +186,7 @@ class GitHub:
         """Issues (not pull requests), 100 a page, filtered by GitHub, newest first by SORT
         (created, updated, comments) when given. Pages stop once LIMIT issues are in hand."""
         found: list[Issue] = []
-        pages = self.issue_pages(state, assignee=assignee, labels=labels, sort=sort, since=since)
+        pages = self.issue_pages(state, labels=labels, sort=sort, since=since)
         for page in pages:
             found += page.issues
             if limit is not None and len(found) >= limit:
@@ -198,7 +197,6 @@ class GitHub:
         self,
         state: str = "open",
         *,
-        assignee: str | None = None,
         labels: Sequence[str] = (),
         sort: str | None = None,
         since: datetime | None = None,
@@ -208,8 +206,6 @@ class GitHub:
         page when GitHub's `Link` header names it (it does on the first pages); its `date` is
         GitHub's clock when it answered."""
         filters: dict[str, Any] = {"state": state}
-        if assignee is not None:
-            filters["assignee"] = assignee
         if labels:
             filters["labels"] = ",".join(labels)
         if sort is not None:
@@ -769,17 +765,12 @@ def unless_modified(known: Issue | None, number: int, repository: str) -> dict[s
         return {}
     if known.repository and known.repository != repository:
         return {}
-    return {"If-Modified-Since": http_date(known.updated_at)}
+    return {"If-Modified-Since": format_datetime(utc(known.updated_at), usegmt=True)}
 
 
 def utc_text(when: datetime) -> str:
     """WHEN in UTC (naive means UTC), as GitHub's `since` takes it: with a literal Z."""
     return format_timestamp(utc(when))
-
-
-def http_date(when: datetime) -> str:
-    """WHEN (naive means UTC) as an HTTP-date: `Tue, 26 May 2026 14:33:10 GMT`."""
-    return format_datetime(utc(when), usegmt=True)
 
 
 def _check_repository(repository: str, hint: str = "") -> None:

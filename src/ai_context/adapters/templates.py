@@ -68,13 +68,13 @@ class RenderLimits:
     memory: int = 512 * 1024 * 1024
 
 
-def bundled_templates(package: str = PACKAGE, directory: str = TEMPLATE_DIR) -> Traversable:
+def bundled_templates() -> Traversable:
     """Where the bundled templates are: inside the installed package, else (a source checkout,
     an editable install) the repository's own `templates/` folder."""
-    packaged = resources.files(package).joinpath(directory)
+    packaged = resources.files(PACKAGE).joinpath(TEMPLATE_DIR)
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[3].joinpath(directory)
+    return Path(__file__).resolve().parents[3].joinpath(TEMPLATE_DIR)
 
 
 def _bundled_loader() -> BaseLoader:

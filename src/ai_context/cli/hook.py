@@ -81,14 +81,13 @@ def add_cadence(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_hook(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    env = os.environ
     args.now = args.now or datetime.now(UTC)
     try:
         payload = read_payload(stdin)
         cwd = payload.get("cwd")
         if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
             os.chdir(cwd)  # the cache and git are the project's, wherever the hook was started
-        answer = HANDLERS[args.event](args, payload, env)
+        answer = HANDLERS[args.event](args, payload, os.environ)
     except (HookNote, AIContextError) as exc:
         answer = note_answer(args.event, f"ai-context: {exc}")
     except Exception as exc:
@@ -283,7 +282,7 @@ def stop(args: argparse.Namespace, payload: Mapping[str, Any], env: Mapping[str,
         return None  # blocked once already: let the agent stop (never twice in a row)
     entry = _active(args, env)
     progress = progress_of(entry, args.now, Path.cwd()) if entry else None
-    reason = stop_nudge(progress, _cadence(args), stop_hook_active=False)
+    reason = stop_nudge(progress, _cadence(args))
     return {"decision": "block", "reason": reason} if reason else None
 
 

@@ -291,13 +291,6 @@ def plan_agents_md(root: Path) -> list[Change]:
     return [_change(path, new)]
 
 
-def plan_plugin(folder: Path, args: argparse.Namespace) -> list[Change]:
-    return [
-        _change(folder / rel, text)
-        for rel, text in plugin_files(args.every_commits, args.every).items()
-    ]
-
-
 # --- running ------------------------------------------------------------------------------
 
 
@@ -334,7 +327,9 @@ def _plan(args: argparse.Namespace) -> list[Change]:
         raise UsageError("--actor, --token-from and --scope are for `setup claude`")
     if args.target == "agents-md":
         return plan_agents_md(args.path or Path())
-    return plan_plugin(args.path or Path("integrations/claude-code"), args)
+    folder = args.path or Path("integrations/claude-code")
+    files = plugin_files(args.every_commits, args.every)
+    return [_change(folder / rel, text) for rel, text in files.items()]
 
 
 def _report(args: argparse.Namespace, changes: list[Change], diff: str, out: TextIO) -> None:

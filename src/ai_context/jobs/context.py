@@ -19,10 +19,10 @@ from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.jobs.scan import (
-    STATE_LABEL,
     Scan,
     carriers,
     is_task,
+    labelled,
     repositories_of,
     rules_parts,
     save,
@@ -96,7 +96,9 @@ class RunContext:
                 found = scan(self.github, closed="digest" in self.route.jobs, **kw)
             else:
                 carrier = self._carrier(repository)
-                found = scan_other(self.github_for(repository), self.github, carrier, **kw)
+                found = scan_other(
+                    self.github.for_repository(repository), self.github, carrier, **kw
+                )
             why = found.full or "listed only what changed since the last run"
             self.workflow.log(
                 f"ai-context: {found.repository}: {why}: {len(found.tasks)} task(s) to judge, "
@@ -135,16 +137,8 @@ class RunContext:
         found = carriers(home.ours, self.settings.bot_login).get(repository.lower())
         if found is None and not home.listed_all and not self._carriers_listed:
             self._carriers_listed = True
-            home.ours += self.github.list_issues("open", labels=[STATE_LABEL])
-            found = carriers(home.ours, self.settings.bot_login).get(repository.lower())
+            found = carriers(labelled(home), self.settings.bot_login).get(repository.lower())
         return found
-
-    def github_for(self, repository: str) -> GitHub:
-        """A client for REPOSITORY with this run's token, settings, call counter and
-        connections."""
-        if repository.lower() == self.github.repository.lower():
-            return self.github
-        return self.github.for_repository(repository)
 
     def save_scans(self) -> None:
         """Write each scan's run state (after every job, so it tells of their writes)."""

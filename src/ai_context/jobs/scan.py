@@ -96,7 +96,6 @@ class Scan:
     # Issues listed again but unchanged: their fingerprint and updated_at.
     kept: dict[int, tuple[str, datetime | None]] = field(default_factory=dict)
     judged: dict[int, Judged] = field(default_factory=dict)
-    due_read: int = 0  # tasks read one by one because their minute had come
     pages: int = 0
     facts: str | None = None  # the digest's facts this run left (None: as the last run left)
     changes: datetime | None = None  # when time next moves a digest task (set with facts)
@@ -178,8 +177,8 @@ def scan(
     bot: str,
     now: datetime,
     asked: str,
+    progress: Callable[[IssuePage], None],
     closed: bool = False,
-    progress: Callable[[IssuePage], None] | None = None,
 ) -> Scan:
     """Scan the repository GITHUB serves (the one that holds its own carrier): what changed
     since its run state, or every open issue when the state is not usable or ASKED says why.
@@ -196,7 +195,7 @@ def scan(
         if out.carrier is not None or closed:
             break
     if out.carrier is None and closed:
-        out.carrier = carriers(_labelled(out), bot).get(github.repository.lower())
+        out.carrier = carriers(labelled(out), bot).get(github.repository.lower())
     _read_state(out, asked)
     if not out.full:
         assert out.previous is not None
@@ -238,8 +237,8 @@ def _read(out: Scan, read: list[Issue], page: IssuePage) -> None:
     out.ours += [i for i in page.issues if _ours(i) and i.state == "open"]
 
 
-def _labelled(out: Scan) -> list[Issue]:
-    """The open carriers, by their label (one listing), when the first page had none."""
+def labelled(out: Scan) -> list[Issue]:
+    """The open carriers, by their label (one listing), added to OUT's own issues."""
     found = out.github.list_issues("open", labels=[STATE_LABEL])
     out.ours += [i for i in found if i.number not in {o.number for o in out.ours}]
     return found
@@ -298,7 +297,7 @@ def scan_other(
     bot: str,
     now: datetime,
     asked: str,
-    progress: Callable[[IssuePage], None] | None = None,
+    progress: Callable[[IssuePage], None],
 ) -> Scan:
     """Scan another repository of the run (`repositories:`), whose CARRIER is in HOME: every
     issue updated since a usable state, open or closed, else every open issue."""
@@ -331,11 +330,10 @@ def _pages(
     github: GitHub,
     state: str,
     since: datetime | None,
-    progress: Callable[[IssuePage], None] | None,
+    progress: Callable[[IssuePage], None],
 ) -> Iterator[IssuePage]:
     for page in github.issue_pages(state, sort="updated", since=since):
-        if progress is not None:
-            progress(page)
+        progress(page)
         yield page
 
 
@@ -406,7 +404,6 @@ def _incremental(out: Scan, listed: list[Issue], read: list[Issue]) -> None:
 
 
 def _read_due(out: Scan, number: int) -> Issue | None:
-    out.due_read += 1
     try:
         issue = out.github.get_issue(number)
     except GitHubNotFound:
@@ -414,23 +411,18 @@ def _read_due(out: Scan, number: int) -> Issue | None:
     return None if issue.is_pull_request else issue
 
 
-def ensure_carrier(found: Scan, *, log: Callable[[str], None]) -> Issue:
-    """The scan's carrier, created now when the repository has none yet."""
+def ensure_carrier(found: Scan, *, log: Callable[[str], None], line: str = "") -> Issue:
+    """The scan's carrier, created now (holding LINE) when the repository has none yet."""
     if found.carrier is None:
         text = CARRIER_TEXT.format(repository=found.repository)
-        found.carrier = found.home.create_issue(
-            carrier_title(found.repository), text, [STATE_LABEL]
-        )
+        body = f"{text}\n\n{line}" if line else text
+        title = carrier_title(found.repository)
+        found.carrier = found.home.create_issue(title, body, [STATE_LABEL])
         log(f"ai-context: created #{found.carrier.number} to hold the run state")
     return found.carrier
 
 
-def save(
-    found: Scan,
-    *,
-    dry_run: bool,
-    log: Callable[[str], None],
-) -> int:
+def save(found: Scan, *, dry_run: bool, log: Callable[[str], None]) -> int:
     """Write the scan's run state into its carrier when it changed (creating the carrier the
     first time): a conditional re-read, one PATCH and a read of the edit history
     (jobs/bodywrite.py). Returns the writes made (in a dry run, that would be)."""
@@ -451,11 +443,7 @@ def save(
         return 1
     github = found.home
     if carrier is None:
-        text = CARRIER_TEXT.format(repository=found.repository)
-        made = github.create_issue(
-            carrier_title(found.repository), f"{text}\n\n{line}", [STATE_LABEL]
-        )
-        log(f"ai-context: created #{made.number} to hold the {what}")
+        log(f"ai-context: {what} (#{ensure_carrier(found, log=log, line=line).number})")
         return 1
     github.pace_write()  # before the re-read, so the PATCH goes on what GitHub holds
     fresh = github.get_issue(carrier.number, known=carrier)

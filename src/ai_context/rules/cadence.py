@@ -86,13 +86,11 @@ def commit_nudge(progress: Progress, cadence: Cadence) -> str | None:
     return _behind(progress, why)
 
 
-def stop_nudge(
-    progress: Progress | None, cadence: Cadence, *, stop_hook_active: bool
-) -> str | None:
-    """At the end of a turn: the reason to block the stop once, or None to let it go. Never
-    twice in a row (`stop_hook_active`); only when the block is behind git, or older than the
-    interval while uncommitted work waits (merely old, with nothing done since, is fine)."""
-    if stop_hook_active or progress is None or progress.finished:
+def stop_nudge(progress: Progress | None, cadence: Cadence) -> str | None:
+    """At the end of a turn: the reason to block the stop once, or None to let it go; only
+    when the block is behind git, or older than the interval while uncommitted work waits
+    (merely old, with nothing done since, is fine)."""
+    if progress is None or progress.finished:
         return None
     if progress.commits > 0:
         why = _commits(progress)

@@ -91,8 +91,7 @@ class RunState:
 def rules_key(*parts: object) -> str:
     """A short digest of what the findings depend on besides the issues (the version, the
     settings, the config file's sections): a state judged by other rules is not reused."""
-    data = json.dumps([str(p) for p in parts], separators=(",", ":")).encode("utf-8")
-    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()[:9]).decode("ascii")
+    return _checksum([str(p) for p in parts], size=9)
 
 
 def fingerprint(issue: Issue) -> str:
@@ -172,9 +171,9 @@ def _deltas(values: Sequence[int]) -> list[int]:
     return [b - a for a, b in zip([0, *values], values, strict=False)]
 
 
-def _checksum(columns: Sequence[Any]) -> str:
+def _checksum(columns: Sequence[Any], size: int = 6) -> str:
     data = json.dumps(columns, separators=(",", ":")).encode("utf-8")
-    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()[:6]).decode("ascii")
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()[:size]).decode("ascii")
 
 
 def _columns(state: RunState) -> list[Any]:
