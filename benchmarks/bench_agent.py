@@ -207,8 +207,10 @@ def main() -> None:
 
         # GitHub calls per command (each counted at the fake, retries included).
         calls = {
-            "save, no cache (read, re-read, PATCH)": laptop.run([*cli, "save", "1"], SEED_BLOCK)[1],
-            "save, cache holds the body (re-read, PATCH)": laptop.run(
+            "save, no cache (read, re-read, PATCH, history)": laptop.run(
+                [*cli, "save", "1"], SEED_BLOCK
+            )[1],
+            "save, cached body (re-read, PATCH, history)": laptop.run(
                 [*cli, "save", "1"], SEED_BLOCK.replace("Finish", "Then finish")
             )[1],
             "save --dry-run": laptop.run([*cli, "save", "1", "--dry-run"], SEED_BLOCK)[1],
@@ -253,7 +255,7 @@ def main() -> None:
 
         print("\nGitHub calls per command (goal: resume 1, save 2-3):")
         for name, n in calls.items():
-            print(f"  {name:46} {n}")
+            print(f"  {name:48} {n}")
         _, _, out, _ = laptop.run([*cli, "resume", "--format", "json"])
         assert json.loads(out)["github_calls"] == calls["resume, task named by the cache"]
 
