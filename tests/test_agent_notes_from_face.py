@@ -13,7 +13,11 @@ from ai_context.core.models import Issue
 from ai_context.core.secret import Secret
 from ai_context.jobs.agent.mirror import agent_mirror_hook
 from ai_context.jobs.lease import release_after_handoff
-from tests.fakes import GitHubFake
+from tests.conftest import SEED_BLOCK
+from tests.fakes import ClickUpFake, GitHubFake
+
+# A user's mirror template that loads but fails as it renders (a RecursionError).
+FAILING_MIRROR = "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"
 
 
 def test_the_mirror_hook_reads_the_face_s_settings_not_the_process_s(
@@ -28,6 +32,25 @@ def test_the_mirror_hook_reads_the_face_s_settings_not_the_process_s(
     assert hook is not None
     hook(Issue(number=1, title="t"), None)  # type: ignore[arg-type]
     assert len(notes) == 1 and notes[0].startswith("mirror: skipped (")
+
+
+def test_a_mirror_template_failing_as_it_renders_is_a_note_not_an_error(
+    clickup_fake: ClickUpFake, tmp_path: Path
+) -> None:
+    task = clickup_fake.add_task("t", list_id="901")
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ai-context.yml").write_text("templates: tpl\n", encoding="utf-8")
+    (tmp_path / "tpl").mkdir()
+    (tmp_path / "tpl" / "mirror.txt.j2").write_text(FAILING_MIRROR, encoding="utf-8")
+    env = {"CLICKUP_TOKEN": "pk_face", "AI_CONTEXT_CLICKUP_API_URL": clickup_fake.url}
+    notes: list[str] = []
+    hook = agent_mirror_hook(env, tmp_path, notes.append)
+    assert hook is not None
+    body = f"{SEED_BLOCK}\n\nClickUp: https://app.clickup.com/t/{task.id}\n"
+    issue = Issue(number=1, title="t", body=body, author="ann", author_association="MEMBER")
+    hook(issue, None)  # type: ignore[arg-type]
+    assert len(notes) == 1 and notes[0].startswith("mirror: skipped (template error"), notes
+    assert clickup_fake.value(task.id) is None
 
 
 def test_the_lease_release_notes_through_the_face(
