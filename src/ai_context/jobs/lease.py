@@ -327,10 +327,12 @@ def outcome_exit(op: LeaseOp, outcome: Outcome) -> Exit:
     return Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT
 
 
-def outcome_json(outcome: Outcome) -> dict[str, Any]:
-    """The stable JSON shape of a lease outcome: keys may be added, never renamed."""
+def outcome_json(outcome: Outcome, actor: str | None, same: Same) -> dict[str, Any]:
+    """The stable JSON shape of a lease outcome, for every face: keys may be added, never
+    renamed. `mine`: the lease belongs to ACTOR (or an alias of it, by SAME)."""
     data = outcome.model_dump(mode="json", include={"result", "issue", "calls", "notes"})
     lease = outcome.lease
+    data["mine"] = bool(actor and lease and same(lease.record.actor, actor))
     if lease is not None:
         data.update(
             actor=lease.record.actor,
