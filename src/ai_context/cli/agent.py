@@ -144,8 +144,7 @@ def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
     source = args.source or "-"
     if source == "-" and stdin.isatty():
         raise UsageError("pipe the block on stdin or pass --from FILE")
-    text = read_input(source, stdin)
-    name = "<stdin>" if source == "-" else source
+    name, text = read_input(source, stdin)
     parsed = parse(text)
     fatal = [f for f in parsed.findings if f.code in ("AIC101", "AIC102")]
     if parsed.block is None or fatal:
