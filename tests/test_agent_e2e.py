@@ -241,3 +241,25 @@ def test_a_failing_mirror_template_leaves_save_and_handoff_reported(
     assert "released cc-ariel-laptop's lease on #1" in log[1]
     assert github_fake.ref(REPO, "refs/ai-context/leases/1") is None
     assert clickup_fake.value(task.id) is None
+
+
+def test_done_with_config_releases_the_lease_under_that_file_s_prefix(
+    github_fake: GitHubFake, tmp_path: Path
+) -> None:
+    github_fake.add_issue(REPO, "Booking history", HUMAN)
+    laptop = Machine(github_fake, tmp_path / "laptop" / "cache", "cc-ariel-laptop")
+    laptop.cwd.mkdir()
+    team = laptop.cwd / "team.yml"
+    team.write_text("lease:\n  prefix: refs/team/leases/\n", encoding="utf-8")
+    v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
+    assert laptop.run("save", "1", "--config", "team.yml", stdin=v1)[0] == 0
+    claim_env = {**laptop.env, "AI_CONTEXT_CONFIG": str(team)}
+    claimed = run_process(["claim", "1", "--actor", "cc-ariel-laptop"], claim_env, laptop.cwd)
+    assert claimed.returncode == 0, claimed.stdout + claimed.stderr
+    assert github_fake.ref(REPO, "refs/team/leases/1") is not None
+
+    log: list[str] = []
+    code, out = laptop.run("done", "1", "--config", "team.yml", log=log)
+    assert code == 0, out
+    assert "released cc-ariel-laptop's lease on #1" in log[0]
+    assert github_fake.ref(REPO, "refs/team/leases/1") is None

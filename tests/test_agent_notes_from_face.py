@@ -13,7 +13,7 @@ from ai_context.core.models import Issue
 from ai_context.core.secret import Secret
 from ai_context.jobs.agent.mirror import agent_mirror_hook
 from ai_context.jobs.lease import release_after_handoff
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import ClickUpFake, GitHubFake
 
 # A user's mirror template that loads but fails as it renders (a RecursionError).
@@ -66,3 +66,20 @@ def test_the_lease_release_notes_through_the_face(
     release_after_handoff(store, issue, "cc-a", env={}, workspace=tmp_path, note=notes.append)
     assert len(notes) == 1 and notes[0].startswith("lease: not released (")
     assert capsys.readouterr().err == ""
+
+
+def test_handoff_with_config_releases_the_lease_that_file_names(
+    agent_fake: GitHubFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--config FILE` is the one config file of the command: the lease release after the
+    handoff reads its `lease:` section too, not .github/ai-context.yml."""
+    (tmp_path / "team.yml").write_text("lease:\n  prefix: refs/team/leases/\n", encoding="utf-8")
+    assert run_cli(["save", "1"], SEED_BLOCK)[0] == 0
+    monkeypatch.setenv("AI_CONTEXT_CONFIG", "team.yml")
+    assert run_cli(["claim", "1", "--actor", "cc-ariel-laptop"])[0] == 0
+    monkeypatch.delenv("AI_CONTEXT_CONFIG")
+    assert agent_fake.ref("acme/shop", "refs/team/leases/1") is not None
+    code, out, err = run_cli(["handoff", "1", "--to", "cc-noa-desktop", "--config", "team.yml"])
+    assert code == 0, out + err
+    assert "lease: released cc-ariel-laptop's lease on #1" in err
+    assert agent_fake.ref("acme/shop", "refs/team/leases/1") is None
