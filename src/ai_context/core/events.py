@@ -47,7 +47,7 @@ AwareTime = Annotated[AwareDatetime, AfterValidator(_in_utc)]
 class Commit(BaseModel):
     """One commit as both GitHub's push payload and `git log` can describe it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     # A push payload's `id` is any string to GitHub's schema (even ""); it is an identity here,
     # so only its case and surrounding blanks are normalised.
@@ -122,15 +122,22 @@ Event = IssuesEvent | PushEvent | ScanEvent | OtherEvent
 # --- the payloads, as far as the tool reads them ----------------------------------------------
 
 
-class User(BaseModel):
+class Payload(BaseModel):
+    """A part of a webhook payload: its validator is built when first used, as a scheduled run
+    reads no payload."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class User(Payload):
     login: str
 
 
-class Label(BaseModel):
+class Label(Payload):
     name: str
 
 
-class IssuePayload(BaseModel):
+class IssuePayload(Payload):
     """An issue as a payload holds it (the REST shape): every field the tool reads."""
 
     number: StrictInt = Field(gt=0)
@@ -168,16 +175,16 @@ class IssuePayload(BaseModel):
         )
 
 
-class BodyChange(BaseModel):
+class BodyChange(Payload):
     before: str | None = Field(None, alias="from")
 
 
-class Changes(BaseModel):
+class Changes(Payload):
     body: BodyChange | None = None
     title: dict[str, Any] | None = None
 
 
-class IssuesHead(BaseModel):
+class IssuesHead(Payload):
     """What every `issues` payload is read for: its action and who sent it."""
 
     action: str
@@ -192,13 +199,13 @@ class IssuesPayload(IssuesHead):
     changes: Changes | None = None
 
 
-class Author(BaseModel):
+class Author(Payload):
     name: str | None = None
     email: str | None = None
     username: str | None = None
 
 
-class PushCommit(BaseModel):
+class PushCommit(Payload):
     """One entry of a push payload's `commits`."""
 
     id: str
@@ -224,7 +231,7 @@ class PushCommit(BaseModel):
         )
 
 
-class PushPayload(BaseModel):
+class PushPayload(Payload):
     commits: list[PushCommit]
 
 

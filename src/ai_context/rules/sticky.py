@@ -40,7 +40,7 @@ ICONS = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info
 class Op(BaseModel):
     """One write to GitHub. `describe` is what a dry run prints."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["create_comment", "edit_comment", "delete_comment", "add_labels", "remove_label"]
     issue: int

@@ -126,7 +126,7 @@ def shared_task(link: Link, others: Sequence[int]) -> Finding:
 class Target(BaseModel):
     """One issue whose block is mirrored to one ClickUp task, and the text the field wants."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     issue: Issue
     link: Link
