@@ -164,8 +164,8 @@ def test_a_rerun_with_nothing_changed_renders_and_writes_nothing(
 
 
 # What a scheduled rerun where nothing changed does not import: it renders nothing (Jinja, the
-# renderers, the fork server of a user's templates), judges no task (the sticky comments) and
-# reads no commit (the git rules).
+# renderers, the fork server of a user's templates), judges no task (the sticky comments),
+# scrubs no session (the secret patterns) and reads no commit (the git rules).
 NOT_FOR_A_QUIET_RERUN = (
     "jinja2",
     "multiprocessing",
@@ -174,6 +174,7 @@ NOT_FOR_A_QUIET_RERUN = (
     "ai_context.rules.digest.render",
     "ai_context.rules.digest.slack",
     "ai_context.jobs.comments",
+    "ai_context.rules.scrub",
     "ai_context.rules.gitlog",
 )
 

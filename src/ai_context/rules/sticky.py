@@ -14,9 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.findings import Finding
 from ai_context.core.hidden import hide
-from ai_context.core.markdown import escape_code_cell
+from ai_context.core.markdown import escape_code_cell, strip_controls
 from ai_context.core.models import Comment, Issue
-from ai_context.rules.scrub import strip_controls
 from ai_context.rules.stale import CONFLICT_CODES, STALE_CODES
 
 MARKER = "<!-- ai-context:findings -->"
@@ -120,7 +119,7 @@ def render_findings(
 ) -> str:
     """The comment for an issue with findings (an all-clear line without). NOTES are Markdown
     lines our code wrote (the owner's mention); STATE is hidden for later runs. Findings quote
-    outside text, so the body leaves without control characters (scrub.strip_controls)."""
+    outside text, so the body leaves without control characters (markdown.strip_controls)."""
     if not findings:
         return f"{MARKER}\n✅ **ai-context:** the AI Context block has no findings now."
     errors = sum(1 for f in findings if f.severity == "error")
