@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -73,6 +72,8 @@ def text_or_diff(body: str, current: str | None, where: str) -> str:
     starts with `| `: a log line starting with `::` would be a workflow command."""
     lines = body.splitlines()
     if current is not None:
+        import difflib  # noqa: PLC0415 - dry runs only
+
         before, after = f"{where} (now)", f"{where} (would be)"
         lines = list(difflib.unified_diff(current.splitlines(), lines, before, after, lineterm=""))
     return "\n".join(f"| {line}" for line in lines)
