@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_context.core.events import IssuesHead
+from ai_context.core.events import Commit
 from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import DigestConfig, digest_from_checked
@@ -165,8 +165,8 @@ def test_a_rerun_with_nothing_changed_renders_and_writes_nothing(
 
 # What a scheduled rerun where nothing changed does not import: it renders nothing (Jinja, the
 # renderers, the fork server of a user's templates), judges no task (the sticky comments),
-# scrubs no session (the secret patterns), reads no commit (the git rules) and writes no body
-# (the lost-update guard, difflib).
+# scrubs no session (the secret patterns), reads no payload or commit (the payload models, the
+# git rules) and writes no body (the lost-update guard, difflib).
 NOT_FOR_A_QUIET_RERUN = (
     "jinja2",
     "multiprocessing",
@@ -177,6 +177,7 @@ NOT_FOR_A_QUIET_RERUN = (
     "ai_context.jobs.comments",
     "ai_context.rules.scrub",
     "ai_context.rules.gitlog",
+    "ai_context.core.payloads",
     "ai_context.jobs.bodywrite",
     "ai_context.rules.overwrite",
     "difflib",
@@ -210,9 +211,6 @@ def test_a_rerun_with_nothing_changed_imports_no_renderer(gh: GitHubFake, tmp_pa
 # validator on first use (pydantic's defer_build), not when its module is imported.
 BUILT_ON_FIRST_USE = (
     "ai_context.core.events:Commit",
-    "ai_context.core.events:IssuesHead",
-    "ai_context.core.events:IssuesPayload",
-    "ai_context.core.events:PushPayload",
     "ai_context.adapters.slack:SlackResult",
     "ai_context.rules.actors:Actor",
     "ai_context.rules.gitlog.checkpoints:Checkpoint",
@@ -244,7 +242,7 @@ def test_models_a_quiet_rerun_never_reads_are_not_built_at_import() -> None:
         check=True,
     )
     assert json.loads(done.stdout) == []
-    assert IssuesHead.model_validate({"action": "opened"}).action == "opened"  # built when used
+    assert Commit(sha=" AB ", message="m", timestamp=T0).sha == "ab"  # built when used
 
 
 def test_a_change_is_shown_and_the_unchanged_tasks_come_from_the_facts(
