@@ -166,7 +166,7 @@ def test_a_rerun_with_nothing_changed_renders_and_writes_nothing(
 # What a scheduled rerun where nothing changed does not import: it renders nothing (Jinja, the
 # renderers, the fork server of a user's templates), judges no task (the sticky comments),
 # scrubs no session (the secret patterns), reads no payload or commit (the payload models, the
-# git rules) and writes no body (the lost-update guard, difflib).
+# git rules), calls no ClickUp and writes no body (the lost-update guard, difflib).
 NOT_FOR_A_QUIET_RERUN = (
     "jinja2",
     "multiprocessing",
@@ -178,6 +178,7 @@ NOT_FOR_A_QUIET_RERUN = (
     "ai_context.rules.scrub",
     "ai_context.rules.gitlog",
     "ai_context.core.payloads",
+    "ai_context.rules.mirror.clickup",
     "ai_context.jobs.bodywrite",
     "ai_context.rules.overwrite",
     "difflib",
