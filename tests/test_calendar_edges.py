@@ -54,8 +54,8 @@ stamps = st.one_of(
 )
 
 
-def _body(stamp: datetime) -> str:
-    return SEED_BLOCK.replace(GOOD, stamp.isoformat())
+def _body(stamp: str) -> str:
+    return SEED_BLOCK.replace(GOOD, stamp)
 
 
 @settings(max_examples=200, deadline=None)
@@ -63,7 +63,7 @@ def _body(stamp: datetime) -> str:
 def test_a_stamp_anywhere_in_the_calendar_is_checked_judged_and_scheduled(
     stamp: datetime, closed: bool
 ) -> None:
-    issue = Issue(number=6, title="Task", body=_body(stamp), state="open")
+    issue = Issue(number=6, title="Task", body=_body(stamp.isoformat()), state="open")
     result = check_body(issue.body, now=NOW)
     checks.next_change(result.block, NOW, DigestConfig().checks())
     rules = StaleRules(config=StaleConfig(), actors=ACTORS, now=NOW, seen=NOW)
@@ -83,12 +83,12 @@ def test_a_stamp_anywhere_in_the_calendar_is_checked_judged_and_scheduled(
 def test_an_offset_past_the_calendar_s_edge_is_an_unreadable_stamp() -> None:
     assert parse_timestamp("0001-01-01T00:00:00+01:00") == (None, "AIC301")
     assert parse_timestamp("9999-12-31T23:59:59-01:00") == (None, "AIC301")
-    result = check_body(_body_text("0001-01-01T00:00:00+01:00"), now=NOW)
+    result = check_body(_body("0001-01-01T00:00:00+01:00"), now=NOW)
     assert "AIC301" in {f.code for f in result.findings}
 
 
 def test_a_last_updated_in_year_9999_never_goes_stale_nor_moves_the_digest() -> None:
-    issue = Issue(number=6, title="Task", body=_body_text("9999-12-31T23:59:59Z"))
+    issue = Issue(number=6, title="Task", body=_body("9999-12-31T23:59:59Z"))
     result = check_body(issue.body, now=NOW)
     rules = StaleRules(config=StaleConfig(), actors=ACTORS, now=NOW)
     assert rules.next_change(issue, result, None) is None
@@ -96,10 +96,6 @@ def test_a_last_updated_in_year_9999_never_goes_stale_nor_moves_the_digest() -> 
     assert result.block is not None
     late = Commit(sha="a" * 40, message="Refs #6", timestamp=NOW)
     assert behind_git(6, result.block, [late]) == []
-
-
-def _body_text(stamp: str) -> str:
-    return SEED_BLOCK.replace(GOOD, stamp)
 
 
 # A block the check job comments on (no Decisions, no Blockers): each task gets its comment.
@@ -110,24 +106,26 @@ SHORT = (
 )
 
 
-def test_a_scheduled_run_goes_on_past_issues_at_the_calendar_s_edges(tmp_path: Path) -> None:
-    with GitHubFake() as gh:
-        gh.add_repo("o/r")
-        gh.add_issue("o/r", "good task", SHORT.format(GOOD), number=1)
-        gh.add_issue("o/r", "far future", SHORT.format("9999-12-31T23:59:59Z"), number=2)
-        gh.add_issue("o/r", "far past", SHORT.format("0001-01-01T00:00:00+01:00"), number=3)
-        run = run_action(
-            tmp_path,
-            gh.url,
-            "schedule",
-            {},
-            inputs={"jobs": "check,stale,digest"},
-            extra_env={"AI_CONTEXT_NOW": NOW.isoformat()},
-        )
-        assert run.code == 0, run.stdout + run.stderr
-        assert "internal error" not in run.stdout + run.stderr
-        assert len(gh.comments("o/r", 1)) == 1
-        assert any("AIC301" in c.body for c in gh.comments("o/r", 3))
+def test_a_scheduled_run_goes_on_past_issues_at_the_calendar_s_edges(
+    tmp_path: Path, github_fake: GitHubFake
+) -> None:
+    gh = github_fake
+    gh.add_repo("o/r")
+    gh.add_issue("o/r", "good task", SHORT.format(GOOD), number=1)
+    gh.add_issue("o/r", "far future", SHORT.format("9999-12-31T23:59:59Z"), number=2)
+    gh.add_issue("o/r", "far past", SHORT.format("0001-01-01T00:00:00+01:00"), number=3)
+    run = run_action(
+        tmp_path,
+        gh.url,
+        "schedule",
+        {},
+        inputs={"jobs": "check,stale,digest"},
+        extra_env={"AI_CONTEXT_NOW": NOW.isoformat()},
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert "internal error" not in run.stdout + run.stderr
+    assert len(gh.comments("o/r", 1)) == 1
+    assert any("AIC301" in c.body for c in gh.comments("o/r", 3))
 
 
 @settings(max_examples=200, deadline=None)
