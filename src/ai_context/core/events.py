@@ -9,12 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
-    AfterValidator,
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -23,25 +20,15 @@ from pydantic import (
     ValidationError,
 )
 
+from ai_context.core.duration_field import AwareTime, Time
 from ai_context.core.errors import EventError
-from ai_context.core.fields import explain, utc
+from ai_context.core.fields import explain
 from ai_context.core.models import Issue
 
 # GitHub caps webhook payloads at 25 MB; anything larger is not one of its payloads.
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
 SCAN_EVENTS = frozenset({"schedule", "workflow_dispatch"})
-
-
-def _in_utc(value: datetime) -> datetime:
-    try:
-        return utc(value)
-    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the year 1 in UTC
-        raise ValueError("out of range in UTC") from None
-
-
-Time = Annotated[datetime, AfterValidator(_in_utc)]  # without an offset: UTC
-AwareTime = Annotated[AwareDatetime, AfterValidator(_in_utc)]
 
 
 class Commit(BaseModel):

@@ -62,10 +62,14 @@ def as_whole(loc: str, value: object, error: type[FieldError] = FieldError) -> i
 
 
 def utc(value: datetime) -> datetime:
-    """VALUE in UTC; a time without an offset (typed by a person, read from a file) is UTC."""
+    """VALUE in UTC; a time without an offset (typed by a person, read from a file) is UTC.
+    ValueError when UTC has no such time (`0001-01-01T00:00:00+01:00`)."""
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value if value.tzinfo is UTC else value.astimezone(UTC)
+    try:
+        return value if value.tzinfo is UTC else value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"out of range in UTC ({value.isoformat()})") from None
 
 
 def time_after(stamp: datetime, span: timedelta) -> datetime | None:
@@ -82,7 +86,7 @@ def as_time(loc: str, value: object, error: type[FieldError] = FieldError) -> da
     if isinstance(value, str):
         try:
             return utc(datetime.fromisoformat(value))
-        except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00:00+01:00
+        except ValueError:
             raise error(loc, f"{value!r} is not an ISO 8601 time") from None
     if not isinstance(value, datetime):
         raise error(loc, f"must be a time, not {_kind(value)}")

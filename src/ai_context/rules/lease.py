@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ai_context.core.duration_field import Duration
+from ai_context.core.duration_field import Duration, Time
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError, ConflictError
 from ai_context.core.fields import explain, utc
@@ -47,13 +47,13 @@ class LeaseRecord(BaseModel):
 
     issue: int = Field(gt=0)
     actor: str = Field(min_length=1)
-    acquired: datetime
-    expires: datetime
+    acquired: Time
+    expires: Time
 
     @field_validator("acquired", "expires")
     @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return utc(value).replace(microsecond=0)
+    def _to_the_second(cls, value: datetime) -> datetime:
+        return value.replace(microsecond=0)
 
     def expired(self, now: datetime) -> bool:
         return utc(now) >= self.expires
