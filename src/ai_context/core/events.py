@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -29,6 +30,11 @@ from ai_context.core.models import Issue
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
 SCAN_EVENTS = frozenset({"schedule", "workflow_dispatch"})
+# A push payload's `id` is any string to GitHub's schema (even ""); it is an identity here, so
+# only its case and surrounding blanks are normalised, and it is cut to git's longest (SHA-256).
+Sha = Annotated[
+    str, StringConstraints(strip_whitespace=True, to_lower=True), AfterValidator(lambda s: s[:64])
+]
 
 
 class Commit(BaseModel):
@@ -36,9 +42,7 @@ class Commit(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    # A push payload's `id` is any string to GitHub's schema (even ""); it is an identity here,
-    # so only its case and surrounding blanks are normalised.
-    sha: Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, max_length=64)]
+    sha: Sha
     message: str
     author_name: str = ""
     author_email: str = ""
@@ -188,7 +192,7 @@ class Author(BaseModel):
 class PushCommit(BaseModel):
     """One entry of a push payload's `commits`."""
 
-    id: str
+    id: Sha
     message: str | None = None
     author: Author | None = None
     timestamp: AwareTime
@@ -199,7 +203,7 @@ class PushCommit(BaseModel):
     def commit(self) -> Commit:
         author = self.author or Author()
         return Commit(
-            sha=self.id.strip()[:64],  # git's are 40 (SHA-1) or 64 (SHA-256) hex digits
+            sha=self.id,
             message=self.message or "",
             author_name=author.name or "",
             author_email=author.email or "",
