@@ -1,7 +1,10 @@
 """GitHub's `retry-after` read by the project's one reader: a 5xx or 429 whose header is not
-whole seconds nor a date (`soon`, `1.5`) is retried after the backoff, not given up on."""
+whole seconds nor a date (`soon`, `1.5`) is retried after the backoff, not given up on; a 5xx
+asking for a wait beyond the rate-limit cap is given up on at once."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -9,6 +12,7 @@ from hypothesis import strategies as st
 
 from ai_context.adapters import clients
 from ai_context.adapters.clients import Http
+from ai_context.adapters.github import GitHubUnavailable
 from ai_context.adapters.retry_after import retry_after
 from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
@@ -48,3 +52,17 @@ def test_a_retry_after_date_past_the_calendar_s_edge_is_no_wait(
 ) -> None:
     assert retry_after(header) in (None, 0.0)
     assert _read_after_one_failure(github_fake, 503, header) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "header"), [(503, "86400"), (500, "Fri, 31 Dec 9998 23:59:59 GMT")]
+)
+def test_a_server_error_asking_for_a_wait_beyond_the_cap_is_not_waited_for(
+    github_fake: GitHubFake, monkeypatch: pytest.MonkeyPatch, status: int, header: str
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    with pytest.raises(GitHubUnavailable, match="try again later"):
+        _read_after_one_failure(github_fake, status, header)
+    assert [r.path for r in github_fake.requests] == ["/repos/o/r/issues/1"]
+    assert max(slept, default=0.0) <= 300  # the client's max_rate_limit_wait

@@ -480,7 +480,8 @@ def _retry_class() -> Callable[..., Retry]:
         - a POST that reached GitHub may have landed: after a 5xx or a lost answer it is not
           sent again; a GraphQL query (QUERY_PATH) writes nothing and is retried like a read;
         - a rate limit is retried for every method after the wait GitHub asks for, unless it
-          is longer than `max_rate_limit_wait` (the answer then goes back at once);
+          is longer than `max_rate_limit_wait` (the answer then goes back at once, as it does
+          for a 5xx asking for such a wait);
         - a 403 naming a secondary limit in its body only waits `secondary_rate_wait`, once."""
 
         def __init__(
@@ -528,7 +529,8 @@ def _retry_class() -> Callable[..., Retry]:
             limited = response is not None and response.status in (403, 429)
             landed = not isinstance(error, ConnectTimeoutError)  # else it was never sent
             query = urlsplit(url or "").path == self.query_path
-            if method == "POST" and not limited and landed and not query:
+            sent_post = method == "POST" and not limited and landed and not query
+            if sent_post or _waits_too_long(self, response, limited):
                 if error is not None:
                     raise error.with_traceback(_stacktrace)
                 raise MaxRetryError(_pool, url or "", None)  # the answer goes back as it came
@@ -546,6 +548,13 @@ def _retry_class() -> Callable[..., Retry]:
             return max(self.rate_wait, super().get_backoff_time())
 
     return GitHubRetry
+
+
+def _waits_too_long(policy: Any, response: Any, limited: bool) -> bool:
+    """RESPONSE, no rate limit, asks for a wait beyond POLICY's `max_rate_limit_wait` (a 503's
+    `retry-after: 86400`): it goes back at once rather than hold the run that long."""
+    after = None if response is None or limited else policy.get_retry_after(response)
+    return after is not None and after > policy.max_rate_limit_wait
 
 
 def _rate_wait(policy: Any, response: Any, url: str) -> float:
