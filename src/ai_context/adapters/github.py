@@ -29,7 +29,7 @@ from ai_context.adapters.github_json import (
 from ai_context.adapters.retry_after import retry_after
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import ServiceError, ServiceRefused
-from ai_context.core.fields import utc
+from ai_context.core.fields import utc, whole
 from ai_context.core.models import Comment, GitCommit, Issue
 from ai_context.core.secret import Secret
 
@@ -600,7 +600,7 @@ def _links(headers: Mapping[str, Any]) -> dict[str, str]:
 
 def _page_number(url: str) -> int | None:
     value = parse_qs(urlsplit(url).query).get("page", [""])[0]
-    return int(value) if value.isascii() and value.isdigit() else None
+    return whole(value)
 
 
 def _http_date(text: str | None) -> datetime | None:
@@ -619,9 +619,9 @@ def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
     if after is not None:
         return after
     if str(headers.get("x-ratelimit-remaining", "")).strip() == "0":
-        reset = str(headers.get("x-ratelimit-reset") or "").strip()
-        if reset.isascii() and reset.isdigit():
-            return max(0.0, int(reset) - time.time()) + 1
+        reset = whole(str(headers.get("x-ratelimit-reset") or "").strip())
+        if reset is not None:
+            return max(0.0, reset - time.time()) + 1
         return SECONDARY_RATE_WAIT
     return SECONDARY_RATE_WAIT if status == 429 else None
 

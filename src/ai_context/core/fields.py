@@ -49,6 +49,14 @@ def as_text(loc: str, value: object, error: type[FieldError] = FieldError) -> st
     return value
 
 
+def whole(text: str, max_digits: int = 18) -> int | None:
+    """TEXT, ASCII digits only (no sign, no blanks), as an int; None otherwise or past
+    MAX_DIGITS digits: no count, id or time read is longer, and int() raises past 4300."""
+    if len(text) > max_digits or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
 def as_whole(loc: str, value: object, error: type[FieldError] = FieldError) -> int:
     """VALUE as an int: an int, a whole float (`12.0`) or digits (`"12"`), as a file edited by
     hand may hold them; never a bool."""
@@ -56,8 +64,8 @@ def as_whole(loc: str, value: object, error: type[FieldError] = FieldError) -> i
         return value
     if type(value) is float and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
-        return int(value)
+    if isinstance(value, str) and (number := whole(value.strip())) is not None:
+        return number
     raise error(loc, f"must be a whole number, not {_kind(value)}")
 
 
