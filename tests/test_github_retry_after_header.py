@@ -5,6 +5,7 @@ asking for a wait beyond the rate-limit cap is given up on at once."""
 from __future__ import annotations
 
 import time
+from datetime import UTC
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from ai_context.adapters import clients
 from ai_context.adapters.clients import Http
 from ai_context.adapters.github import GitHubUnavailable
-from ai_context.adapters.retry_after import retry_after
+from ai_context.adapters.retry_after import http_time, retry_after
 from ai_context.core.secret import Secret
 from tests.fakes import GitHubFake
 
@@ -66,3 +67,12 @@ def test_a_server_error_asking_for_a_wait_beyond_the_cap_is_not_waited_for(
         _read_after_one_failure(github_fake, status, header)
     assert [r.path for r in github_fake.requests] == ["/repos/o/r/issues/1"]
     assert max(slept, default=0.0) <= 300  # the client's max_rate_limit_wait
+
+
+@given(
+    text=st.text(max_size=40)
+    | st.sampled_from(["Mon, 01 Jan 2026 00:00:00 -0000", "Mon, 01 Jan 0001 00:00:00 +0100"])
+)
+def test_any_date_header_is_a_time_in_utc_or_none(text: str) -> None:
+    when = http_time(text)
+    assert when is None or when.tzinfo is UTC

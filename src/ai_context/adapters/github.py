@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import format_datetime, parsedate_to_datetime
+from email.utils import format_datetime
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -26,7 +26,7 @@ from ai_context.adapters.github_json import (
     issue_from_json,
     repository_from_json,
 )
-from ai_context.adapters.retry_after import retry_after
+from ai_context.adapters.retry_after import http_time, retry_after
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import ServiceError, ServiceRefused
 from ai_context.core.fields import utc, whole
@@ -226,7 +226,7 @@ class GitHub:
                 last=_page_number(last) if last else (None if "next" in links else number + 1),
                 items=len(raw),
                 repository=self.repository,
-                date=_http_date(headers.get("date")),
+                date=http_time(headers.get("date")),
             )
 
     def get_issue(self, number: int, *, known: Issue | None = None) -> Issue:
@@ -601,13 +601,6 @@ def _links(headers: Mapping[str, Any]) -> dict[str, str]:
 def _page_number(url: str) -> int | None:
     value = parse_qs(urlsplit(url).query).get("page", [""])[0]
     return whole(value)
-
-
-def _http_date(text: str | None) -> datetime | None:
-    try:
-        return parsedate_to_datetime(text) if text else None
-    except (TypeError, ValueError):
-        return None
 
 
 def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
