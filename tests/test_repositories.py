@@ -132,6 +132,12 @@ def test_the_entry_forms() -> None:
         ({"owner": "acme", "topics": "x"}, "unknown key 'topics'; a mapping takes owner, topic"),
         ({"topic": "x"}, "owner: None is not a GitHub login; write owner/name"),
         ({"owner": "acme", "name": ""}, "name: '' is not a name or glob"),
+        (
+            {"owner": "acme", "name": None},
+            "repositories: {'owner': 'acme', 'name': None}: name: None is not a name or glob; "
+            "write owner/name",
+        ),
+        ({"owner": "acme", "topic": None}, "topic: None is not a topic; write owner/name"),
         ({"owner": "acme", "topic": 3}, "topic: 3 is not a topic"),
         (7, "7 is not a repository; write owner/name, owner/<glob> (acme/* for all of acme's)"),
     ],

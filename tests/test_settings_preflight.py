@@ -63,6 +63,11 @@ def writes(gh: GitHubFake) -> list[Any]:
         ("stale-after: 0\n", "/.github/ai-context.yml line 1): 0 is not a duration"),
         ("stale:\n  clock-skew: nope\n", ".github/ai-context.yml: stale: clock-skew: "),
         ("lease:\n  ttl: true\n", ".github/ai-context.yml: lease: ttl: "),
+        (
+            "repositories: [{owner: acme, name: }]\n",
+            ".github/ai-context.yml: repositories: {'owner': 'acme', 'name': None}: "
+            "name: None is not a name or glob; write owner/name, owner/<glob>",
+        ),
     ],
 )
 def test_a_bad_setting_is_exit_2_before_any_write(
