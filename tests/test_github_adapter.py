@@ -20,11 +20,10 @@ from ai_context.adapters.github import (
     GitHubUnavailable,
 )
 from ai_context.core.secret import Secret
+from tests.conftest import API, TOKEN, adapter
 from tests.fakes import GitHubFake
 
-API = "https://ghe.example.com:443/api/v3"
 REPO = f"{API}/repos/acme/shop"
-TOKEN = Secret("ghs_" + "x" * 36)
 TOKEN_T = Secret("t")  # the loopback GitHub's token
 
 
@@ -58,12 +57,6 @@ def comment_json(cid: int, body: str, login: str = "github-actions[bot]") -> dic
         "updated_at": "2026-05-26T15:00:00Z",
         "html_url": f"https://ghe.example.com/acme/shop/issues/1#issuecomment-{cid}",
     }
-
-
-def adapter(**kwargs: object) -> GitHub:
-    options: dict[str, object] = {"api_url": API, "write_interval": 0, "backoff": 0}
-    options.update(kwargs)
-    return GitHub(TOKEN, "acme/shop", **options)  # type: ignore[arg-type]
 
 
 @responses.activate

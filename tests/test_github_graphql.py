@@ -19,7 +19,7 @@ from ai_context.adapters.github import (
     rate_limit_wait,
 )
 from ai_context.core.secret import Secret
-from tests.test_github_adapter import API, TOKEN, adapter
+from tests.conftest import API, TOKEN, adapter
 
 GRAPHQL = "https://ghe.example.com:443/api/graphql"
 QUERY = 'query($owner: String!) { repository(owner: $owner, name: "shop") { id } }'
