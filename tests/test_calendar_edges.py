@@ -45,7 +45,7 @@ from ai_context.rules.stale import (
 )
 from ai_context.rules.stale_config import StaleConfig
 from ai_context.rules.sticky import MARKER
-from tests.actionrun import run_action
+from tests.actionrun import scheduled
 from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
@@ -129,13 +129,8 @@ def test_a_scheduled_run_goes_on_past_issues_at_the_calendar_s_edges(
     gh.add_issue("o/r", "good task", SHORT.format(GOOD), number=1)
     gh.add_issue("o/r", "far future", SHORT.format("9999-12-31T23:59:59Z"), number=2)
     gh.add_issue("o/r", "far past", SHORT.format("0001-01-01T00:00:00+01:00"), number=3)
-    run = run_action(
-        tmp_path,
-        gh.url,
-        "schedule",
-        {},
-        inputs={"jobs": "check,stale,digest"},
-        extra_env={"AI_CONTEXT_NOW": NOW.isoformat()},
+    run = scheduled(
+        gh, tmp_path, jobs="check,stale,digest", env={"AI_CONTEXT_NOW": NOW.isoformat()}
     )
     assert run.code == 0, run.stdout + run.stderr
     assert "internal error" not in run.stdout + run.stderr
@@ -303,13 +298,8 @@ def test_a_scheduled_run_goes_on_past_a_forged_time_in_a_lease_or_sticky_comment
         commit = {"sha": "b" * 40, "author_login": "bob", "timestamp": FORGED[where], "issues": [2]}
         state = hide({STATE_KEY: {"commits": [commit]}})
         gh.add_comment("o/r", 2, f"{MARKER}\nfindings\n{state}", user="github-actions[bot]")
-    run = run_action(
-        tmp_path,
-        gh.url,
-        "schedule",
-        {},
-        inputs={"jobs": "check,stale"},
-        extra_env={"AI_CONTEXT_NOW": "2026-06-30T09:00:00Z"},
+    run = scheduled(
+        gh, tmp_path, jobs="check,stale", env={"AI_CONTEXT_NOW": "2026-06-30T09:00:00Z"}
     )
     assert run.code == 0, run.stdout + run.stderr
     assert "internal error" not in run.stdout + run.stderr
