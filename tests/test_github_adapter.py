@@ -60,6 +60,23 @@ def comment_json(cid: int, body: str, login: str = "github-actions[bot]") -> dic
 
 
 @responses.activate
+@pytest.mark.parametrize(
+    ("header", "date"),
+    [
+        ("Tue, 26 May 2026 15:00:00 -0000", datetime(2026, 5, 26, 15, tzinfo=UTC)),
+        ("Tue, 26 May 2026 17:00:00 +0200", datetime(2026, 5, 26, 15, tzinfo=UTC)),
+        ("Fri, 31 Dec 9999 23:59:59 -0100", None),
+        ("soon", None),
+    ],
+)
+def test_a_page_s_date_is_github_s_clock_in_utc_or_none(header: str, date: datetime | None) -> None:
+    responses.get(f"{REPO}/issues", json=[issue_json(1)], headers={"Date": header})
+    page = next(iter(adapter().issue_pages()))
+    assert page.date == date
+    assert page.date is None or page.date.tzinfo is UTC
+
+
+@responses.activate
 def test_lists_issues_across_pages_without_pull_requests_or_refetches() -> None:
     page2 = f"{REPO}/issues?state=open&per_page=100&page=2"
     responses.get(
