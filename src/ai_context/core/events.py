@@ -9,36 +9,23 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import (
-    AfterValidator,
-    AwareDatetime,
-    BaseModel,
-    ConfigDict,
-    StringConstraints,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
+from ai_context.core.duration_field import AwareTime
 from ai_context.core.errors import EventError
-from ai_context.core.fields import utc
 from ai_context.core.models import Issue
 
 # GitHub caps webhook payloads at 25 MB; anything larger is not one of its payloads.
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
 SCAN_EVENTS = frozenset({"schedule", "workflow_dispatch"})
-
-
-def _in_utc(value: datetime) -> datetime:
-    try:
-        return utc(value)
-    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the year 1 in UTC
-        raise ValueError("out of range in UTC") from None
-
-
-Time = Annotated[datetime, AfterValidator(_in_utc)]  # without an offset: UTC
-AwareTime = Annotated[AwareDatetime, AfterValidator(_in_utc)]
+# A push payload's `id` is any string to GitHub's schema (even ""); it is an identity here, so
+# only its case and surrounding blanks are normalised, and it is cut to git's longest (SHA-256).
+Sha = Annotated[
+    str, StringConstraints(strip_whitespace=True, to_lower=True), AfterValidator(lambda s: s[:64])
+]
 
 
 class Commit(BaseModel):
@@ -46,9 +33,7 @@ class Commit(BaseModel):
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
-    # A push payload's `id` is any string to GitHub's schema (even ""); it is an identity here,
-    # so only its case and surrounding blanks are normalised.
-    sha: Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, max_length=64)]
+    sha: Sha
     message: str
     author_name: str = ""
     author_email: str = ""

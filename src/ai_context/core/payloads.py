@@ -10,8 +10,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, StrictInt, ValidationError
 
+from ai_context.core.duration_field import AwareTime, Time
 from ai_context.core.errors import EventError
-from ai_context.core.events import ISSUE_ACTIONS, AwareTime, Commit, IssuesEvent, Time
+from ai_context.core.events import ISSUE_ACTIONS, Commit, IssuesEvent, Sha
 from ai_context.core.fields import explain
 from ai_context.core.models import Issue
 
@@ -95,7 +96,7 @@ class Author(BaseModel):
 class PushCommit(BaseModel):
     """One entry of a push payload's `commits`."""
 
-    id: str
+    id: Sha
     message: str | None = None
     author: Author | None = None
     timestamp: AwareTime
@@ -106,7 +107,7 @@ class PushCommit(BaseModel):
     def commit(self) -> Commit:
         author = self.author or Author()
         return Commit(
-            sha=self.id.strip()[:64],  # git's are 40 (SHA-1) or 64 (SHA-256) hex digits
+            sha=self.id,
             message=self.message or "",
             author_name=author.name or "",
             author_email=author.email or "",
