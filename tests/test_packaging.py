@@ -305,15 +305,21 @@ print(json.dumps({
 """
 
 
-def test_templates_are_inside_the_installed_package(installed: Installed) -> None:
+def probe(installed: Installed, script: str) -> dict[str, Any]:
+    """What SCRIPT prints as JSON, run by the installed package's Python in the workspace."""
     done = run(
-        [str(installed.python), "-c", PROBE],
+        [str(installed.python), "-c", script],
         cwd=installed.workspace,
         env=installed.env,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def test_templates_are_inside_the_installed_package(installed: Installed) -> None:
+    found = probe(installed, PROBE)
     package = Path(found["package"]).parent
     venv_dir = installed.python.parent.parent
     assert package.is_relative_to(venv_dir), f"imported {package}, not the installed package"
@@ -352,14 +358,7 @@ def test_the_image_compiles_the_bundled_templates_at_build_and_a_run_only_loads_
     directory = Path(installed.env[BYTECODE])
     filled = sorted(p.name for p in directory.iterdir())
     assert len(filled) == len(list((ROOT / "templates").glob("*.j2")))
-    done = run(
-        [str(installed.python), "-c", LOADS],
-        cwd=installed.workspace,
-        env=installed.env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    found = probe(installed, LOADS)
     assert len(found["loaded"]) == len(filled)
     assert found["compiled"] == []
     assert sorted(p.name for p in directory.iterdir()) == filled
