@@ -7,7 +7,7 @@ environment and compiling the templates (the first render of each compiles it), 
 and the step summary's Markdown, the Slack messages. The share is that sum over the run's
 whole CPU time (interpreter, imports, fetching, parsing, classifying, delivering), from
 getrusage at its end; the goal is under 5%. A busy machine only ever adds time, to either
-figure and in any run, so each is the least over the runs (`--repeat`, 5 by default), and the
+figure and in any run, so each is the least over the runs (`--repeat`, 9 by default), and the
 share is the least render time over the least CPU time: one run's own ratio moves with
 whichever of the two a neighbour slowed down.
 
@@ -141,7 +141,7 @@ def one_run(bytecode: Path | None) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compile", action="store_true", help="no bytecode: compile in the run")
-    parser.add_argument("--repeat", type=int, default=5, help="runs to take the least of")
+    parser.add_argument("--repeat", type=int, default=9, help="runs to take the least of")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         bytecode = None if args.compile else Path(tmp, "bytecode")
