@@ -330,6 +330,28 @@ def test_a_pattern_that_matches_nothing_warns_and_an_unknown_owner_stops_before_
     assert [r for r in gh.requests if r.method != "GET"] == []
 
 
+def test_an_exact_name_github_does_not_know_stops_the_run_before_any_write(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "workspace"
+    (workspace / ".github").mkdir(parents=True)
+    (workspace / ".github/ai-context.yml").write_text("repositories: [o/nope]\n", "utf-8")
+    with GitHubFake() as fake:
+        fake.add_repo("o/r")
+        fake.add_issue("o/r", "T", SEED_BLOCK.replace("Files touched", "Filez"))  # check writes
+        done = run_action(
+            tmp_path, fake.url, "schedule", {}, extra_env={"AI_CONTEXT_NOW": "2026-05-27T09:00:00Z"}
+        )
+        writes = [(r.method, r.path) for r in fake.requests if r.method != "GET"]
+    assert done.code == 2, done.stdout + done.stderr
+    says = (
+        "repositories: GitHub shows this token no repository 'o/nope' (404); check the name in "
+        "the config file, and that the token can read it"
+    )
+    assert says in done.stdout + done.stderr
+    assert writes == []
+
+
 def test_the_reports_read_an_owners_pattern(gh: GitHubFake, tmp_path: Path) -> None:
     (tmp_path / ".github").mkdir()
     (tmp_path / ".github/ai-context.yml").write_text(
