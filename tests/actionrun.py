@@ -11,12 +11,15 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.fakes import GitHubFake
+
 ROOT = Path(__file__).resolve().parents[1]
+NOW = "2026-05-26T15:00:00Z"  # a scheduled run's clock unless told otherwise
 
 
 @dataclass
@@ -98,3 +101,22 @@ def run_action(
         parse_outputs(output_path.read_text(encoding="utf-8")),
         summary_path.read_text(encoding="utf-8"),
     )
+
+
+def scheduled(
+    fake: GitHubFake,
+    tmp: Path,
+    config: str = "",
+    *,
+    token: str = "t",  # noqa: S107 - the fake's default test token
+    env: Mapping[str, str] | None = None,
+    **inputs: str,
+) -> ActionRun:
+    """A scheduled run in the folder TMP against FAKE: CONFIG (when given) as the workspace's
+    .github/ai-context.yml, INPUTS as the Action's inputs, ENV over AI_CONTEXT_NOW=NOW."""
+    if config:
+        folder = tmp / "workspace" / ".github"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "ai-context.yml").write_text(config, encoding="utf-8")
+    now = {"AI_CONTEXT_NOW": NOW, **(env or {})}
+    return run_action(tmp, fake.url, "schedule", {}, token=token, inputs=inputs, extra_env=now)

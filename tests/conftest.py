@@ -9,12 +9,15 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from ai_context.adapters.github import GitHub
 from ai_context.adapters.templates import Templates
 from ai_context.cli.main import main
+from ai_context.core.secret import Secret
 from tests.fakes import ClickUpFake, GitHubFake
 
 # No timing in tests (these machines are shared and noisy): hypothesis's per-example deadline
@@ -45,6 +48,18 @@ SEED_BLOCK = """\
   - Single-document booking model with embedded changes array
 - **Blockers:** none
 - **Next step:** Finish unit tests in booking.repository.spec.ts"""
+
+
+# The REST adapter's tests answer it at the HTTP level (`responses`) at API, for this token.
+API = "https://ghe.example.com:443/api/v3"
+TOKEN = Secret("ghs_" + "x" * 36)
+
+
+def adapter(**kwargs: Any) -> GitHub:
+    """The GitHub adapter for acme/shop at API, with no pause between writes and no backoff
+    unless KWARGS say otherwise."""
+    options: dict[str, Any] = {"api_url": API, "write_interval": 0, "backoff": 0, **kwargs}
+    return GitHub(TOKEN, "acme/shop", **options)
 
 
 @pytest.fixture

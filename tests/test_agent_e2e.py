@@ -10,7 +10,7 @@ from typing import Any
 
 from ai_context.core.block.parse import parse
 from tests.conftest import ROOT, SEED_BLOCK, run_process
-from tests.fakes import GitHubFake
+from tests.fakes import ClickUpFake, GitHubFake
 
 REPO = "acme/shop"
 HUMAN = "Users need their booking history.\r\n\r\nAcceptance: every booking is listed.\r\n"
@@ -209,3 +209,57 @@ def test_done_releases_the_lease_and_leaves_no_step_open(tmp_path: Path) -> None
         assert final is not None and final.phase == "done"
         assert "(in progress)" not in (fake.issue(REPO, 1).body or "")
         assert {s.status for s in final.plan} <= {"done", "skipped"}
+
+
+def test_a_failing_mirror_template_leaves_save_and_handoff_reported(
+    github_fake: GitHubFake, clickup_fake: ClickUpFake, tmp_path: Path
+) -> None:
+    task = clickup_fake.add_task("Booking history", list_id="901")
+    body = f"Users need their booking history.\n\nClickUp: https://app.clickup.com/t/{task.id}\n"
+    github_fake.add_issue(REPO, "Booking history", body)
+    laptop = Machine(github_fake, tmp_path / "laptop" / "cache", "cc-ariel-laptop")
+    laptop.cwd.mkdir()
+    (laptop.cwd / ".github").mkdir()
+    (laptop.cwd / ".github" / "ai-context.yml").write_text("templates: tpl\n", encoding="utf-8")
+    (laptop.cwd / "tpl").mkdir()
+    failing = "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"  # a RecursionError as it renders
+    (laptop.cwd / "tpl" / "mirror.txt.j2").write_text(failing, encoding="utf-8")
+    laptop.env.update(CLICKUP_TOKEN="pk_test_token", AI_CONTEXT_CLICKUP_API_URL=clickup_fake.url)
+    v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
+
+    log: list[str] = []
+    code, out = laptop.run("save", "1", "--now", "2026-05-26T09:00:00Z", stdin=v1, log=log)
+    assert code == 0 and "error" not in out, out
+    assert "mirror: skipped (template error" in log[0]
+    claimed = run_process(["claim", "1", "--actor", "cc-ariel-laptop"], laptop.env, laptop.cwd)
+    assert claimed.returncode == 0, claimed.stdout + claimed.stderr
+
+    handoff = ["handoff", "1", "--to", "cc-dana-desktop", "--now", "2026-05-26T10:00:00Z"]
+    code, out = laptop.run(*handoff, log=log)
+    assert code == 0 and "error" not in out, out
+    assert "mirror: skipped (template error" in log[1]
+    assert "released cc-ariel-laptop's lease on #1" in log[1]
+    assert github_fake.ref(REPO, "refs/ai-context/leases/1") is None
+    assert clickup_fake.value(task.id) is None
+
+
+def test_done_with_config_releases_the_lease_under_that_file_s_prefix(
+    github_fake: GitHubFake, tmp_path: Path
+) -> None:
+    github_fake.add_issue(REPO, "Booking history", HUMAN)
+    laptop = Machine(github_fake, tmp_path / "laptop" / "cache", "cc-ariel-laptop")
+    laptop.cwd.mkdir()
+    team = laptop.cwd / "team.yml"
+    team.write_text("lease:\n  prefix: refs/team/leases/\n", encoding="utf-8")
+    v1 = block("cc-ariel-laptop", step3="in progress", next_step="Finish unit tests")
+    assert laptop.run("save", "1", "--config", "team.yml", stdin=v1)[0] == 0
+    claim_env = {**laptop.env, "AI_CONTEXT_CONFIG": str(team)}
+    claimed = run_process(["claim", "1", "--actor", "cc-ariel-laptop"], claim_env, laptop.cwd)
+    assert claimed.returncode == 0, claimed.stdout + claimed.stderr
+    assert github_fake.ref(REPO, "refs/team/leases/1") is not None
+
+    log: list[str] = []
+    code, out = laptop.run("done", "1", "--config", "team.yml", log=log)
+    assert code == 0, out
+    assert "released cc-ariel-laptop's lease on #1" in log[0]
+    assert github_fake.ref(REPO, "refs/team/leases/1") is None

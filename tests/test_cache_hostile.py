@@ -61,6 +61,15 @@ def test_a_number_past_pythons_digit_limit_is_a_damaged_entry(tmp_path: Path) ->
         DirectoryCache(tmp_path).load(REPO, 12)
 
 
+def test_a_text_of_5000_digits_is_a_damaged_entry(tmp_path: Path) -> None:
+    cache = DirectoryCache(tmp_path)
+    data = json.loads(cache.store(entry(REPO, 12)).read_text(encoding="utf-8"))
+    data["version"] = "9" * 5000
+    entry_path(tmp_path).write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CacheError, match="version: must be a whole number"):
+        cache.load(REPO, 12)
+
+
 def test_an_oversize_entry_is_refused_unread(tmp_path: Path) -> None:
     with entry_path(tmp_path).open("wb") as handle:
         handle.truncate(MAX_ENTRY_BYTES + 1)  # sparse: no disk used

@@ -20,7 +20,7 @@ from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import DigestConfig, digest_from_checked
 from ai_context.rules.digest.facts import chunks, facts_of, read_chunk, restore
-from tests.actionrun import ActionRun, run_action
+from tests.actionrun import ActionRun, scheduled
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -118,20 +118,8 @@ def gh() -> Iterator[GitHubFake]:
 
 
 def run(gh: GitHubFake, tmp: Path, name: str, *, repos: bool = False, **env: str) -> ActionRun:
-    workspace = tmp / name / "workspace"
-    (workspace / ".github").mkdir(parents=True)
-    if repos:
-        (workspace / ".github/ai-context.yml").write_text(
-            "repositories: [acme/api, acme/web]\n", encoding="utf-8"
-        )
-    result = run_action(
-        tmp / name,
-        gh.url,
-        "schedule",
-        {},
-        inputs={"jobs": "digest"},
-        extra_env={"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z", **env},
-    )
+    config = "repositories: [acme/api, acme/web]\n" if repos else ""
+    result = scheduled(gh, tmp / name, config, env=env, jobs="digest")
     assert result.code == 0, result.stdout + result.stderr
     return result
 

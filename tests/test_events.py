@@ -62,6 +62,16 @@ def test_every_sample_payload_reads() -> None:
     assert parse_event("issue_comment", {"x": 1}) == OtherEvent("issue_comment")
 
 
+def test_a_push_commit_id_is_normalised_as_it_is_read() -> None:
+    at = "2026-05-27T08:00:00Z"
+    long = {"id": f" {'AB' * 40} ", "timestamp": at}
+    event = parse_event("push", {"commits": [long, {"id": "", "timestamp": at}]})
+    assert isinstance(event, PushEvent)
+    assert [c.sha for c in event.commits] == ["ab" * 32, ""]
+    with pytest.raises(EventError, match=r"commits\.0\.id: Input should be a valid string"):
+        parse_event("push", {"commits": [{"id": "\ud800", "timestamp": at}]})
+
+
 def test_an_edit_says_what_changed() -> None:
     event = parse_event("issues", edited(changes={"body": {"from": "old"}, "title": {"from": "t"}}))
     assert isinstance(event, IssuesEvent)
@@ -139,6 +149,11 @@ def gh() -> Iterator[GitHubFake]:
         ("issues", edited(sender="octocat"), "sender"),
         ("push", {"commits": [{"id": "abc", "timestamp": "yesterday"}]}, "commits.0.timestamp"),
         ("push", {"ref": "refs/heads/main"}, "commits: Field required"),
+        (
+            "push",
+            {"commits": [{"id": "\ud800", "timestamp": "2026-05-27T08:00:00Z"}]},
+            "commits.0.id",
+        ),
     ],
 )
 def test_the_action_exits_2_on_an_unreadable_payload_and_writes_nothing(

@@ -1,4 +1,5 @@
-"""The one way a pydantic problem reads (`core.fields.explain`), whichever model found it."""
+"""The one way a pydantic problem reads (`core.fields.explain`), whichever model found it, and
+the one reader of digits in text (`core.fields.whole`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ai_context.adapters.config import load_config
 from ai_context.core.errors import ConfigError
-from ai_context.core.fields import explain
+from ai_context.core.fields import explain, whole
 
 
 class Step(BaseModel):
@@ -68,3 +69,13 @@ def test_a_setting_names_itself_and_where_it_came_from() -> None:
         "or 'warning'; setting max-writes (input max-writes): Input should be greater than or "
         "equal to 1"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("12", 12), ("007", 7), ("9" * 18, int("9" * 18)), ("9" * 19, None), ("9" * 5000, None)]
+    + [(text, None) for text in ("", " 1", "-1", "+1", "1.0", "\u00b9", "\u0663", "1_000")],
+)
+def test_digits_are_a_whole_number_up_to_18_of_them(text: str, number: int | None) -> None:
+    assert whole(text) == number
+    assert whole("9" * 19, max_digits=19) == int("9" * 19)

@@ -20,11 +20,10 @@ from ai_context.adapters.github import (
     GitHubUnavailable,
 )
 from ai_context.core.secret import Secret
+from tests.conftest import API, TOKEN, adapter
 from tests.fakes import GitHubFake
 
-API = "https://ghe.example.com:443/api/v3"
 REPO = f"{API}/repos/acme/shop"
-TOKEN = Secret("ghs_" + "x" * 36)
 TOKEN_T = Secret("t")  # the loopback GitHub's token
 
 
@@ -60,10 +59,21 @@ def comment_json(cid: int, body: str, login: str = "github-actions[bot]") -> dic
     }
 
 
-def adapter(**kwargs: object) -> GitHub:
-    options: dict[str, object] = {"api_url": API, "write_interval": 0, "backoff": 0}
-    options.update(kwargs)
-    return GitHub(TOKEN, "acme/shop", **options)  # type: ignore[arg-type]
+@responses.activate
+@pytest.mark.parametrize(
+    ("header", "date"),
+    [
+        ("Tue, 26 May 2026 15:00:00 -0000", datetime(2026, 5, 26, 15, tzinfo=UTC)),
+        ("Tue, 26 May 2026 17:00:00 +0200", datetime(2026, 5, 26, 15, tzinfo=UTC)),
+        ("Fri, 31 Dec 9999 23:59:59 -0100", None),
+        ("soon", None),
+    ],
+)
+def test_a_page_s_date_is_github_s_clock_in_utc_or_none(header: str, date: datetime | None) -> None:
+    responses.get(f"{REPO}/issues", json=[issue_json(1)], headers={"Date": header})
+    page = next(iter(adapter().issue_pages()))
+    assert page.date == date
+    assert page.date is None or page.date.tzinfo is UTC
 
 
 @responses.activate

@@ -14,8 +14,9 @@ import responses
 from ai_context.adapters.github import GitHub
 from ai_context.adapters.github_json import issue_from_json
 from ai_context.core.secret import Secret
+from tests.conftest import adapter
 from tests.fakes import GitHubFake
-from tests.test_github_adapter import REPO, adapter, issue_json
+from tests.test_github_adapter import REPO, issue_json
 
 T0 = datetime(2026, 5, 26, 15, 0, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ from ai_context.adapters.github import (
     rate_limit_wait,
 )
 from ai_context.core.secret import Secret
-from tests.test_github_adapter import API, TOKEN, adapter
+from tests.conftest import API, TOKEN, adapter
 
 GRAPHQL = "https://ghe.example.com:443/api/graphql"
 QUERY = 'query($owner: String!) { repository(owner: $owner, name: "shop") { id } }'
@@ -143,6 +143,7 @@ def test_any_answer_is_its_data_or_our_error(answer: object) -> None:
 )
 @example(403, {"retry-after": "\u00b9"})  # a digit to str.isdigit, not to int(): no wait
 @example(429, {"retry-after": "\u00b2", "x-ratelimit-reset": "\u00b3"})
+@example(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "9" * 400})  # no float
 def test_rate_limit_wait_reads_any_headers(status: int, headers: dict[str, str]) -> None:
     wait = rate_limit_wait(status, headers)
     assert wait is None or wait >= 0

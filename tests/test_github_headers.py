@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import responses
 
 from ai_context.adapters.github import API_HEADERS
-from tests.test_github_adapter import REPO, adapter, comment_json, issue_json
+from tests.conftest import adapter
+from tests.test_github_adapter import REPO, comment_json, issue_json
 
 
 def assert_headers(calls: responses.CallList) -> None:

@@ -26,7 +26,7 @@ from ai_context.jobs.agent import finishing, resuming, saving
 from ai_context.jobs.agent.model import Outcome
 from ai_context.rules.overwrite import UNKNOWN, Region, judge, merge3, predecessor
 from ai_context.rules.runstate import decode
-from tests.actionrun import run_action
+from tests.actionrun import scheduled
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 
@@ -246,15 +246,7 @@ BROKEN = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n"
 
 
 def scheduled_run(gh: GitHubFake, tmp: Path) -> None:
-    result = run_action(
-        tmp,
-        gh.url,
-        "schedule",
-        {"schedule": "17 * * * *"},
-        token=TOKEN,
-        inputs={"jobs": "check"},
-        extra_env={"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"},
-    )
+    result = scheduled(gh, tmp, token=TOKEN, jobs="check")
     assert result.code == 0, result.stdout + result.stderr
 
 

@@ -19,7 +19,7 @@ from ai_context.mcp.tools import (
     block_of,
     issue_number,
 )
-from tests.conftest import SEED_BLOCK
+from tests.conftest import SEED_BLOCK, run_cli
 from tests.fakes import GitHubFake
 
 NOW = "2026-05-26T15:00:00Z"
@@ -89,6 +89,27 @@ def test_done_releases_the_finishers_lease_as_the_cli_does(tmp_path: Any) -> Non
         done = tools.done(session, 6, pr=None, followups=[], shipped=None, dry_run=False)
         assert done["status"] == "ok"
         assert not [r for r in fake.repos["o/r"].refs if "leases" in r]
+
+
+def test_the_lease_json_is_the_command_line_s_with_mine(
+    github_fake: GitHubFake, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """The MCP lease tools answer the command line's lease JSON, `mine` included."""
+    github_fake.add_issue("o/r", "Task", SEED_BLOCK, number=6)
+    env = {"GITHUB_TOKEN": "t", "GITHUB_API_URL": github_fake.url}
+    monkeypatch.chdir(tmp_path)
+    ariel = Session(repo="o/r", env={**env, "AI_CONTEXT_ACTOR": "cc-ariel-laptop"})
+    claimed = lease(ariel, "claim", 6, "2h", None)
+    assert (claimed["result"], claimed["mine"]) == ("won", True)
+    noa = lease(
+        Session(repo="o/r", env={**env, "AI_CONTEXT_ACTOR": "cc-noa-desktop"}), "who", 6, None, None
+    )
+    assert (noa["actor"], noa["mine"]) == ("cc-ariel-laptop", False)
+    for name, value in {**env, "GITHUB_REPOSITORY": "o/r"}.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_cli(["who", "6", "--actor", "cc-noa-desktop", "--format", "json"])
+    assert code == 0, err
+    assert json.loads(out) == {k: v for k, v in noa.items() if k != "exit_code"}
 
 
 def test_status_and_summary_are_the_command_lines_json(

@@ -353,12 +353,30 @@ def test_fences_open_and_close_as_github_shows_them(body: str, line: int) -> Non
     assert found is not None and found.line == line
 
 
-@given(
-    st.lists(st.text(alphabet=st.characters(exclude_characters="~\n\r"), max_size=20), max_size=8),
-    st.integers(min_value=3, max_value=6),
-    st.integers(min_value=0, max_value=3),
-)
-def test_a_fence_hides_every_line_it_holds(inside: list[str], length: int, indent: int) -> None:
+def held_lines(length: int) -> st.SearchStrategy[list[str]]:
+    """Lines a tilde fence of LENGTH holds that must not close it: text without a tilde, a
+    shorter tilde run, a backtick run (the other character) and any run after four spaces."""
+
+    def run(
+        pad: st.SearchStrategy[int], char: str, size: st.SearchStrategy[int]
+    ) -> st.SearchStrategy[str]:
+        tail = st.sampled_from(["", " ", " \t"])
+        return st.builds(lambda p, n, t: " " * p + char * n + t, pad, size, tail)
+
+    return st.lists(
+        st.one_of(
+            st.text(alphabet=st.characters(exclude_characters="~\n\r"), max_size=20),
+            run(st.integers(0, 3), "~", st.integers(1, length - 1)),
+            run(st.integers(0, 3), "`", st.integers(3, 8)),
+            run(st.integers(4, 8), "~", st.integers(length, length + 3)),
+        ),
+        max_size=8,
+    )
+
+
+@given(st.data(), st.integers(min_value=3, max_value=6), st.integers(min_value=0, max_value=3))
+def test_a_fence_hides_every_line_it_holds(data: st.DataObject, length: int, indent: int) -> None:
+    inside = data.draw(held_lines(length))
     fence = " " * indent + "~" * length
     lines = ["before", fence + " info", *inside, fence + "~", "after"]
     assert list(outside_fences(lines)) == [(0, "before"), (len(lines) - 1, "after")]

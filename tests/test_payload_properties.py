@@ -151,6 +151,7 @@ SCALARS = st.one_of(
     st.booleans(),
     st.integers(-5, 5),
     st.sampled_from(["", "yesterday", "x", "-4"]),
+    st.text(st.characters(codec=None, exclude_categories=()), max_size=4),  # lone surrogates too
     st.just([None, 5, {}]),
     st.just({}),
     st.just([]),
@@ -171,7 +172,8 @@ def paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
 
 @st.composite
 def mutated(draw: st.DrawFn, payloads: st.SearchStrategy[dict[str, Any]]) -> dict[str, Any]:
-    """A payload with one value (favouring the ones ai-context reads) of another type."""
+    """A payload with one value (favouring the ones ai-context reads) of another type, or any
+    text in place of a text."""
     payload = copy.deepcopy(draw(payloads))
     every = list(paths(payload))
     read = [p for p in every if p[0] in READ_EVENT | READ_PUSH]
@@ -180,7 +182,9 @@ def mutated(draw: st.DrawFn, payloads: st.SearchStrategy[dict[str, Any]]) -> dic
     target = payload
     for key in parents:
         target = target[key]
-    target[last] = draw(SCALARS.filter(lambda v: type(v) is not type(target[last])))
+    target[last] = draw(
+        SCALARS.filter(lambda v: isinstance(v, str) or type(v) is not type(target[last]))
+    )
     return payload
 
 

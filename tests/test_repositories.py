@@ -28,19 +28,13 @@ from ai_context.jobs.scan import STATE_LABEL, repositories_of, scan_other
 from ai_context.rules.digest.build import parse_digest_section
 from ai_context.rules.repositories import Selector, select
 from ai_context.rules.runstate import RunState, encode
-from tests.actionrun import ActionRun, run_action
-from tests.conftest import SEED_BLOCK, run_process
+from tests.actionrun import scheduled
+from tests.conftest import API, SEED_BLOCK, adapter, run_process
 from tests.fakes import GitHubFake
-
-API = "https://ghe.example.com:443/api/v3"
 
 
 def repo_json(full_name: str, **extra: Any) -> dict[str, Any]:
     return {"full_name": full_name, "topics": [], "archived": False, "fork": False, **extra}
-
-
-def adapter(**kwargs: Any) -> GitHub:
-    return GitHub(Secret("t"), "acme/home", api_url=API, write_interval=0, backoff=0, **kwargs)
 
 
 def sel(entry: Any) -> Selector:
@@ -133,6 +127,12 @@ def test_the_entry_forms() -> None:
         ({"owner": "acme", "topics": "x"}, "unknown key 'topics'; a mapping takes owner, topic"),
         ({"topic": "x"}, "owner: None is not a GitHub login; write owner/name"),
         ({"owner": "acme", "name": ""}, "name: '' is not a name or glob"),
+        (
+            {"owner": "acme", "name": None},
+            "repositories: {'owner': 'acme', 'name': None}: name: None is not a name or glob; "
+            "write owner/name",
+        ),
+        ({"owner": "acme", "topic": None}, "topic: None is not a topic; write owner/name"),
         ({"owner": "acme", "topic": 3}, "topic: 3 is not a topic"),
         (7, "7 is not a repository; write owner/name, owner/<glob> (acme/* for all of acme's)"),
     ],
@@ -269,24 +269,10 @@ def gh() -> Iterator[GitHubFake]:
         yield fake
 
 
-def scheduled(gh: GitHubFake, tmp: Path, name: str, config: str) -> ActionRun:
-    workspace = tmp / name / "workspace"
-    (workspace / ".github").mkdir(parents=True)
-    (workspace / ".github/ai-context.yml").write_text(config, encoding="utf-8")
-    return run_action(
-        tmp / name,
-        gh.url,
-        "schedule",
-        {},
-        inputs={"jobs": "digest"},
-        extra_env={"AI_CONTEXT_NOW": "2026-05-26T15:00:00Z"},
-    )
-
-
 def test_a_digest_over_an_owners_topic_reads_exactly_its_live_repositories(
     gh: GitHubFake, tmp_path: Path
 ) -> None:
-    first = scheduled(gh, tmp_path, "1", TOPIC)
+    first = scheduled(gh, tmp_path / "1", TOPIC, jobs="digest")
     assert first.code == 0, first.stdout + first.stderr
     read = {r.path.split("/issues")[0] for r in gh.requests if "/issues" in r.path}
     assert read == {"/repos/o/r", "/repos/acme/api", "/repos/acme/web"}
@@ -300,9 +286,9 @@ def test_a_digest_over_an_owners_topic_reads_exactly_its_live_repositories(
         i.title for i in gh.repos["o/r"].issues.values() if "ai-context:state" in i.labels
     )
     assert carriers == [f"ai-context run state: {r}" for r in ("acme/api", "acme/web", "o/r")]
-    assert scheduled(gh, tmp_path, "2", TOPIC).code == 0  # lists the carriers, once
+    assert scheduled(gh, tmp_path / "2", TOPIC, jobs="digest").code == 0  # lists the carriers, once
     gh.reset_requests()
-    third = scheduled(gh, tmp_path, "3", TOPIC)
+    third = scheduled(gh, tmp_path / "3", TOPIC, jobs="digest")
     assert third.code == 0 and "nothing changed since the last run" in third.stdout
     assert [r for r in gh.requests if r.method != "GET"] == []
     pages = math.ceil((FILLERS + 4) / 100)
@@ -319,13 +305,13 @@ def test_a_digest_over_an_owners_topic_reads_exactly_its_live_repositories(
 def test_a_pattern_that_matches_nothing_warns_and_an_unknown_owner_stops_before_writes(
     gh: GitHubFake, tmp_path: Path
 ) -> None:
-    empty = scheduled(gh, tmp_path, "1", "repositories: [acme/nothing-*]\n")
+    empty = scheduled(gh, tmp_path / "1", "repositories: [acme/nothing-*]\n", jobs="digest")
     assert empty.code == 0, empty.stdout + empty.stderr
     assert "::warning title=ai-context%3A repositories::repositories: acme/nothing-* matches" in (
         empty.stdout + empty.stderr
     )
     gh.reset_requests()
-    ghost = scheduled(gh, tmp_path, "2", "repositories: [ghost/*]\n")
+    ghost = scheduled(gh, tmp_path / "2", "repositories: [ghost/*]\n", jobs="digest")
     assert ghost.code == 2
     assert "shows this token no organisation or user 'ghost' (404)" in ghost.stdout + ghost.stderr
     assert [r for r in gh.requests if r.method != "GET"] == []
@@ -334,15 +320,10 @@ def test_a_pattern_that_matches_nothing_warns_and_an_unknown_owner_stops_before_
 def test_an_exact_name_github_does_not_know_stops_the_run_before_any_write(
     tmp_path: Path,
 ) -> None:
-    workspace = tmp_path / "workspace"
-    (workspace / ".github").mkdir(parents=True)
-    (workspace / ".github/ai-context.yml").write_text("repositories: [o/nope]\n", "utf-8")
     with GitHubFake() as fake:
         fake.add_repo("o/r")
         fake.add_issue("o/r", "T", SEED_BLOCK.replace("Files touched", "Filez"))  # check writes
-        done = run_action(
-            tmp_path, fake.url, "schedule", {}, extra_env={"AI_CONTEXT_NOW": "2026-05-27T09:00:00Z"}
-        )
+        done = scheduled(fake, tmp_path, "repositories: [o/nope]\n")
         writes = [(r.method, r.path) for r in fake.requests if r.method != "GET"]
     assert done.code == 2, done.stdout + done.stderr
     says = (
@@ -357,7 +338,7 @@ def test_a_full_listing_of_another_repository_finds_its_digest_issue_at_no_cost(
     gh: GitHubFake, tmp_path: Path
 ) -> None:
     digest = gh.add_issue("acme/api", "Digest", "the team's digest", labels=["ai-context:digest"])
-    first = scheduled(gh, tmp_path, "1", "repositories: [acme/api, acme/web]\n")
+    first = scheduled(gh, tmp_path, "repositories: [acme/api, acme/web]\n", jobs="digest")
     assert first.code == 0, first.stdout + first.stderr
     listings = gh.requests_to("GET", "/repos/{owner}/{repo}/issues")
     assert [r.path for r in listings if r.path != "/repos/o/r/issues" and r.arg("labels")] == []

@@ -14,7 +14,7 @@ import pytest
 from ai_context.adapters.config import load_config
 from ai_context.core.durations import duration_value, parse_duration
 from ai_context.core.errors import ConfigError
-from tests.actionrun import ActionRun, run_action
+from tests.actionrun import ActionRun, run_action, scheduled
 from tests.conftest import run_process
 from tests.fakes import GitHubFake
 from tests.test_action_e2e import INCOMPLETE, T0, TOKEN, issue_event
@@ -28,13 +28,6 @@ def gh() -> Iterator[GitHubFake]:
         fake.add_repo("o/r")
         fake.add_issue("o/r", "Task", INCOMPLETE, number=3)  # the check job would write here
         yield fake
-
-
-def scheduled(gh: GitHubFake, tmp: Path, config: str, **inputs: str) -> ActionRun:
-    folder = tmp / "workspace" / ".github"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "ai-context.yml").write_text(config, encoding="utf-8")
-    return run_action(tmp, gh.url, "schedule", {}, token=TOKEN, inputs=inputs, extra_env=NOW)
 
 
 def error_line(run: ActionRun) -> str:
@@ -63,12 +56,17 @@ def writes(gh: GitHubFake) -> list[Any]:
         ("stale-after: 0\n", "/.github/ai-context.yml line 1): 0 is not a duration"),
         ("stale:\n  clock-skew: nope\n", ".github/ai-context.yml: stale: clock-skew: "),
         ("lease:\n  ttl: true\n", ".github/ai-context.yml: lease: ttl: "),
+        (
+            "repositories: [{owner: acme, name: }]\n",
+            ".github/ai-context.yml: repositories: {'owner': 'acme', 'name': None}: "
+            "name: None is not a name or glob; write owner/name, owner/<glob>",
+        ),
     ],
 )
 def test_a_bad_setting_is_exit_2_before_any_write(
     gh: GitHubFake, tmp_path: Path, config: str, says: str
 ) -> None:
-    run = scheduled(gh, tmp_path, config)
+    run = scheduled(gh, tmp_path, config, token=TOKEN)
     assert run.code == 2, run.stdout + run.stderr
     assert says in error_line(run)
     assert "Traceback" not in run.stderr
@@ -79,7 +77,7 @@ def test_a_bad_setting_is_exit_2_before_any_write(
 def test_a_digest_issue_that_does_not_exist_is_exit_2_before_any_write(
     gh: GitHubFake, tmp_path: Path
 ) -> None:
-    run = scheduled(gh, tmp_path, "digest-issue: 404\n")
+    run = scheduled(gh, tmp_path, "digest-issue: 404\n", token=TOKEN)
     assert run.code == 2, run.stdout + run.stderr
     line = error_line(run)
     assert line.startswith("setting digest-issue: #404 does not exist in o/r (")
@@ -90,7 +88,7 @@ def test_a_digest_issue_that_does_not_exist_is_exit_2_before_any_write(
 def test_a_digest_issue_given_as_input_is_named_as_the_input(
     gh: GitHubFake, tmp_path: Path
 ) -> None:
-    run = scheduled(gh, tmp_path, "", **{"digest-issue": "77"})
+    run = scheduled(gh, tmp_path, token=TOKEN, **{"digest-issue": "77"})
     assert run.code == 2
     assert error_line(run).startswith(
         "setting digest-issue: #77 does not exist in o/r (input digest-issue); "
@@ -101,7 +99,7 @@ def test_a_digest_issue_given_as_input_is_named_as_the_input(
 def test_a_good_config_still_runs_and_writes(gh: GitHubFake, tmp_path: Path) -> None:
     gh.add_issue("o/r", "Digest", "", number=9)
     config = "digest-issue: 9\ndigest:\n  window: 2d\nactors:\n  x:\n    owner: ana\n"
-    run = scheduled(gh, tmp_path, config)
+    run = scheduled(gh, tmp_path, config, token=TOKEN)
     assert run.code == 0, run.stdout + run.stderr
     assert len(gh.comments("o/r", 3)) == 1 and len(gh.comments("o/r", 9)) == 1
 
@@ -197,7 +195,7 @@ def test_a_user_template_that_fails_when_it_runs_stops_the_run_before_any_write(
     folder = tmp_path / "workspace" / "tpl"
     folder.mkdir(parents=True)
     (folder / "digest.md.j2").write_text("{{ no_such_variable.attribute }}\n", encoding="utf-8")
-    run = scheduled(gh, tmp_path, "", templates="tpl")
+    run = scheduled(gh, tmp_path, token=TOKEN, templates="tpl")
     assert run.code == 2, run.stdout + run.stderr
     assert error_line(run).startswith("template error: ")
     assert "Traceback" not in run.stderr

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.actionrun import ActionRun, run_action
+from tests.actionrun import ActionRun, run_action, scheduled
 from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import ClickUpFake, GitHubFake, SlackFake
 
@@ -35,10 +35,6 @@ def slack() -> Iterator[SlackFake]:
         yield fake
 
 
-def scheduled(gh: GitHubFake, tmp: Path, env: dict[str, str], **inputs: str) -> ActionRun:
-    return run_action(tmp, gh.url, "schedule", {}, inputs=inputs, extra_env=env)
-
-
 def writes(gh: GitHubFake) -> list[Any]:
     return [r for r in gh.requests if r.method in ("POST", "PATCH", "PUT", "DELETE")]
 
@@ -47,15 +43,15 @@ def test_a_wrong_hook_fails_with_its_remedy_and_the_fixed_hook_posts_the_same_da
     gh: GitHubFake, slack: SlackFake, tmp_path: Path
 ) -> None:
     wrong = slack.root + "/services/T000FAKE/B000FAKE/notTheSecret"
-    first = scheduled(gh, tmp_path / "1", NOW, **{"slack-webhook-url": wrong})
+    first = scheduled(gh, tmp_path / "1", env=NOW, **{"slack-webhook-url": wrong})
     assert first.code == 3
     assert "no_service" in first.stdout and "copy it again" in first.stdout
     assert slack.messages == []
 
-    fixed = scheduled(gh, tmp_path / "2", LATER, **{"slack-webhook-url": slack.webhook_url})
+    fixed = scheduled(gh, tmp_path / "2", env=LATER, **{"slack-webhook-url": slack.webhook_url})
     assert fixed.code == 0, fixed.text
     assert len(slack.messages) == 1  # today's post had failed: the rerun posts
-    again = scheduled(gh, tmp_path / "3", LATER, **{"slack-webhook-url": slack.webhook_url})
+    again = scheduled(gh, tmp_path / "3", env=LATER, **{"slack-webhook-url": slack.webhook_url})
     assert again.code == 0 and len(slack.messages) == 1  # and only once
     assert "Slack: not posted" in again.summary
 
@@ -63,8 +59,8 @@ def test_a_wrong_hook_fails_with_its_remedy_and_the_fixed_hook_posts_the_same_da
 def test_a_slack_target_added_after_the_days_digest_is_tried_the_same_day(
     gh: GitHubFake, slack: SlackFake, tmp_path: Path
 ) -> None:
-    assert scheduled(gh, tmp_path / "1", NOW).code == 0
-    added = scheduled(gh, tmp_path / "2", LATER, **{"slack-webhook-url": slack.webhook_url})
+    assert scheduled(gh, tmp_path / "1", env=NOW).code == 0
+    added = scheduled(gh, tmp_path / "2", env=LATER, **{"slack-webhook-url": slack.webhook_url})
     assert added.code == 0, added.text
     assert len(slack.messages) == 1
 
@@ -75,7 +71,9 @@ def test_a_slack_target_added_after_the_days_digest_is_tried_the_same_day(
 def test_a_channel_url_is_refused_before_anything_is_sent(
     gh: GitHubFake, slack: SlackFake, tmp_path: Path, where: str
 ) -> None:
-    result = scheduled(gh, tmp_path, NOW, **{"slack-webhook-url": where.format(root=slack.root)})
+    result = scheduled(
+        gh, tmp_path, env=NOW, **{"slack-webhook-url": where.format(root=slack.root)}
+    )
     assert result.code == 2
     assert "not an incoming webhook" in result.stdout and "hooks.slack.com" in result.stdout
     assert slack.count() == 0 and writes(gh) == []

@@ -17,12 +17,13 @@ import pytest
 from ai_context.jobs.digest.delivery import DIGEST_TITLE
 from ai_context.rules.digest.state import find_state
 from ai_context.rules.lease import stamp
-from tests.actionrun import ActionRun, run_action
+from tests.actionrun import scheduled
 from tests.conftest import SEED_BLOCK, run_process
 from tests.fakes import GitHubFake
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+NOW = {"AI_CONTEXT_NOW": stamp(T0)}
 INCOMPLETE = "## AI Context\n\n- **Active actor:** cc-x\n- **Phase:** planning\n\nHuman notes."
 
 
@@ -34,19 +35,6 @@ def gh() -> Iterator[GitHubFake]:
         updated = stamp(T0 - timedelta(days=2))
         fake.add_issue("o/r", "Two days quiet", SEED_BLOCK.replace("2026-05-26T14:32:00Z", updated))
         yield fake
-
-
-def scheduled(gh: GitHubFake, tmp: Path, config: str, **inputs: str) -> ActionRun:
-    (tmp / "workspace" / ".github").mkdir(parents=True)
-    (tmp / "workspace" / ".github" / "ai-context.yml").write_text(config, encoding="utf-8")
-    return run_action(
-        tmp,
-        gh.url,
-        "schedule",
-        {"schedule": "17 6 * * *"},
-        inputs=inputs,
-        extra_env={"AI_CONTEXT_NOW": stamp(T0)},
-    )
 
 
 def titles(gh: GitHubFake) -> list[str]:
@@ -65,7 +53,7 @@ def digest_comments(gh: GitHubFake) -> list[str]:
 def test_digest_false_posts_no_digest_and_creates_no_digest_issue(
     gh: GitHubFake, tmp_path: Path
 ) -> None:
-    result = scheduled(gh, tmp_path, "digest: false\n")
+    result = scheduled(gh, tmp_path, "digest: false\n", env=NOW)
     assert result.code == 0, result.text
     assert digest_comments(gh) == [] and DIGEST_TITLE not in titles(gh)
     assert result.outputs["digest-url"] == ""
@@ -76,7 +64,7 @@ def test_digest_false_posts_no_digest_and_creates_no_digest_issue(
 def test_jobs_without_the_digest_post_no_digest_and_create_no_digest_issue(
     gh: GitHubFake, tmp_path: Path, jobs: str
 ) -> None:
-    result = scheduled(gh, tmp_path, "", jobs=jobs)
+    result = scheduled(gh, tmp_path, env=NOW, jobs=jobs)
     assert result.code == 0, result.text
     assert digest_comments(gh) == [] and DIGEST_TITLE not in titles(gh)
 
@@ -84,7 +72,7 @@ def test_jobs_without_the_digest_post_no_digest_and_create_no_digest_issue(
 def test_an_empty_digest_issue_means_the_labelled_issue_as_documented(
     gh: GitHubFake, tmp_path: Path
 ) -> None:
-    result = scheduled(gh, tmp_path, "", **{"digest-issue": ""})
+    result = scheduled(gh, tmp_path, env=NOW, **{"digest-issue": ""})
     assert result.code == 0, result.text
     [carrier] = [i for i in gh.repos["o/r"].issues.values() if "ai-context:digest" in i.labels]
     assert carrier.title == DIGEST_TITLE and len(digest_comments(gh)) == 1
@@ -116,7 +104,7 @@ def test_the_command_line_reads_the_actions_config_from_any_folder_and_agrees_wi
     gh: GitHubFake, tmp_path: Path
 ) -> None:
     config = "stale-after: 3d\n"
-    action = scheduled(gh, tmp_path / "run", config)
+    action = scheduled(gh, tmp_path / "run", config, env=NOW)
     assert action.code == 0, action.text
     [comment] = digest_comments(gh)
     posted = find_state(comment).state.tasks

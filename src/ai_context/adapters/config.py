@@ -23,9 +23,8 @@ from pydantic import (
 
 from ai_context.adapters.clients import CLICKUP_API_URL, Http
 from ai_context.adapters.config_file import DEFAULT_CONFIG, ConfigFile
-from ai_context.core.duration_field import Duration
+from ai_context.core.duration_field import Duration, Time
 from ai_context.core.errors import ConfigError
-from ai_context.core.events import Time
 from ai_context.core.fields import explain
 from ai_context.core.secret import Secret
 from ai_context.rules.checks import REQUIRED_DEFAULT, STALE_AFTER, CheckConfig, required_fields

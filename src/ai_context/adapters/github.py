@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import format_datetime, parsedate_to_datetime
+from email.utils import format_datetime
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -26,10 +26,10 @@ from ai_context.adapters.github_json import (
     issue_from_json,
     repository_from_json,
 )
-from ai_context.adapters.retry_after import retry_after
+from ai_context.adapters.retry_after import http_time, retry_after
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import ServiceError, ServiceRefused
-from ai_context.core.fields import utc
+from ai_context.core.fields import utc, whole
 from ai_context.core.models import Comment, GitCommit, Issue
 from ai_context.core.secret import Secret
 
@@ -226,7 +226,7 @@ class GitHub:
                 last=_page_number(last) if last else (None if "next" in links else number + 1),
                 items=len(raw),
                 repository=self.repository,
-                date=_http_date(headers.get("date")),
+                date=http_time(headers.get("date")),
             )
 
     def get_issue(self, number: int, *, known: Issue | None = None) -> Issue:
@@ -480,7 +480,8 @@ def _retry_class() -> Callable[..., Retry]:
         - a POST that reached GitHub may have landed: after a 5xx or a lost answer it is not
           sent again; a GraphQL query (QUERY_PATH) writes nothing and is retried like a read;
         - a rate limit is retried for every method after the wait GitHub asks for, unless it
-          is longer than `max_rate_limit_wait` (the answer then goes back at once);
+          is longer than `max_rate_limit_wait` (the answer then goes back at once, as it does
+          for a 5xx asking for such a wait);
         - a 403 naming a secondary limit in its body only waits `secondary_rate_wait`, once."""
 
         def __init__(
@@ -528,7 +529,8 @@ def _retry_class() -> Callable[..., Retry]:
             limited = response is not None and response.status in (403, 429)
             landed = not isinstance(error, ConnectTimeoutError)  # else it was never sent
             query = urlsplit(url or "").path == self.query_path
-            if method == "POST" and not limited and landed and not query:
+            sent_post = method == "POST" and not limited and landed and not query
+            if sent_post or _waits_too_long(self, response, limited):
                 if error is not None:
                     raise error.with_traceback(_stacktrace)
                 raise MaxRetryError(_pool, url or "", None)  # the answer goes back as it came
@@ -546,6 +548,13 @@ def _retry_class() -> Callable[..., Retry]:
             return max(self.rate_wait, super().get_backoff_time())
 
     return GitHubRetry
+
+
+def _waits_too_long(policy: Any, response: Any, limited: bool) -> bool:
+    """RESPONSE, no rate limit, asks for a wait beyond POLICY's `max_rate_limit_wait` (a 503's
+    `retry-after: 86400`): it goes back at once rather than hold the run that long."""
+    after = None if response is None or limited else policy.get_retry_after(response)
+    return after is not None and after > policy.max_rate_limit_wait
 
 
 def _rate_wait(policy: Any, response: Any, url: str) -> float:
@@ -591,14 +600,7 @@ def _links(headers: Mapping[str, Any]) -> dict[str, str]:
 
 def _page_number(url: str) -> int | None:
     value = parse_qs(urlsplit(url).query).get("page", [""])[0]
-    return int(value) if value.isascii() and value.isdigit() else None
-
-
-def _http_date(text: str | None) -> datetime | None:
-    try:
-        return parsedate_to_datetime(text) if text else None
-    except (TypeError, ValueError):
-        return None
+    return whole(value)
 
 
 def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
@@ -610,9 +612,9 @@ def rate_limit_wait(status: int, headers: Mapping[str, str]) -> float | None:
     if after is not None:
         return after
     if str(headers.get("x-ratelimit-remaining", "")).strip() == "0":
-        reset = str(headers.get("x-ratelimit-reset") or "").strip()
-        if reset.isascii() and reset.isdigit():
-            return max(0.0, int(reset) - time.time()) + 1
+        reset = whole(str(headers.get("x-ratelimit-reset") or "").strip())
+        if reset is not None:
+            return max(0.0, reset - time.time()) + 1
         return SECONDARY_RATE_WAIT
     return SECONDARY_RATE_WAIT if status == 429 else None
 

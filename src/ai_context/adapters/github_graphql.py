@@ -15,6 +15,7 @@ from typing import Any
 
 from ai_context.adapters.github import GitHub, GitHubError
 from ai_context.adapters.github_json import parse_time
+from ai_context.core.fields import whole
 from ai_context.core.models import Comment
 
 BATCH = 100  # issues a query: 100 x 100 comments stays far below GitHub's 500,000-node limit
@@ -137,10 +138,10 @@ def author_login(author: Mapping[str, Any] | None) -> str:
 
 def _whole_id(value: Any) -> int:
     """A BigInt id (a string of digits, or a number); ValueError on anything else."""
-    text = str(value)
-    if isinstance(value, bool) or not text.isdigit() or not text.isascii():
+    number = None if isinstance(value, bool) else whole(str(value), max_digits=19)  # < 2**63
+    if number is None:
         raise ValueError(f"not a comment id: {value!r}")
-    return int(text)
+    return number
 
 
 def _time(value: Any) -> datetime:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from ai_context.core.fields import whole
 from ai_context.core.models import Comment, GitCommit, Issue, Listed
 
 
@@ -65,7 +66,7 @@ def comment_from_json(data: dict[str, Any]) -> Comment:
 def _issue_number(url: Any) -> int | None:
     """The number at the end of a comment's `issue_url` (".../issues/42"); None otherwise."""
     tail = str(url or "").rstrip("/").rsplit("/", 1)[-1]
-    return int(tail) if tail.isdigit() and tail.isascii() else None
+    return whole(tail)
 
 
 def repository_from_json(data: dict[str, Any]) -> Listed:

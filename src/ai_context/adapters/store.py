@@ -4,13 +4,13 @@ GitHub used by the demo and tests."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from ai_context.core.duration_field import Time
 from ai_context.core.errors import UsageError
 from ai_context.core.fields import explain
 from ai_context.core.models import Issue
@@ -33,8 +33,8 @@ class FrontMatter(BaseModel):
     author: str | None = None
     author_association: str | None = None
     comments: int | None = None
-    updated_at: datetime | None = None
-    closed_at: datetime | None = None
+    updated_at: Time | None = None
+    closed_at: Time | None = None
     html_url: str = ""
     repository: str = ""
     is_pull_request: bool = False

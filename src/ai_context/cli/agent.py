@@ -58,8 +58,8 @@ def add_agent_commands(sub: Any) -> None:
         p.add_argument(
             "--config",
             metavar="FILE",
-            help=f"for required: and actors.<id>.owner (default $AI_CONTEXT_CONFIG or "
-            f"{DEFAULT_CONFIG})",
+            help=f"the config file: required:, actors, lease:, the mirror's settings (default "
+            f"$AI_CONTEXT_CONFIG or {DEFAULT_CONFIG})",
         )
         p.add_argument("--now", type=timestamp_arg, help="fix the clock (ISO 8601) for timestamps")
         add_format(p)
@@ -144,8 +144,7 @@ def _read_block(args: argparse.Namespace, stdin: TextIO) -> Block:
     source = args.source or "-"
     if source == "-" and stdin.isatty():
         raise UsageError("pipe the block on stdin or pass --from FILE")
-    text = read_input(source, stdin)
-    name = "<stdin>" if source == "-" else source
+    name, text = read_input(source, stdin)
     parsed = parse(text)
     fatal = [f for f in parsed.findings if f.code in ("AIC101", "AIC102")]
     if parsed.block is None or fatal:
@@ -162,10 +161,13 @@ def _run(
     args: argparse.Namespace, out: TextIO, work: Callable[..., Outcome], *, release: bool = False
 ) -> int:
     """WORK (a job, its own options bound) with the settings, `--take` and `--dry-run` the
-    agent commands share; RELEASE: the writer's lease is released once the block has landed."""
-    env = os.environ
+    agent commands share; RELEASE: the writer's lease is released once the block has landed.
+    `--config FILE` is the config file of every step: required:, the mirror and the lease."""
+    env: Mapping[str, str] = os.environ
+    if args.config:
+        env = {**env, "AI_CONTEXT_CONFIG": str(args.config)}
     # The fields a complete block needs, as the Action reads them (no file, no YAML).
-    required = check_config(config_path(env, args.config), env).required
+    required = check_config(config_path(env), env).required
     gh = _github(args, env)
     from ai_context.adapters.cache import open_cache  # noqa: PLC0415
     from ai_context.adapters.github import GitHubNotFound  # noqa: PLC0415

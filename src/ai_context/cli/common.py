@@ -194,25 +194,23 @@ def _not_utf8(name: str, where: str) -> UsageError:
     return UsageError(f"{name}: not UTF-8 text ({where}); save it as UTF-8")
 
 
-def read_stream(stream: TextIO) -> str:
-    """All of STREAM as UTF-8 text: its bytes when it has them, checked either way, so text
-    that is not UTF-8 is exit 2 here and never a UnicodeEncodeError later."""
-    buffer = getattr(stream, "buffer", None)
+def read_input(name: str, stdin: TextIO) -> tuple[str, str]:
+    """The name to show and the UTF-8 text of file NAME, or of stdin (`<stdin>`) for `-`.
+    Stdin is read as bytes when it has them and checked either way, so text that is not
+    UTF-8 is exit 2 here and never a UnicodeEncodeError later."""
+    if name != "-":
+        return name, read_file(name)
+    buffer = getattr(stdin, "buffer", None)
     try:
         if buffer is not None:
-            return bytes(buffer.read()).decode("utf-8")
-        text = stream.read()
+            return "<stdin>", bytes(buffer.read()).decode("utf-8")
+        text = stdin.read()
         text.encode("utf-8")  # lone surrogates (surrogateescape'd bytes) cannot be
     except UnicodeDecodeError as exc:
         raise _not_utf8("<stdin>", f"byte {exc.start}") from None
     except UnicodeEncodeError as exc:
         raise _not_utf8("<stdin>", f"character {exc.start}") from None
-    return text
-
-
-def read_input(name: str, stdin: TextIO) -> str:
-    """The UTF-8 text of file NAME, or of stdin for `-`."""
-    return read_stream(stdin) if name == "-" else read_file(name)
+    return "<stdin>", text
 
 
 def read_file(name: str | Path) -> str:

@@ -54,7 +54,7 @@ def _body(args: argparse.Namespace, stdin: TextIO, issue: int) -> str | None:
         return DirectoryStore(args.issues_dir).get_issue(issue).body
     if args.body_file is None:
         return None
-    text = read_input(args.body_file, stdin)
+    _, text = read_input(args.body_file, stdin)
     try:
         return split_front_matter(text)[1]
     except ValueError:

@@ -79,12 +79,10 @@ def cmd_lease(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         op=args.lease_op, issue=args.issue.number, actor=actor or "", ttl=args.ttl, lease=args.lease
     )
     outcome = run_lease(github, request, config, same)
-    holder = outcome.lease.record.actor if outcome.lease else None
-    mine = bool(actor and holder and same(holder, actor))
+    data = outcome_json(outcome, actor, same)
     code = outcome_exit(request.op, outcome)
-    text = render_outcome(outcome, actor, mine=mine, given=args.lease)
+    text = render_outcome(outcome, actor, mine=data["mine"], given=args.lease)
     if args.format == "json":
-        data = {**outcome_json(outcome), "mine": mine}
         if code != Exit.OK:  # every non-zero JSON answer carries the error shape too
             data.update(error=text.splitlines()[0], exit=int(code))
         text = json.dumps(data)

@@ -18,7 +18,7 @@ from ai_context.adapters.gitrepo import (
     is_ancestor,
     is_repo,
 )
-from ai_context.cli.common import add_checkout, add_format, read_input, timestamp_arg
+from ai_context.cli.common import add_checkout, add_format, read_file, read_input, timestamp_arg
 from ai_context.core.errors import Exit, UsageError
 from ai_context.rules.scrub import find, scrub
 from ai_context.rules.session.merge import parse_input
@@ -111,12 +111,12 @@ def _write_atomically(path: Path, text: str) -> None:
 def cmd_session_save(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     now = args.now or datetime.now(UTC)
     path: Path = args.file
-    source = "<stdin>" if args.source == "-" else args.source
-    incoming = _shallow(source, lambda: parse_input(read_input(args.source, stdin)))
+    source, text = read_input(args.source, stdin)
+    incoming = _shallow(source, lambda: parse_input(text))
     existing: SessionFile | None = None
     if not args.overwrite and path.exists():
         try:
-            existing = _shallow(str(path), lambda: loads(read_input(str(path), stdin)))
+            existing = _shallow(str(path), lambda: loads(read_file(path)))
         except SessionError as exc:
             raise UsageError(
                 f"Cannot save: {path} cannot be merged ({exc}); fix it, or pass --overwrite "
@@ -163,6 +163,7 @@ def _git_state(repo: Path, session: SessionFile) -> GitState:
 
 
 def cmd_session_load(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    del stdin
     path: Path = args.file
     now = args.now or datetime.now(UTC)
     if not path.exists():
@@ -170,7 +171,7 @@ def cmd_session_load(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> in
             f"Cannot load: {path} not found; save a session first with "
             "`ai-context session save --from tasks.json`"
         )
-    session = _shallow(str(path), lambda: loads(read_input(str(path), stdin)))
+    session = _shallow(str(path), lambda: loads(read_file(path)))
     meta = session.metadata
     repo = _repo(args) if (meta.git_commit or meta.git_branch) else None
     git = _git_state(repo, session) if repo else None
@@ -195,7 +196,7 @@ def cmd_scrub(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     paths: list[str] = args.paths
     if not args.check and len(paths) != 1:
         raise UsageError("scrub prints one scrubbed text: pass one PATH (or -), or use --check")
-    texts = [("<stdin>" if p == "-" else p, read_input(p, stdin)) for p in paths]
+    texts = [read_input(p, stdin) for p in paths]
     as_json = args.format == "json"
     if not args.check:
         clean = scrub(texts[0][1], home=os.environ.get("HOME"))

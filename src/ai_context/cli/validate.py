@@ -49,7 +49,7 @@ def _read_inputs(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, str]]:
     texts: list[tuple[str, str]] = []
     for name in paths:
         try:
-            texts.append(("<stdin>" if name == "-" else name, read_input(name, stdin)))
+            texts.append(read_input(name, stdin))
         except UsageError as exc:
             problems.append(str(exc))
     if problems:

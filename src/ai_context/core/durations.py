@@ -8,6 +8,8 @@ import re
 from datetime import timedelta
 from typing import Any
 
+from ai_context.core.fields import whole
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION_RE = re.compile(r"(\d{1,6})\s*([smhdw])")
 _DURATIONS_RE = re.compile(r"(?:\d{1,6}\s*[smhdw] *)+")
@@ -16,12 +18,12 @@ _DURATIONS_RE = re.compile(r"(?:\d{1,6}\s*[smhdw] *)+")
 def parse_duration(text: str) -> timedelta:
     """`90m`, `24h`, `3d`, `1d12h`; a bare number is hours. Raises ValueError saying why."""
     raw = text.strip().lower()
-    if raw.isascii() and raw.isdigit():
-        if int(raw) > MAX_HOURS:
+    if (hours := whole(raw)) is not None:
+        if hours > MAX_HOURS:
             raise ValueError(
                 f"cannot read duration {text!r}: a bare number is hours, at most {MAX_HOURS}"
             )
-        return timedelta(hours=int(raw))
+        return timedelta(hours=hours)
     if not _DURATIONS_RE.fullmatch(raw):
         raise ValueError(f"cannot read duration {text!r}: write it like 90m, 24h or 3d")
     seconds = sum(int(number) * _UNITS[unit] for number, unit in _DURATION_RE.findall(raw))

@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -23,25 +21,20 @@ from pydantic import (
     ValidationError,
 )
 
+from ai_context.core.duration_field import AwareTime, Time
 from ai_context.core.errors import EventError
-from ai_context.core.fields import explain, utc
+from ai_context.core.fields import explain
 from ai_context.core.models import Issue
 
 # GitHub caps webhook payloads at 25 MB; anything larger is not one of its payloads.
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened", "labeled", "unlabeled"})
 SCAN_EVENTS = frozenset({"schedule", "workflow_dispatch"})
-
-
-def _in_utc(value: datetime) -> datetime:
-    try:
-        return utc(value)
-    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the year 1 in UTC
-        raise ValueError("out of range in UTC") from None
-
-
-Time = Annotated[datetime, AfterValidator(_in_utc)]  # without an offset: UTC
-AwareTime = Annotated[AwareDatetime, AfterValidator(_in_utc)]
+# A push payload's `id` is any string to GitHub's schema (even ""); it is an identity here, so
+# only its case and surrounding blanks are normalised, and it is cut to git's longest (SHA-256).
+Sha = Annotated[
+    str, StringConstraints(strip_whitespace=True, to_lower=True), AfterValidator(lambda s: s[:64])
+]
 
 
 class Commit(BaseModel):
@@ -49,9 +42,7 @@ class Commit(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    # A push payload's `id` is any string to GitHub's schema (even ""); it is an identity here,
-    # so only its case and surrounding blanks are normalised.
-    sha: Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, max_length=64)]
+    sha: Sha
     message: str
     author_name: str = ""
     author_email: str = ""
@@ -201,7 +192,7 @@ class Author(BaseModel):
 class PushCommit(BaseModel):
     """One entry of a push payload's `commits`."""
 
-    id: str
+    id: Sha
     message: str | None = None
     author: Author | None = None
     timestamp: AwareTime
@@ -212,7 +203,7 @@ class PushCommit(BaseModel):
     def commit(self) -> Commit:
         author = self.author or Author()
         return Commit(
-            sha=self.id.strip()[:64],  # git's are 40 (SHA-1) or 64 (SHA-256) hex digits
+            sha=self.id,
             message=self.message or "",
             author_name=author.name or "",
             author_email=author.email or "",

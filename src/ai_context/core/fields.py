@@ -49,6 +49,14 @@ def as_text(loc: str, value: object, error: type[FieldError] = FieldError) -> st
     return value
 
 
+def whole(text: str, max_digits: int = 18) -> int | None:
+    """TEXT, ASCII digits only (no sign, no blanks), as an int; None otherwise or past
+    MAX_DIGITS digits: no count, id or time read is longer, and int() raises past 4300."""
+    if len(text) > max_digits or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
 def as_whole(loc: str, value: object, error: type[FieldError] = FieldError) -> int:
     """VALUE as an int: an int, a whole float (`12.0`) or digits (`"12"`), as a file edited by
     hand may hold them; never a bool."""
@@ -56,16 +64,20 @@ def as_whole(loc: str, value: object, error: type[FieldError] = FieldError) -> i
         return value
     if type(value) is float and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
-        return int(value)
+    if isinstance(value, str) and (number := whole(value.strip())) is not None:
+        return number
     raise error(loc, f"must be a whole number, not {_kind(value)}")
 
 
 def utc(value: datetime) -> datetime:
-    """VALUE in UTC; a time without an offset (typed by a person, read from a file) is UTC."""
+    """VALUE in UTC; a time without an offset (typed by a person, read from a file) is UTC.
+    ValueError when UTC has no such time (`0001-01-01T00:00:00+01:00`)."""
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value if value.tzinfo is UTC else value.astimezone(UTC)
+    try:
+        return value if value.tzinfo is UTC else value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"out of range in UTC ({value.isoformat()})") from None
 
 
 def time_after(stamp: datetime, span: timedelta) -> datetime | None:
@@ -82,7 +94,7 @@ def as_time(loc: str, value: object, error: type[FieldError] = FieldError) -> da
     if isinstance(value, str):
         try:
             return utc(datetime.fromisoformat(value))
-        except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00:00+01:00
+        except ValueError:
             raise error(loc, f"{value!r} is not an ISO 8601 time") from None
     if not isinstance(value, datetime):
         raise error(loc, f"must be a time, not {_kind(value)}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from ai_context.core.fields import utc
+from ai_context.core.fields import utc, whole
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,9 +96,9 @@ def issue_ref(value: str) -> IssueRef:
     match = _ISSUE_URL_RE.fullmatch(text)
     if match:
         return IssueRef(match.group(1), int(match.group(2)))
-    digits = text.removeprefix("#")
-    if digits.isdigit() and digits.isascii() and int(digits) > 0:
-        return IssueRef(None, int(digits))
+    number = whole(text.removeprefix("#"))
+    if number:
+        return IssueRef(None, number)
     raise ValueError(f"{value!r} is not an issue number: write it as 12, #12 or the issue's URL")
 
 

@@ -41,6 +41,7 @@ from ai_context.rules.lease import (
     LeaseError,
     LeaseRecord,
     Same,
+    Step,
     decide_claim,
     decide_renew,
     next_record,
@@ -143,21 +144,63 @@ def claim(
     now: Clock = _utcnow,
     same: Same = same_actor,
     before_write: Callable[[int], None] | None = None,
-    renewing: bool = False,
 ) -> Outcome:
-    """Win a free or expired lease, extend your own, or report who holds it (RENEWING: only
-    extend your own); a lost compare-and-swap reads and decides again. BEFORE_WRITE (run_lease:
-    the issue exists) runs once, only when the claim is about to write."""
+    """Win a free or expired lease, extend your own, or report who holds it. BEFORE_WRITE
+    (run_lease: the issue exists) runs once, only when the claim is about to write."""
+    return _take(
+        store,
+        issue,
+        actor,
+        lambda current, when: decide_claim(current, actor, when, same),
+        ttl=ttl,
+        config=config,
+        now=now,
+        before_write=before_write,
+    )
+
+
+def renew(
+    store: GitHub,
+    issue: int,
+    actor: str,
+    *,
+    ttl: timedelta,
+    config: LeaseConfig | None = None,
+    now: Clock = _utcnow,
+    same: Same = same_actor,
+) -> Outcome:
+    """Extend your own lease (a fast-forward on top of the commit read)."""
+    return _take(
+        store,
+        issue,
+        actor,
+        lambda current, _when: decide_renew(current, actor, same),
+        ttl=ttl,
+        config=config,
+        now=now,
+    )
+
+
+def _take(
+    store: GitHub,
+    issue: int,
+    actor: str,
+    decide: Callable[[Lease | None, datetime], Step],
+    *,
+    ttl: timedelta,
+    config: LeaseConfig | None,
+    now: Clock,
+    before_write: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Read the lease, DECIDE (claim's or renew's rule), write; a lost compare-and-swap reads
+    and decides again, at most ATTEMPTS times."""
     check_ttl(ttl)
     ref = (config or LeaseConfig()).ref(issue)
     current: Lease | None = None
     for _ in range(ATTEMPTS):
         current = read_lease(store, ref)
         when = now()
-        if renewing:
-            step = decide_renew(current, actor, same)
-        else:
-            step = decide_claim(current, actor, when, same)
+        step = decide(current, when)
         if step == "missing":
             return Outcome(result="lost", issue=issue)
         if step == "refuse":
@@ -206,20 +249,6 @@ def _write(
     landed += "it landed, and the lease is yours"
     notes = (landed,) if moved == "landed" else ()
     return Lease(ref=ref, sha=commit.sha, record=record, parent=parent), notes
-
-
-def renew(
-    store: GitHub,
-    issue: int,
-    actor: str,
-    *,
-    ttl: timedelta,
-    config: LeaseConfig | None = None,
-    now: Clock = _utcnow,
-    same: Same = same_actor,
-) -> Outcome:
-    """Extend your own lease (a fast-forward on top of the commit read)."""
-    return claim(store, issue, actor, ttl=ttl, config=config, now=now, same=same, renewing=True)
 
 
 def release(
@@ -298,10 +327,12 @@ def outcome_exit(op: LeaseOp, outcome: Outcome) -> Exit:
     return Exit.OK if op == "who" or outcome.ok else Exit.CONFLICT
 
 
-def outcome_json(outcome: Outcome) -> dict[str, Any]:
-    """The stable JSON shape of a lease outcome: keys may be added, never renamed."""
+def outcome_json(outcome: Outcome, actor: str | None, same: Same) -> dict[str, Any]:
+    """The stable JSON shape of a lease outcome, for every face: keys may be added, never
+    renamed. `mine`: the lease belongs to ACTOR (or an alias of it, by SAME)."""
     data = outcome.model_dump(mode="json", include={"result", "issue", "calls", "notes"})
     lease = outcome.lease
+    data["mine"] = bool(actor and lease and same(lease.record.actor, actor))
     if lease is not None:
         data.update(
             actor=lease.record.actor,

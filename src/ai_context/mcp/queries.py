@@ -46,7 +46,8 @@ def lease(
     request = LeaseRequest(op=op, issue=number, actor=s.actor or "", ttl=duration, lease=sha)
     gh = s.github(repository)
     outcome = s.run(lambda: run_lease(gh, request, config, same))
-    return {**outcome_json(outcome), "exit_code": int(outcome_exit(request.op, outcome))}
+    data = outcome_json(outcome, s.actor, same)
+    return {**data, "exit_code": int(outcome_exit(request.op, outcome))}
 
 
 def status(s: Session, actor: str | None, repo: str | None = None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ai_context.core.errors import ConfigError
-from ai_context.core.fields import explain
+from ai_context.core.fields import explain, whole
 
 _LOGIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?$")
 _SLACK = re.compile(r"^[UWB][A-Z0-9]{2,}$")
@@ -85,8 +85,8 @@ class Actor(BaseModel):
     @field_validator("clickup", mode="before")
     @classmethod
     def _clickup(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().isdigit() and value.isascii():
-            return int(value)
+        if isinstance(value, str) and (number := whole(value.strip())) is not None:
+            return number
         if isinstance(value, bool) or (value is not None and not isinstance(value, int)):
             raise ValueError(f"{value!r} is not a ClickUp user id (a number)")
         return value

@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ai_context.core.duration_field import Duration
+from ai_context.core.duration_field import Duration, Time
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import ConfigError, ConflictError
-from ai_context.core.fields import explain, utc
+from ai_context.core.fields import explain, utc, whole
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 DEFAULT_PREFIX = "refs/ai-context/leases/"
@@ -47,13 +47,13 @@ class LeaseRecord(BaseModel):
 
     issue: int = Field(gt=0)
     actor: str = Field(min_length=1)
-    acquired: datetime
-    expires: datetime
+    acquired: Time
+    expires: Time
 
     @field_validator("acquired", "expires")
     @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return utc(value).replace(microsecond=0)
+    def _to_the_second(cls, value: datetime) -> datetime:
+        return value.replace(microsecond=0)
 
     def expired(self, now: datetime) -> bool:
         return utc(now) >= self.expires
@@ -129,7 +129,7 @@ class LeaseConfig(BaseModel):
     def issue_of(self, ref: str) -> int | None:
         """The issue number a ref under the prefix is the lease of, or None."""
         tail = ref.removeprefix(self.prefix)
-        return int(tail) if tail != ref and tail.isascii() and tail.isdigit() else None
+        return whole(tail) if tail != ref else None
 
 
 def parse_lease_config(section: Any, source: str) -> LeaseConfig:

@@ -34,7 +34,7 @@ class Selector(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _entry(cls, value: Any) -> Any:
-        return entry_fields(value)
+        return _entry_fields(value)
 
     @property
     def exact(self) -> bool:
@@ -56,7 +56,7 @@ class Selector(BaseModel):
         return f"{{owner: {self.owner}, topic: {self.topic}{name}}}"
 
 
-def entry_fields(value: Any) -> Any:
+def _entry_fields(value: Any) -> Any:
     """A `repositories:` entry as Selector's fields: `owner/name` text, or a mapping of KEYS;
     ValueError naming the entry and what to write instead for anything else."""
     if isinstance(value, str):
@@ -73,7 +73,7 @@ def entry_fields(value: Any) -> Any:
         )
     for key, kind in KEYS.items():
         text = value.get(key)
-        if (key == "owner" or text is not None) and not _fits(key, text):
+        if (key == "owner" or key in value) and not _fits(key, text):
             raise ValueError(f"{dict(value)!r}: {key}: {text!r} is not {kind}; {WRITE}")
     return value
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ai_context.core.block.model import Block, format_timestamp
 from ai_context.core.block.parse import Parsed, parse
+from ai_context.core.duration_field import AwareTime
 from ai_context.core.durations import format_duration
 from ai_context.core.events import Commit
 from ai_context.core.fields import time_after
@@ -47,7 +48,7 @@ class CommitSeen(BaseModel):
     author_email: str = ""
     author_name: str = ""
     author_login: str = ""
-    timestamp: datetime
+    timestamp: AwareTime
     issues: tuple[int, ...] = ()
 
     @property
@@ -299,7 +300,7 @@ def _two_actors(
     if (
         previous is not None
         and actors.same(previous.actor, lease.actor) is not True
-        and lease.acquired + config.clock_skew < previous.expires
+        and previous.expires - lease.acquired > config.clock_skew
     ):
         return Finding(
             code="AIC604",

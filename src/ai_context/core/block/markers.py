@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ai_context.core.block.locate import Region
 from ai_context.core.block.syntax import FORMAT_VERSION
+from ai_context.core.fields import whole
 from ai_context.core.findings import Finding, make_finding
 
 _MARKER_ATTR_RE = re.compile(r"([a-z0-9]+)=([A-Za-z0-9]+)")
@@ -34,7 +35,7 @@ def check_marker(region: Region, findings: list[Finding]) -> Marker | None:
         return None
     attrs = dict(_MARKER_ATTR_RE.findall(region.begin_marker.text))
     given = attrs.get("v", "")
-    version = int(given) if given.isascii() and given.isdigit() else None
+    version = whole(given)
     digest = attrs.get("sha256")
     if version != FORMAT_VERSION:
         findings.append(

@@ -28,6 +28,7 @@ from ai_context.core.block.syntax import (
     one_line,
     split_status,
 )
+from ai_context.core.fields import utc
 from ai_context.core.findings import Finding, make_finding
 
 
@@ -297,8 +298,8 @@ def parse_timestamp(value: str) -> tuple[datetime | None, str | None]:
     offset = stamp.utcoffset()
     problem = None if offset is not None and not offset else "AIC302"
     try:
-        return stamp.astimezone(UTC).replace(microsecond=0), problem
-    except OverflowError:  # an offset past the calendar's edge: 0001-01-01T00:00:00+01:00
+        return utc(stamp).replace(microsecond=0), problem
+    except ValueError:  # an offset past the calendar's edge: 0001-01-01T00:00:00+01:00
         return None, "AIC301"
 
 

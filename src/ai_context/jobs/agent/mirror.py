@@ -28,7 +28,7 @@ def agent_mirror_hook(
         del block  # the mirror renders from the issue body, the authority
         from ai_context.adapters.clickup import ClickUpError  # noqa: PLC0415
         from ai_context.adapters.config import load_config  # noqa: PLC0415
-        from ai_context.core.errors import ConfigError  # noqa: PLC0415
+        from ai_context.core.errors import AIContextError  # noqa: PLC0415
         from ai_context.jobs.mirror.job import mirror_issues  # noqa: PLC0415
 
         def log(line: str) -> None:
@@ -39,11 +39,11 @@ def agent_mirror_hook(
             if settings.clickup_token is None:
                 return
             report, _ = mirror_issues(lambda: [issue], settings, workspace, log=log)
-        except ConfigError as exc:
-            note(f"mirror: skipped ({exc})")
-            return
         except ClickUpError as exc:
             note(f"mirror: ClickUp failed ({exc}); the issue holds the block")
+            return
+        except AIContextError as exc:  # a bad config file or template: the block has landed
+            note(f"mirror: skipped ({exc})")
             return
         for findings in report.findings.values():
             for f in findings:

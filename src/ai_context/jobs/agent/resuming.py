@@ -70,8 +70,8 @@ def _choose(
     notes: list[str],
 ) -> _Chosen | Outcome:
     """Step 1 without an issue number: the recent local copy, else in one listing of open issues the
-    one whose block names ACTOR, else LOGIN's in-progress one, else an Outcome asking to pick. Ties
-    go by the block's Last updated: GitHub's "updated" moves with the bot's own comments."""
+    one whose block names ACTOR, else LOGIN's in-progress one, else an Outcome asking to pick. Among
+    several, the latest Last updated: GitHub's "updated" moves with the bot's own comments."""
     repository = tracker.repository
     recent = cache.recent(repository, RECENT, datetime.now(UTC))
     if recent:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from ai_context.adapters import clients
 from ai_context.adapters.clickup import ClickUpCounter
 from ai_context.adapters.templates import user_templates
-from ai_context.core.errors import ConfigError
 from ai_context.core.markdown import escape_cell
 from ai_context.jobs.mirror.run import MirrorReport, run_mirror
 from ai_context.rules.mirror.link import find_link
@@ -73,11 +72,11 @@ def mirror_issues(
     calls: dict[str, Callable[[], int]] | None = None,
 ) -> tuple[MirrorReport, ClickUpCounter]:
     """Mirror the ISSUES (asked for once the templates under WORKSPACE are known good) with the
-    SETTINGS' ClickUp client, section and actors, for the Action, the CLI and an agent's write.
+    SETTINGS' ClickUp client (its token set), section and actors, for the Action, the CLI and an
+    agent's write.
     CALLS, when given, counts the ClickUp calls as they happen (a stopped run still says them)."""
     templates = user_templates(workspace, settings.templates)
-    if settings.clickup_token is None:
-        raise ConfigError("mirror: set the clickup-token input (or CLICKUP_TOKEN)")
+    assert settings.clickup_token is not None  # every caller says first how to set it
     store = clients.clickup(
         settings.clickup_token,
         api_url=settings.clickup_api_url,

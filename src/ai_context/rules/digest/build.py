@@ -45,7 +45,7 @@ from ai_context.rules.digest.model import (
     StepView,
     TaskSummary,
 )
-from ai_context.rules.repositories import Selector, entry_fields
+from ai_context.rules.repositories import Selector
 
 REVIEW_LABEL = "in-review"
 
@@ -93,7 +93,7 @@ class DigestSection(BaseModel):
         """Each entry checked here, so a bad one is named by its text."""
         if not isinstance(value, list | tuple):
             raise ValueError(f"{value!r} is not a list; write [acme/api, acme/*]")
-        return tuple(Selector.model_validate(entry_fields(entry)) for entry in value)
+        return tuple(Selector.model_validate(entry) for entry in value)
 
 
 def parse_digest_section(section: Any, repositories: Any, source: str) -> DigestSection:

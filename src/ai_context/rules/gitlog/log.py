@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
 from ai_context.core.events import Commit
+from ai_context.core.fields import whole
 
 # `git log` output, one record per commit: RS sha US author US email US committer-time US
 # message US, then (with -z --name-status) NUL, newline and NUL-separated status/path pairs.
@@ -25,7 +26,8 @@ def parse_log_record(record: str) -> Commit:
         raise GitLogError(f"git log record has {len(head)} fields, expected 5: {record[:60]!r}")
     sha, name, email, seconds, rest = head
     message, sep, changes = rest.rpartition(_US)
-    if not sep or not (seconds.isascii() and seconds.isdigit()):
+    stamp = whole(seconds)
+    if not sep or stamp is None:
         raise GitLogError(f"git log record for {sha[:12]!r} is not in the expected format")
     # A added, D removed, anything else (M, T: a type change) modified; --no-renames.
     changed: dict[str, list[str]] = {"A": [], "D": [], "M": []}
@@ -39,7 +41,7 @@ def parse_log_record(record: str) -> Commit:
         message=message.rstrip("\n"),
         author_name=name,
         author_email=email,
-        timestamp=datetime.fromtimestamp(int(seconds), UTC),
+        timestamp=datetime.fromtimestamp(stamp, UTC),
         added=tuple(changed["A"]),
         modified=tuple(changed["M"]),
         removed=tuple(changed["D"]),

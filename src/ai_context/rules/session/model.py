@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -21,7 +21,7 @@ from pydantic import (
 
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.errors import UsageError
-from ai_context.core.fields import explain
+from ai_context.core.fields import explain, utc
 from ai_context.core.findings import Finding
 from ai_context.rules.scrub import privacy_findings
 
@@ -38,7 +38,7 @@ def as_utc(value: datetime) -> datetime:
         raise ValueError(
             "a timestamp needs a timezone: write UTC with Z, e.g. 2025-11-26T14:00:00Z"
         )
-    return value.astimezone(UTC).replace(microsecond=0)
+    return utc(value).replace(microsecond=0)
 
 
 UtcTime = Annotated[
