@@ -73,6 +73,44 @@ def test_the_encoding_is_compressed_columns_of_json() -> None:
     assert len(state_line(big)) < 60_000
 
 
+# Written by the code before the state was built from plain values.
+OLDER_LINE = (
+    "[//]: # (ai-context-digest:v2:z.eNpdyrEKwkAQhOF3mXoO9zaewX2OVB5XBEklkmMjaULe3e0E-a"
+    "cavgM7TIn5A4OK3pKUpOMkdxOJPUA47MD8fC8XX_qaMqzWgcqs1KERfdscrFdKVFo8P6z_-OXeAxfmSFo7zy-GOSIX)"
+)
+
+
+def test_a_state_line_written_by_the_older_code_reads_back_and_encodes_the_same() -> None:
+    expected = DigestState(
+        generated_at=NOW,
+        tasks={
+            (f"acme/repo-{r}", n): TaskState(category=CATEGORIES[(n * 7 + r) % 4], done=(n + r) % 6)
+            for r in (2, 1)
+            for n in (40, 3, 17, 5)
+        },
+    )
+    read = find_state(f"digest text\n\n{OLDER_LINE}\n")
+    assert read.status == "restored"
+    assert read.state == expected
+    assert state_line(read.state) == OLDER_LINE
+
+
+def test_a_digests_own_state_is_the_validated_state_and_reads_back() -> None:
+    digest = build_digest(sample_issues(), NOW, previous=sample_previous())
+    own = digest.state  # built from the digest's entries, not validated again
+    validated = DigestState.model_validate(own.model_dump())
+    assert own == validated
+    assert state_line(own) == state_line(validated)
+    assert find_state(state_line(own)).state == own
+
+
+def test_a_negative_count_of_steps_in_a_comment_is_unreadable() -> None:
+    forged = hidden.encode({"v": 2, "at": None, "r": {SHOP: [[1], "p", [-1]]}}, compress=True)
+    read = decode_state(forged)
+    assert read.status == "unreadable"
+    assert read.detail.endswith("unexpected content; treated as the first digest")
+
+
 def test_no_previous_digest_is_a_first_digest() -> None:
     assert find_state(None).status == "absent"
     read = find_state("A comment that was never a digest")

@@ -20,12 +20,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from responses import matchers
 
-from ai_context.adapters.github import GitHubConfigError, GitHubNotFound
+from ai_context.adapters.github import GitHub, GitHubConfigError, GitHubNotFound
 from ai_context.core.errors import ConfigError
-from ai_context.core.models import Listed
-from ai_context.jobs.scan import repositories_of
+from ai_context.core.models import Issue, Listed
+from ai_context.core.secret import Secret
+from ai_context.jobs.scan import STATE_LABEL, repositories_of, scan_other
 from ai_context.rules.digest.build import parse_digest_section
 from ai_context.rules.repositories import Selector, select
+from ai_context.rules.runstate import RunState, encode
 from tests.actionrun import scheduled
 from tests.conftest import API, SEED_BLOCK, adapter, run_process
 from tests.fakes import GitHubFake
@@ -313,6 +315,74 @@ def test_a_pattern_that_matches_nothing_warns_and_an_unknown_owner_stops_before_
     assert ghost.code == 2
     assert "shows this token no organisation or user 'ghost' (404)" in ghost.stdout + ghost.stderr
     assert [r for r in gh.requests if r.method != "GET"] == []
+
+
+def test_an_exact_name_github_does_not_know_stops_the_run_before_any_write(
+    tmp_path: Path,
+) -> None:
+    with GitHubFake() as fake:
+        fake.add_repo("o/r")
+        fake.add_issue("o/r", "T", SEED_BLOCK.replace("Files touched", "Filez"))  # check writes
+        done = scheduled(fake, tmp_path, "repositories: [o/nope]\n")
+        writes = [(r.method, r.path) for r in fake.requests if r.method != "GET"]
+    assert done.code == 2, done.stdout + done.stderr
+    says = (
+        "repositories: GitHub shows this token no repository 'o/nope' (404); check the name in "
+        "the config file, and that the token can read it"
+    )
+    assert says in done.stdout + done.stderr
+    assert writes == []
+
+
+def test_a_full_listing_of_another_repository_finds_its_digest_issue_at_no_cost(
+    gh: GitHubFake, tmp_path: Path
+) -> None:
+    digest = gh.add_issue("acme/api", "Digest", "the team's digest", labels=["ai-context:digest"])
+    first = scheduled(gh, tmp_path, "repositories: [acme/api, acme/web]\n", jobs="digest")
+    assert first.code == 0, first.stdout + first.stderr
+    listings = gh.requests_to("GET", "/repos/{owner}/{repo}/issues")
+    assert [r.path for r in listings if r.path != "/repos/o/r/issues" and r.arg("labels")] == []
+    assert gh.count("GET", f"/repos/acme/api/issues/{digest.number}/comments") == 1
+
+
+def test_a_due_task_closed_since_the_last_run_is_judged_from_the_listing() -> None:
+    with GitHubFake() as fake:
+        now = fake.clock.now().replace(microsecond=0)
+        for n in (1, 2):
+            at = now - timedelta(days=2)
+            fake.add_issue("acme/x", f"T{n}", SEED_BLOCK, number=n, created_at=at, updated_at=at)
+        fake.edit_issue("acme/x", 2, state="closed", state_reason="completed")
+        before = now - timedelta(hours=1)
+        state = RunState(
+            repository="acme/x",
+            bot="bot",
+            jobs="digest",
+            rules="r",
+            listed=before,
+            full=before,
+            until=now + timedelta(days=6),
+            tasks=2,
+            due={2: before},
+        )
+        line, _ = encode(state)
+        labels = (STATE_LABEL,)
+        carrier = Issue(number=9, title="", body=line, labels=labels, updated_at=before)
+        home = GitHub(Secret("t"), "o/r", api_url=fake.url, write_interval=0, backoff=0)
+        found = scan_other(
+            home.for_repository("acme/x"),
+            home,
+            carrier,
+            jobs="digest",
+            rules="r",
+            bot="bot",
+            now=now,
+            asked="",
+            progress=lambda page: None,
+        )
+        paths = [r.path for r in fake.requests]
+    assert found.full == "" and found.tasks == []
+    assert found.judged[2].issue.state == "closed"
+    assert paths == ["/repos/acme/x/issues"]  # one listing since the last run; #2 not read again
 
 
 def test_the_reports_read_an_owners_pattern(gh: GitHubFake, tmp_path: Path) -> None:

@@ -99,8 +99,13 @@ def _run(env: Mapping[str, str], wf: Workflow) -> int:
             if ctx.route.scan_all:  # what changed since the last run, or every open issue
                 _grouped(wf, "ai-context scan", ctx.scanned)
             others = "digest" in ctx.route.jobs and settings.digest.repositories
-            if ctx.route.scan_all and others:  # an unknown owner stops it before any write
-                _grouped(wf, "ai-context repositories", ctx.repositories)
+            if ctx.route.scan_all and others:  # an owner or a repository GitHub does not know
+                # stops the run before any write; the digest reuses these scans
+                _grouped(
+                    wf,
+                    "ai-context repositories",
+                    lambda: [ctx.scan_of(name) for name in ctx.repositories()],
+                )
             for name in ctx.route.jobs:
                 _grouped(wf, f"ai-context {name}", partial(JOBS[name], ctx))
             if ctx.route.scan_all:  # after every job's writes, so the state tells of them

@@ -15,6 +15,7 @@ from ai_context import version
 from ai_context.adapters.config import Config
 from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.adapters.workflow import Progress, Workflow
+from ai_context.core.errors import ConfigError
 from ai_context.core.events import Commit
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
@@ -94,11 +95,18 @@ class RunContext:
             )
             if key == self.github.repository.lower():
                 found = scan(self.github, closed="digest" in self.route.jobs, **kw)
-            else:
+            else:  # one `repositories:` names: unknown to GitHub is bad configuration (exit 2)
                 carrier = self._carrier(repository)
-                found = scan_other(
-                    self.github.for_repository(repository), self.github, carrier, **kw
-                )
+                try:
+                    found = scan_other(
+                        self.github.for_repository(repository), self.github, carrier, **kw
+                    )
+                except GitHubNotFound as exc:
+                    raise ConfigError(
+                        f"repositories: GitHub shows this token no repository {repository!r} "
+                        f"({exc.status}); check the name in the config file, and that the "
+                        "token can read it (its GitHub App installed there)"
+                    ) from exc
             why = found.full or "listed only what changed since the last run"
             self.workflow.log(
                 f"ai-context: {found.repository}: {why}: {len(found.tasks)} task(s) to judge, "

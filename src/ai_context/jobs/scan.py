@@ -302,25 +302,24 @@ def scan_other(
     out = Scan(github=github, home=home, jobs=jobs, rules=rules, bot=bot, now=now)
     out.carrier = carrier
     _read_state(out, asked)
+    read: list[Issue] = []
     if not out.full:
         assert out.previous is not None
-        read: list[Issue] = []
         for page in _pages(github, "all", out.previous.listed, progress):
-            out.pages += 1
+            _read(out, read, page)
             if page.number == 1:
                 _mark_listed(out, page)
-            read += page.issues
         out.closed = [i for i in read if i.state == "closed"]
-        _incremental(out, [i for i in read if i.state == "open"], [])
+        _incremental(out, [i for i in read if i.state == "open"], read)
         if not out.full:
             return out
-        out.closed = None
-    out.tasks = []
+        out.closed, read = None, []
     for page in _pages(github, "open", None, progress):
-        out.pages += 1
+        _read(out, read, page)
         if page.number == 1:
             _mark_listed(out, page)
-        _sort(out, page.issues)
+    _sort(out, read)
+    out.listed_all = True
     return out
 
 

@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -124,11 +124,12 @@ class Change(BaseModel):
     left: str | None = None
 
 
-class TaskState(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class TaskState(NamedTuple):
+    """One task as the next digest remembers it: a plain value, checked by DigestState's
+    validation where a state is read back from a comment."""
 
     category: Category
-    done: int = Field(ge=0)
+    done: Annotated[int, Field(ge=0)]
 
 
 class DigestState(BaseModel):
@@ -205,11 +206,13 @@ class Digest(BaseModel):
     @cached_property
     def state(self) -> DigestState:
         """What the next digest compares with, built once: the hidden line, Slack's mark and
-        the trends all read it."""
-        return DigestState(
+        the trends all read it. Built from our own entries, so not validated again (a state
+        read back from a comment is)."""
+        return DigestState.model_construct(
             generated_at=self.generated_at,
             tasks={
-                e.key: TaskState(category=e.category, done=e.plan_done) for e in self.all_entries()
+                (e.repository, e.number): TaskState(e.category, e.plan_done)
+                for e in self.all_entries()
             },
         )
 

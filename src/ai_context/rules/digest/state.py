@@ -17,6 +17,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from itertools import pairwise
 from typing import Any
 
 from pydantic import ValidationError
@@ -40,17 +41,18 @@ def encode_state(state: DigestState) -> str:
     """The state as compressed JSON (core.hidden), per repository in columns:
     `{"v":2,"at":..,"r":{repo:[[number deltas],"categories",[steps done]]}}`, about a
     character a task (50,000 tasks fit in a comment's 65,536)."""
-    repos: dict[str, list[tuple[int, TaskState]]] = {}
-    for (repo, number), task in sorted(state.tasks.items()):
-        repos.setdefault(repo, []).append((number, task))
-    columns = {
-        repo: [
-            [b - a for a, b in zip([0] + [n for n, _ in rows], [n for n, _ in rows], strict=False)],
-            "".join(_CODES[t.category] for _, t in rows),
-            [t.done for _, t in rows],
+    by_repo: dict[str, dict[int, TaskState]] = {}
+    for (repo, number), task in state.tasks.items():
+        by_repo.setdefault(repo, {})[number] = task
+    columns = {}
+    for repo in sorted(by_repo):  # numbers sort within each: faster than (repo, number) pairs
+        tasks = by_repo[repo]
+        numbers = sorted(tasks)
+        columns[repo] = [
+            [b - a for a, b in pairwise([0, *numbers])],
+            "".join(_CODES[tasks[n].category] for n in numbers),
+            [tasks[n].done for n in numbers],
         ]
-        for repo, rows in repos.items()
-    }
     at = format_timestamp(state.generated_at) or None
     return hidden.encode({"v": VERSION, "at": at, "r": columns}, compress=True)
 
@@ -83,7 +85,7 @@ def _tasks(repos: Any) -> dict[tuple[str, int], TaskState]:
             if type(delta) is not int or type(steps) is not int:
                 raise TypeError("numbers and steps done are integers")
             number += delta
-            tasks[(str(repo), number)] = TaskState(category=_CATEGORY_BY_CODE[code], done=steps)
+            tasks[(str(repo), number)] = TaskState(_CATEGORY_BY_CODE[code], steps)
     return tasks
 
 
@@ -99,14 +101,14 @@ def decode_state(encoded: str) -> StateRead:
     try:
         at = payload.get("at")
         generated = datetime.fromisoformat(at).astimezone(UTC) if isinstance(at, str) else None
-        tasks = _tasks(payload.get("r", {}))
+        state = DigestState(generated_at=generated, tasks=_tasks(payload.get("r", {})))
     except (TypeError, ValueError, KeyError, OverflowError, ValidationError):
         return _unreadable("unexpected content")
     when = f" of {format_timestamp(generated)}" if generated else ""
     return StateRead(
         status="restored",
-        state=DigestState(generated_at=generated, tasks=tasks),
-        detail=f"compared with the digest{when} ({len(tasks)} tasks)",
+        state=state,
+        detail=f"compared with the digest{when} ({len(state.tasks)} tasks)",
     )
 
 
