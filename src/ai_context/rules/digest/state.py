@@ -179,9 +179,9 @@ def tasks_digest(state: DigestState) -> str:
     return hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()[:12]
 
 
-def slack_line(state: DigestState) -> str:
-    """The hidden line saying Slack received STATE's tasks."""
-    return f"[//]: # (ai-context-digest-slack:{tasks_digest(state)})"
+def slack_line(tasks: str) -> str:
+    """The hidden line saying Slack received the tasks whose digest is TASKS."""
+    return f"[//]: # (ai-context-digest-slack:{tasks})"
 
 
 def slack_posted(text: str | None) -> str | None:
