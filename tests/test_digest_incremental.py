@@ -8,6 +8,9 @@ over one repository and over several (`repositories:`)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ai_context.core.events import Commit
 from ai_context.core.models import Issue
 from ai_context.rules.checks import check_body
 from ai_context.rules.digest.build import DigestConfig, digest_from_checked
@@ -148,7 +152,9 @@ def test_a_rerun_with_nothing_changed_renders_and_writes_nothing(
 
 
 # What a scheduled rerun where nothing changed does not import: it renders nothing (Jinja, the
-# renderers, the fork server of a user's templates) and judges no task (the sticky comments).
+# renderers, the fork server of a user's templates), judges no task (the sticky comments),
+# scrubs no session (the secret patterns), reads no payload or commit (the payload models, the
+# git rules), calls no ClickUp and writes no body (the lost-update guard, difflib).
 NOT_FOR_A_QUIET_RERUN = (
     "jinja2",
     "multiprocessing",
@@ -157,6 +163,13 @@ NOT_FOR_A_QUIET_RERUN = (
     "ai_context.rules.digest.render",
     "ai_context.rules.digest.slack",
     "ai_context.jobs.comments",
+    "ai_context.rules.scrub",
+    "ai_context.rules.gitlog",
+    "ai_context.core.payloads",
+    "ai_context.rules.mirror.clickup",
+    "ai_context.jobs.bodywrite",
+    "ai_context.rules.overwrite",
+    "difflib",
 )
 
 
@@ -181,6 +194,44 @@ def test_a_rerun_with_nothing_changed_imports_no_renderer(gh: GitHubFake, tmp_pa
     modules = imported(third)
     assert {"github", "ai_context.jobs.digest.job"} <= modules
     assert quiet_rerun_imports(modules) == []
+
+
+# Models a scheduled run where nothing changed imports but never reads: each builds its
+# validator on first use (pydantic's defer_build), not when its module is imported.
+BUILT_ON_FIRST_USE = (
+    "ai_context.core.events:Commit",
+    "ai_context.adapters.slack:SlackResult",
+    "ai_context.rules.actors:Actor",
+    "ai_context.rules.gitlog.checkpoints:Checkpoint",
+    "ai_context.rules.gitlog.compare:GitRules",
+    "ai_context.rules.lease:Lease",
+    "ai_context.rules.lease:LeaseRecord",
+    "ai_context.rules.mirror.clickup:Task",
+    "ai_context.rules.mirror.link:Link",
+    "ai_context.rules.mirror.targets:Target",
+    "ai_context.rules.stale:Verdict",
+    "ai_context.rules.sticky:Op",
+)
+
+
+def test_models_a_quiet_rerun_never_reads_are_not_built_at_import() -> None:
+    probe = (
+        "import importlib, json, sys\n"
+        "built = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    module, _, model = name.partition(':')\n"
+        "    if getattr(importlib.import_module(module), model).__pydantic_complete__:\n"
+        "        built.append(name)\n"
+        "print(json.dumps(built))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *BUILT_ON_FIRST_USE],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == []
+    assert Commit(sha=" AB ", message="m", timestamp=T0).sha == "ab"  # built when used
 
 
 def test_a_change_is_shown_and_the_unchanged_tasks_come_from_the_facts(

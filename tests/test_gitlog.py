@@ -10,7 +10,8 @@ import pytest
 
 from ai_context.core.block.parse import parse
 from ai_context.core.errors import EventError
-from ai_context.core.events import Commit, commits_from_push
+from ai_context.core.events import Commit
+from ai_context.core.payloads import commits_from_push
 from ai_context.rules.gitlog.checkpoints import (
     Checkpoint,
     CheckpointProblem,

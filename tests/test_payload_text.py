@@ -1,5 +1,5 @@
 """Text from outside (a push's file names, labels, titles) reaches a comment, Slack and ClickUp
-without NUL, control characters or lone surrogates: scrub.strip_controls on the sticky
+without NUL, control characters or lone surrogates: markdown.strip_controls on the sticky
 comment's body and on every template's output."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 
 from ai_context.core.block.parse import parse
 from ai_context.core.events import Commit
+from ai_context.core.markdown import REPLACEMENT, strip_controls
 from ai_context.core.models import Issue
 from ai_context.rules.digest.build import build_digest
 from ai_context.rules.digest.render import render_markdown
 from ai_context.rules.digest.slack import slack_messages
 from ai_context.rules.gitlog.compare import files_drift
 from ai_context.rules.mirror.text import mirror_text
-from ai_context.rules.scrub import REPLACEMENT, strip_controls
 from ai_context.rules.sticky import render_findings
 from tests.conftest import BUNDLED, SEED_BLOCK
 from tests.fakes import GitHubFake

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from ai_context.core.block.parse import parse
 from ai_context.core.errors import ConfigError, EventError
-from ai_context.core.events import commits_from_push
 from ai_context.core.models import Issue
+from ai_context.core.payloads import commits_from_push
 from ai_context.rules.actors import parse_actors
 from ai_context.rules.checks import check_body
 from ai_context.rules.lease import LeaseRecord

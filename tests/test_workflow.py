@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ai_context.action.run import run_action
 from ai_context.adapters.workflow import Workflow
-from ai_context.rules.scrub import strip_controls
+from ai_context.core.markdown import strip_controls
 from tests.conftest import SEED_BLOCK
 from tests.fakes import GitHubFake
 

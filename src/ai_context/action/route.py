@@ -16,8 +16,6 @@ from ai_context.core.block.locate import find
 from ai_context.core.events import ISSUE_ACTIONS, Event, IssuesEvent, PushEvent, ScanEvent
 from ai_context.jobs.context import Route
 from ai_context.jobs.registry import AUTO_JOBS, JOBS
-from ai_context.rules.gitlog.checkpoints import group_by_issue
-from ai_context.rules.gitlog.compare import session_files_changed
 from ai_context.rules.mirror.link import find_link
 
 
@@ -36,11 +34,7 @@ def route(event: Event, settings: Config, repository: str) -> Route:
     if isinstance(event, IssuesEvent):
         return _route_issue(event, settings, jobs)
     if isinstance(event, PushEvent):
-        commits = list(event.commits)
-        numbers = list(group_by_issue(commits, repository))
-        if not numbers and not session_files_changed(commits):
-            return Route(jobs, skipped="no pushed commit names an issue")
-        return Route(jobs, numbers=numbers, commits=commits)
+        return _route_push(event, jobs, repository)
     if isinstance(event, ScanEvent):
         return Route(jobs, scan_all=True)
     return Route(jobs, skipped=f"event {event.name!r} is not one ai-context acts on")
@@ -51,6 +45,18 @@ def _jobs_for(event: str, settings: Config) -> tuple[str, ...]:
     if settings.jobs != ("auto",):
         return tuple(j for j in JOBS if j in settings.jobs)
     return AUTO_JOBS.get(event, ())
+
+
+def _route_push(event: PushEvent, jobs: tuple[str, ...], repository: str) -> Route:
+    """The issues the pushed commits name; the git rules load here, as only a push reads them."""
+    from ai_context.rules.gitlog.checkpoints import group_by_issue  # noqa: PLC0415
+    from ai_context.rules.gitlog.compare import session_files_changed  # noqa: PLC0415
+
+    commits = list(event.commits)
+    numbers = list(group_by_issue(commits, repository))
+    if not numbers and not session_files_changed(commits):
+        return Route(jobs, skipped="no pushed commit names an issue")
+    return Route(jobs, numbers=numbers, commits=commits)
 
 
 def _route_issue(event: IssuesEvent, settings: Config, jobs: tuple[str, ...]) -> Route:

@@ -34,7 +34,7 @@ MAX_ERROR_TEXT = 300
 class SlackResult(BaseModel):
     """What a delivery did: messages sent of those given, HTTP calls made, the error if any."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     sent: int
     total: int

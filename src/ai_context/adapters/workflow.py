@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ai_context.core.errors import ConfigError
-from ai_context.rules.scrub import strip_controls
+from ai_context.core.markdown import strip_controls
 
 # What the runner takes for a command once it trims a line's leading whitespace, and its
 # defused form, which the runner shows as text.

@@ -1,7 +1,7 @@
-"""One event layer: each webhook payload is read once, here, by pydantic into a typed event
-(pure); one `Commit` model serves a push payload and `git log` alike. A payload it cannot read
-is an `EventError` (exit 2) naming the field ("issue.number: Input should be greater than 0"),
-before anything is written; fields the tool never reads are not looked at.
+"""One event layer: each webhook payload is read once, by pydantic (core.payloads), into a
+typed event (pure); one `Commit` model serves a push payload and `git log` alike. A payload it
+cannot read is an `EventError` (exit 2) naming the field ("issue.number: Input should be
+greater than 0"), before anything is written; fields the tool never reads are not looked at.
 """
 
 from __future__ import annotations
@@ -9,21 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StringConstraints,
-    ValidationError,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
-from ai_context.core.duration_field import AwareTime, Time
+from ai_context.core.duration_field import AwareTime
 from ai_context.core.errors import EventError
-from ai_context.core.fields import explain
 from ai_context.core.models import Issue
 
 # GitHub caps webhook payloads at 25 MB; anything larger is not one of its payloads.
@@ -40,7 +31,7 @@ Sha = Annotated[
 class Commit(BaseModel):
     """One commit as both GitHub's push payload and `git log` can describe it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     sha: Sha
     message: str
@@ -110,126 +101,6 @@ class OtherEvent:
 Event = IssuesEvent | PushEvent | ScanEvent | OtherEvent
 
 
-# --- the payloads, as far as the tool reads them ----------------------------------------------
-
-
-class User(BaseModel):
-    login: str
-
-
-class Label(BaseModel):
-    name: str
-
-
-class IssuePayload(BaseModel):
-    """An issue as a payload holds it (the REST shape): every field the tool reads."""
-
-    number: StrictInt = Field(gt=0)
-    title: str | None = None
-    body: str | None = None
-    state: Literal["open", "closed"] | None = None
-    state_reason: str | None = None
-    labels: list[Label] | None = None
-    assignees: list[User] | None = None
-    user: User | None = None
-    author_association: str | None = None
-    comments: StrictInt | None = None  # a hint only: a negative count is an unknown one
-    updated_at: Time | None = None
-    closed_at: Time | None = None
-    html_url: str | None = None
-    pull_request: object = None  # only its presence is read
-
-    def issue(self, repository: str) -> Issue:
-        return Issue(
-            number=self.number,
-            title=self.title or "",
-            body=self.body or "",
-            state=self.state or "open",
-            state_reason=self.state_reason or None,
-            labels=tuple(label.name for label in self.labels or ()),
-            assignees=tuple(user.login for user in self.assignees or ()),
-            author=(self.user and self.user.login) or None,
-            author_association=self.author_association or None,
-            comments=self.comments if self.comments is not None and self.comments >= 0 else None,
-            updated_at=self.updated_at,
-            closed_at=self.closed_at,
-            html_url=self.html_url or "",
-            repository=repository,
-            is_pull_request="pull_request" in self.model_fields_set,
-        )
-
-
-class BodyChange(BaseModel):
-    before: str | None = Field(None, alias="from")
-
-
-class Changes(BaseModel):
-    body: BodyChange | None = None
-    title: dict[str, Any] | None = None
-
-
-class IssuesHead(BaseModel):
-    """What every `issues` payload is read for: its action and who sent it."""
-
-    action: str
-    sender: User | None = None
-
-
-class IssuesPayload(IssuesHead):
-    """An `issues` payload of an action ai-context acts on."""
-
-    issue: IssuePayload
-    label: Label | None = None
-    changes: Changes | None = None
-
-
-class Author(BaseModel):
-    name: str | None = None
-    email: str | None = None
-    username: str | None = None
-
-
-class PushCommit(BaseModel):
-    """One entry of a push payload's `commits`."""
-
-    id: Sha
-    message: str | None = None
-    author: Author | None = None
-    timestamp: AwareTime
-    added: list[str] | None = None
-    modified: list[str] | None = None
-    removed: list[str] | None = None
-
-    def commit(self) -> Commit:
-        author = self.author or Author()
-        return Commit(
-            sha=self.id,
-            message=self.message or "",
-            author_name=author.name or "",
-            author_email=author.email or "",
-            author_login=author.username or "",
-            timestamp=self.timestamp,
-            added=tuple(self.added or ()),
-            modified=tuple(self.modified or ()),
-            removed=tuple(self.removed or ()),
-        )
-
-
-class PushPayload(BaseModel):
-    commits: list[PushCommit]
-
-
-Read = TypeVar("Read", bound=BaseModel)
-
-
-def _read(model: type[Read], payload: Any) -> Read:
-    """MODEL as PAYLOAD holds it; an EventError naming each field it cannot read."""
-    try:
-        return model.model_validate(payload)
-    except ValidationError as exc:
-        raise EventError(f"cannot read the event payload: {explain(exc)}") from None
-
-
 def bad(where: str, why: str) -> EventError:
     """The one message shape of an unreadable payload."""
     return EventError(f"cannot read the event payload: {where}: {why}")
@@ -251,32 +122,13 @@ def read_payload(raw: bytes | str, where: str = "payload") -> dict[str, Any]:
 def parse_event(name: str, payload: Mapping[str, Any], repository: str = "") -> Event:
     """The typed event NAME's payload describes; EventError when it cannot be read."""
     if name == "issues":
-        return _issues_event(payload, repository)
+        from ai_context.core.payloads import issues_event  # noqa: PLC0415 - see core.payloads
+
+        return issues_event(payload, repository)
     if name == "push":
+        from ai_context.core.payloads import commits_from_push  # noqa: PLC0415
+
         return PushEvent(commits=commits_from_push(payload))
     if name in SCAN_EVENTS:
         return ScanEvent(name=name)
     return OtherEvent(name=name)
-
-
-def _issues_event(payload: Mapping[str, Any], repository: str) -> IssuesEvent:
-    head = _read(IssuesHead, payload)
-    login = (head.sender and head.sender.login) or ""
-    if head.action not in ISSUE_ACTIONS:
-        return IssuesEvent(action=head.action, sender=login)
-    read = _read(IssuesPayload, payload)
-    changes = read.changes or Changes()
-    return IssuesEvent(
-        action=read.action,
-        sender=login,
-        issue=read.issue.issue(repository),
-        label=read.label.name if read.label else None,
-        title_changed="title" in changes.model_fields_set,
-        body_changed="body" in changes.model_fields_set,
-        body_before=(changes.body and changes.body.before) or "",
-    )
-
-
-def commits_from_push(payload: Mapping[str, Any]) -> tuple[Commit, ...]:
-    """The commits of a push payload, oldest first as GitHub lists them."""
-    return tuple(c.commit() for c in _read(PushPayload, payload).commits)

@@ -4,6 +4,7 @@ Escapes the characters that format inline text (emphasis, code, links, tables, s
 and HTML, a line-start marker (heading, list, quote), folds newlines, and breaks @mentions
 with a zero-width joiner, so a title or block can neither format, inject HTML nor ping anyone.
 Plain punctuation stays readable: `#123` still links the issue, `v1.2-rc` needs no backslash.
+`strip_controls` is for every text from outside before it is shown anywhere.
 """
 
 from __future__ import annotations
@@ -88,3 +89,21 @@ def map_code_spans(text: str, prose: Callable[[str], str], code: Callable[[str],
 def escape_code_cell(text: str) -> str:
     """A table cell of text that may hold code spans (a hint: "run `ai-context derive 11`")."""
     return escape_code_text(text, cell=True) or " "
+
+
+# NUL, the C0 controls but tab and newline, DEL, the C1 controls; and any surrogate code point,
+# which in a str is always a lone one (JSON's "\ud83d\ude00" decodes to one character).
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def _unprintable(match: re.Match[str]) -> str:
+    return REPLACEMENT if match.group() >= "\ud800" else ""
+
+
+def strip_controls(text: str) -> str:
+    """TEXT without control characters (tab and newline kept), a lone surrogate as U+FFFD:
+    what no comment, Slack message, ClickUp field or log line can be broken by."""
+    if _CONTROL_RE.search(text) is None:
+        return text  # the usual case: nothing to change
+    return _CONTROL_RE.sub(_unprintable, text)

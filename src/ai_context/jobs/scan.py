@@ -19,9 +19,7 @@ from ai_context.adapters.github import GitHub, GitHubNotFound, IssuePage
 from ai_context.core.block.locate import find
 from ai_context.core.errors import ConfigError
 from ai_context.core.models import Issue
-from ai_context.jobs.bodywrite import commit_body
 from ai_context.rules import runstate
-from ai_context.rules.overwrite import Region
 from ai_context.rules.repositories import Selector, owners_to_list, select
 from ai_context.rules.runstate import MAX_AGE, Mark, RunState, fingerprint
 from ai_context.rules.sticky import MAX_COMMENT, OWNED_LABELS
@@ -444,6 +442,9 @@ def save(found: Scan, *, dry_run: bool, log: Callable[[str], None]) -> int:
     if carrier is None:
         log(f"ai-context: {what} (#{ensure_carrier(found, log=log, line=line).number})")
         return 1
+    from ai_context.jobs.bodywrite import commit_body  # noqa: PLC0415 - a run that writes
+    from ai_context.rules.overwrite import Region  # noqa: PLC0415
+
     github.pace_write()  # before the re-read, so the PATCH goes on what GitHub holds
     fresh = github.get_issue(carrier.number, known=carrier)
     jobs = found.jobs

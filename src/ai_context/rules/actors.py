@@ -35,7 +35,7 @@ def identity(text: str) -> str:
 class Actor(BaseModel):
     """One actor's entry. `owner` is a GitHub login (or `org/team`) that mentions reach."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     owner: str | None = None

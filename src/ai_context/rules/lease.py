@@ -43,7 +43,7 @@ def stamp(value: datetime) -> str:
 class LeaseRecord(BaseModel):
     """What a lease commit says: who holds ISSUE, since when, until when."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     issue: int = Field(gt=0)
     actor: str = Field(min_length=1)
@@ -81,7 +81,7 @@ def parse_record(message: str) -> LeaseRecord:
 class Lease(BaseModel):
     """A lease as read: its ref, the commit the ref points at, and that commit's record."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     ref: str
     sha: str

@@ -1,7 +1,7 @@
 """Privacy scrub (pure): home paths (the caller passes the real one as `home`) become `~/`;
 secrets (`Kind`) and emails are found and redacted. A hit carries its kind and position, never
 its value; every pattern has bounded repeats and starts after a separator, so scanning stays
-linear. `strip_controls` is the other scrub, for every text from outside before it is shown.
+linear.
 """
 
 from __future__ import annotations
@@ -40,24 +40,6 @@ class Hit:
     end: int
     line: int
     column: int
-
-
-# NUL, the C0 controls but tab and newline, DEL, the C1 controls; and any surrogate code point,
-# which in a str is always a lone one (JSON's "\ud83d\ude00" decodes to one character).
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-REPLACEMENT = "\ufffd"
-
-
-def _unprintable(match: re.Match[str]) -> str:
-    return REPLACEMENT if match.group() >= "\ud800" else ""
-
-
-def strip_controls(text: str) -> str:
-    """TEXT without control characters (tab and newline kept), a lone surrogate as U+FFFD:
-    what no comment, Slack message, ClickUp field or log line can be broken by."""
-    if _CONTROL_RE.search(text) is None:
-        return text  # the usual case: nothing to change
-    return _CONTROL_RE.sub(_unprintable, text)
 
 
 def _marker(kind: str) -> str:

@@ -42,7 +42,7 @@ class CommitSeen(BaseModel):
     """What the sticky comment remembers of a commit that names issues: small, so twenty of
     them fit in its hidden state."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     sha: str = ""
     author_email: str = ""
@@ -128,7 +128,7 @@ class Verdict(BaseModel):
     STALE_SINCE, SEEN (when the scheduled runs first saw the tasks) and MENTION_ALL let
     jobs/mention.py mention only stale episodes ai-context saw begin."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     findings: tuple[Finding, ...] = ()
     mention: str | None = None

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,9 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ai_context.core.findings import Finding
 from ai_context.core.hidden import hide
-from ai_context.core.markdown import escape_code_cell
+from ai_context.core.markdown import escape_code_cell, strip_controls
 from ai_context.core.models import Comment, Issue
-from ai_context.rules.scrub import strip_controls
 from ai_context.rules.stale import CONFLICT_CODES, STALE_CODES
 
 MARKER = "<!-- ai-context:findings -->"
@@ -40,7 +38,7 @@ ICONS = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info
 class Op(BaseModel):
     """One write to GitHub. `describe` is what a dry run prints."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["create_comment", "edit_comment", "delete_comment", "add_labels", "remove_label"]
     issue: int
@@ -74,6 +72,8 @@ def text_or_diff(body: str, current: str | None, where: str) -> str:
     starts with `| `: a log line starting with `::` would be a workflow command."""
     lines = body.splitlines()
     if current is not None:
+        import difflib  # noqa: PLC0415 - dry runs only
+
         before, after = f"{where} (now)", f"{where} (would be)"
         lines = list(difflib.unified_diff(current.splitlines(), lines, before, after, lineterm=""))
     return "\n".join(f"| {line}" for line in lines)
@@ -120,7 +120,7 @@ def render_findings(
 ) -> str:
     """The comment for an issue with findings (an all-clear line without). NOTES are Markdown
     lines our code wrote (the owner's mention); STATE is hidden for later runs. Findings quote
-    outside text, so the body leaves without control characters (scrub.strip_controls)."""
+    outside text, so the body leaves without control characters (markdown.strip_controls)."""
     if not findings:
         return f"{MARKER}\n✅ **ai-context:** the AI Context block has no findings now."
     errors = sum(1 for f in findings if f.severity == "error")

@@ -36,8 +36,7 @@ from pydantic import BaseModel
 from ai_context.core.block.model import format_timestamp
 from ai_context.core.durations import format_duration
 from ai_context.core.errors import TemplateError
-from ai_context.core.markdown import escape_code_text, escape_text, map_code_spans
-from ai_context.rules.scrub import strip_controls
+from ai_context.core.markdown import escape_code_text, escape_text, map_code_spans, strip_controls
 from ai_context.rules.template_limits import (
     BoundedRange,
     bounded_concat,

@@ -34,7 +34,7 @@ _MAX_SUBJECT = 1000
 class Checkpoint(BaseModel):
     """A plan step an agent recorded as completed, in a commit of its own."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     version: int
     issue: int
@@ -45,7 +45,7 @@ class Checkpoint(BaseModel):
 class CheckpointProblem(BaseModel):
     """A commit that claims to be a checkpoint but cannot be read as one; never guessed."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["unknown-version", "malformed", "unversioned"]
     version: str | None = None

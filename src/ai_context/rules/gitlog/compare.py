@@ -77,7 +77,7 @@ def path_covered(path: str, entries: Iterable[str]) -> bool:
 class GitRules(BaseModel):
     """Settings of the git rules (action inputs or `.github/ai-context.yml` may set them)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     behind_after: timedelta = timedelta(hours=1)
     max_listed: int = 10

@@ -13,7 +13,7 @@ TEXT_FIELD_TYPES = frozenset({"text", "short_text"})
 class CustomField(BaseModel):
     """A custom field on a task (with its value when set) or on a list (no value)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     name: str
@@ -22,7 +22,7 @@ class CustomField(BaseModel):
 
 
 class Task(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     custom_id: str | None = None
@@ -36,7 +36,7 @@ class Task(BaseModel):
 class FieldMatch(BaseModel):
     """The mirror field on one list: found (with its id), missing, or ambiguous."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     status: Literal["found", "missing", "duplicate", "wrong_type"]
     field: CustomField | None = None

@@ -33,7 +33,7 @@ _CU_TOKEN_RE = re.compile(r"(?<![\w/-])[Cc][Uu]-(?P<id>" + _NATIVE_ID + r")(?![A
 class Link(BaseModel):
     """Which ClickUp task an issue names, and where in its body (1-based line)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     task_id: str
     custom: bool = False  # a custom task id (DEV-123): needs custom_task_ids=true&team_id=

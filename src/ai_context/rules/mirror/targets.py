@@ -13,7 +13,6 @@ from ai_context.core.fields import explain
 from ai_context.core.findings import Finding
 from ai_context.core.models import Issue
 from ai_context.rules.actors import ActorMap
-from ai_context.rules.mirror.clickup import FieldMatch
 from ai_context.rules.mirror.link import Link, find_link, trusted, untrusted
 from ai_context.rules.mirror.text import (
     DEFAULT_FIELD,
@@ -25,6 +24,8 @@ from ai_context.rules.mirror.text import (
 
 if TYPE_CHECKING:  # the settings load without Jinja; a run that mirrors renders with it
     from jinja2 import Environment
+
+    from ai_context.rules.mirror.clickup import FieldMatch
 
 
 class MirrorConfig(BaseModel):
@@ -126,7 +127,7 @@ def shared_task(link: Link, others: Sequence[int]) -> Finding:
 class Target(BaseModel):
     """One issue whose block is mirrored to one ClickUp task, and the text the field wants."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     issue: Issue
     link: Link
