@@ -202,6 +202,10 @@ BUILT_ON_FIRST_USE = (
     "ai_context.core.events:Commit",
     "ai_context.adapters.slack:SlackResult",
     "ai_context.rules.actors:Actor",
+    *(
+        f"ai_context.rules.digest.model:{name}"
+        for name in ("Entry", "Change", "StateRead", "Digest", "StepView", "TaskSummary", "Plate")
+    ),
     "ai_context.rules.gitlog.checkpoints:Checkpoint",
     "ai_context.rules.gitlog.compare:GitRules",
     "ai_context.rules.lease:Lease",

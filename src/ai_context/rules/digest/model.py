@@ -46,7 +46,7 @@ _PULL = re.compile(r"^https?://[^/]+/([^/]+/[^/]+)/pull/(\d+)")
 class Entry(BaseModel):
     """One task as the digest shows it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     repository: str
     number: int
@@ -111,7 +111,7 @@ class Change(BaseModel):
     """What happened to one task since the previous digest; `left` says why a task it listed
     is gone (closed as not planned, its block removed, ...), in the category it had then."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     repository: str
     number: int
@@ -149,7 +149,7 @@ class DigestState(BaseModel):
 class StateRead(BaseModel):
     """The previous state, or why there is none (a first digest is not an error)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     status: Literal["restored", "absent", "unreadable"]
     state: DigestState = DigestState()
@@ -160,7 +160,7 @@ class StateRead(BaseModel):
 
 
 class Digest(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     generated_at: datetime
     window: timedelta
@@ -218,7 +218,7 @@ class Digest(BaseModel):
 
 
 class StepView(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     number: int
     text: str
@@ -228,7 +228,7 @@ class StepView(BaseModel):
 class TaskSummary(BaseModel):
     """One task's progress (`/daily-summary <task>`): the block, its findings, its category."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     repository: str
     number: int
@@ -262,7 +262,7 @@ class TaskSummary(BaseModel):
 class Plate(BaseModel):
     """What is on one actor's plate, most urgent first (`/status`)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     actor: str
     generated_at: datetime
