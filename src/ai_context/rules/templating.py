@@ -190,7 +190,7 @@ def md_url(value: object) -> str:
 
 def md_link(label: object, url: object) -> str:
     """`[label](url)` with both escaped for a table cell; just the label if the URL is unusable."""
-    text = md_cell(label)
+    text = md_text(label)
     target = md_url(url)
     return f"[{text}]({target})" if target and text else text
 
@@ -273,8 +273,9 @@ def timestamp(value: datetime | None) -> str:
 
 def _remembered(filter_: Callable[[object], str]) -> Callable[[object], str]:
     """FILTER_, remembering what it made of each string up to _REMEMBERED_CHARS: worth it only
-    for an escape that costs more than the look-up, as titles in a table cell do (each is in
-    the step summary and again in the comment)."""
+    for an escape that costs more than the look-up and text that repeats, as titles in a table
+    cell (each is in the step summary and again in the comment) and owners and phases (a few
+    values over a thousand rows) do."""
     remembered = functools.lru_cache(maxsize=4096)(filter_)
 
     @functools.wraps(filter_)
@@ -287,11 +288,11 @@ def _remembered(filter_: Callable[[object], str]) -> Callable[[object], str]:
 
 
 FILTERS: dict[str, Callable[..., str]] = {
-    "md_cell": md_cell,
+    "md_cell": _remembered(md_cell),
     "md_text": md_text,
     "md_url": md_url,
     "md_link": md_link,
-    "slack": slack,
+    "slack": _remembered(slack),
     "md_code": _remembered(md_code),
     "md_code_cell": _remembered(md_code_cell),
     "slack_code": slack_code,
