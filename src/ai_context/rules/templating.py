@@ -162,7 +162,7 @@ def _one_line(value: object) -> str:
 def clip(value: object, limit: int = 200) -> str:
     """At most `limit` characters, an ellipsis marking the cut. Apply before escaping, so an
     escape sequence is never cut in half."""
-    text = _text(value)
+    text = value if type(value) is str and value.isprintable() else _text(value)  # hot: no call
     if limit < 1:
         return ""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
