@@ -6,12 +6,18 @@ from datetime import timedelta
 from pathlib import Path
 
 from ai_context.core.models import Comment
-from ai_context.jobs.digest.delivery import marker, one_line, slack_wanted
+from ai_context.jobs.digest.delivery import marker, one_line
 from ai_context.jobs.digest.job import previous_state
 from ai_context.rules.digest.build import build_digest
 from ai_context.rules.digest.model import DigestState, StateRead, TaskState
 from ai_context.rules.digest.render import render_markdown
-from ai_context.rules.digest.state import find_baseline, find_state, slack_line
+from ai_context.rules.digest.state import (
+    find_baseline,
+    find_state,
+    slack_line,
+    slack_posted,
+    tasks_digest,
+)
 from tests.conftest import BUNDLED
 from tests.digest_samples import NOW, SHOP, block, issue, sample_issues, sample_previous, stamp
 
@@ -90,18 +96,19 @@ def test_shipped_means_within_the_window() -> None:
     )
 
 
-def test_slack_is_posted_again_only_when_the_tasks_changed() -> None:
+def test_the_slack_line_names_the_tasks_and_changes_only_with_them() -> None:
     digest = build_digest(sample_issues(), NOW)
     text = render_markdown(digest, BUNDLED)
-    posted = comment(2, "2026-05-27", f"{text}\n\n{slack_line(digest.state)}")
+    posted = comment(2, "2026-05-27", f"{text}\n\n{slack_line(tasks_digest(digest.state))}")
     later = build_digest(sample_issues(), NOW + timedelta(hours=1))
-    assert not slack_wanted(posted, later)
+    assert slack_posted(posted.body) == tasks_digest(later.state)
     moved = build_digest([*sample_issues(), issue(40, "New", block())], NOW)
-    assert slack_wanted(posted, moved) and slack_wanted(None, digest)
+    assert slack_posted(posted.body) != tasks_digest(moved.state)
     assert find_state(posted.body).status == "restored"
     # A day's comment that says Slack got nothing (its post failed, or Slack was no target
-    # then): the rerun posts, whatever the tasks.
-    assert slack_wanted(comment(2, "2026-05-27", text), later)
+    # then): nothing is read as posted, so the rerun posts, whatever the tasks.
+    assert slack_posted(comment(2, "2026-05-27", text).body) is None
+    assert slack_posted(None) is None
 
 
 def test_a_failure_is_one_line_without_library_internals() -> None:

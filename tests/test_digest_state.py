@@ -5,16 +5,26 @@ from __future__ import annotations
 
 import base64
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ai_context.core import hidden
 from ai_context.rules.digest.build import build_digest, summarize_task
+from ai_context.rules.digest.facts import restore_all
 from ai_context.rules.digest.model import CATEGORIES, DigestState, StateRead, TaskState
 from ai_context.rules.digest.plate import plate, urgency_tier
-from ai_context.rules.digest.state import decode_state, encode_state, find_state, state_line
+from ai_context.rules.digest.render import render_markdown
+from ai_context.rules.digest.state import (
+    VERSION,
+    decode_state,
+    encode_state,
+    find_state,
+    same_digest,
+    state_line,
+)
+from tests.conftest import BUNDLED
 from tests.digest_samples import INFRA, NOW, SHOP, block, issue, sample_issues, sample_previous
 
 states = st.builds(
@@ -201,3 +211,26 @@ def test_a_task_summary_has_the_whole_block_and_its_findings() -> None:
     assert any(f.code == "AIC201" for f in summary.findings)
     outside = summarize_task(issue(8, "Plain", "no block"), NOW)
     assert outside.category is None and outside.reasons == ("no AI Context block",)
+
+
+def test_a_rerun_later_is_the_same_digest_but_an_age_in_a_title_is_the_title_s() -> None:
+    def text(title: str, at: timedelta) -> str:
+        issues = [*sample_issues(), issue(30, title, block())]
+        return render_markdown(build_digest(issues, NOW + at, previous=sample_previous()), BUNDLED)
+
+    first = text("Revert what broke 3d ago", timedelta())
+    assert same_digest(first, text("Revert what broke 3d ago", timedelta(hours=5)))
+    assert not same_digest(first, text("Revert what broke 4d ago", timedelta()))
+
+
+@given(epoch=st.integers())
+def test_a_stored_epoch_of_any_size_restores_or_lists_in_full(epoch: int) -> None:
+    restored = restore_all([[1, "t", "u", "open", None, None, epoch, 0, []]], "o/r", "x")
+    assert restored is None or restored[0][0].number == 1
+
+
+def test_a_state_time_without_an_offset_is_utc() -> None:
+    payload = {"v": VERSION, "at": "2026-05-27T08:00:00", "r": {}}
+    read = decode_state(hidden.encode(payload))
+    assert read.status == "restored"
+    assert read.state.generated_at == datetime(2026, 5, 27, 8, tzinfo=UTC)

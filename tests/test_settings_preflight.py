@@ -61,6 +61,10 @@ def writes(gh: GitHubFake) -> list[Any]:
             ".github/ai-context.yml: repositories: {'owner': 'acme', 'name': None}: "
             "name: None is not a name or glob; write owner/name, owner/<glob>",
         ),
+        (
+            "templates: no/such/dir\n",
+            "/.github/ai-context.yml line 1): templates directory ",
+        ),
     ],
 )
 def test_a_bad_setting_is_exit_2_before_any_write(

@@ -134,14 +134,11 @@ def check_settings(ctx: RunContext) -> None:
     settings.check_sections()
     delivers = "digest" in ctx.route.jobs and ctx.route.scan_all
     if settings.templates:  # Jinja is loaded only when a run renders, or checks, templates
-        from ai_context.adapters.templates import Templates  # noqa: PLC0415
+        from ai_context.adapters.templates import user_templates  # noqa: PLC0415
         from ai_context.rules.templating import compile_all  # noqa: PLC0415
 
         workspace = Path(ctx.workflow_env.get("GITHUB_WORKSPACE") or ".")
-        try:
-            templates = Templates(workspace / settings.templates)
-        except ValueError as exc:
-            raise ConfigError(f"setting templates ({settings.source('templates')}): {exc}") from exc
+        templates = user_templates(workspace, settings.templates, settings.source("templates"))
         templates.run(compile_all)
         if delivers:
             _rehearse_digest(ctx, templates)

@@ -196,13 +196,14 @@ class _Job:
     kwargs: dict[str, Any]
 
 
-def user_templates(workspace: Path, directory: str | None) -> Templates:
+def user_templates(workspace: Path, directory: str | None, where: str = "") -> Templates:
     """The `templates` setting's DIRECTORY (under WORKSPACE) over the bundled templates; a
-    missing directory is a ConfigError."""
+    missing directory is a ConfigError naming WHERE the setting came from, when given."""
     try:
         return Templates(workspace / directory if directory else None)
     except ValueError as exc:
-        raise ConfigError(f"setting templates: {exc}") from exc
+        setting = f"setting templates ({where})" if where else "setting templates"
+        raise ConfigError(f"{setting}: {exc}") from exc
 
 
 def _child(conn: Connection, job: _Job) -> None:

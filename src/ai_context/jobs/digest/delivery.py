@@ -21,7 +21,7 @@ from ai_context.core.markdown import escape_text
 from ai_context.core.models import Comment
 from ai_context.jobs.scan import DIGEST_LABEL
 from ai_context.rules.digest.model import Digest
-from ai_context.rules.digest.state import same_digest, slack_posted, tasks_digest
+from ai_context.rules.digest.state import same_digest
 from ai_context.rules.sticky import WriteBudget, text_or_diff
 
 DIGEST_TITLE = "ai-context daily digest"
@@ -173,14 +173,6 @@ def rewrite_comment(
         out.report.append(f"comment: **failed** to note the Slack failure: {escape_text(reason)}")
         return
     log("noted in today's digest comment that Slack did not get it (a rerun posts again)")
-
-
-def slack_wanted(existing: Comment | None, digest: Digest) -> bool:
-    """Whether Slack gets the digest: not on a same-day rerun whose tasks Slack already got
-    (the day's comment says which it got); yes when it got nothing today (never posted, the
-    post failed, or Slack became a target since) or the tasks changed since."""
-    posted = slack_posted(existing.body if existing is not None else None)
-    return posted is None or posted != tasks_digest(digest.state)
 
 
 def deliver_slack(

@@ -33,7 +33,6 @@ from ai_context.jobs.digest.delivery import (
     deliver_comment,
     deliver_slack,
     rewrite_comment,
-    slack_wanted,
     todays_comment,
 )
 from ai_context.jobs.scan import DIGEST_LABEL, Scan
@@ -223,12 +222,14 @@ def deliver_digest(
     on_issue = "issue-comment" in targets
     existing = todays_comment(comments, today, settings.bot_login)
     posted = slack_posted(existing.body if existing else None)
-    before = f"[//]: # (ai-context-digest-slack:{posted})" if posted else ""
+    before = slack_line(posted) if posted else ""
     slack = "slack" in targets and settings.slack_webhook_url is not None
-    post = slack and (not on_issue or slack_wanted(existing, digest))
+    tasks = tasks_digest(digest.state) if slack else None
+    # Slack gets the digest unless a same-day rerun's tasks are the ones it already got.
+    post = slack and (not on_issue or posted != tasks)
     if on_issue:
         # The comment says what Slack got today: this run's tasks when it posts them now.
-        out.slack_mark = slack_line(digest.state) if post else before
+        out.slack_mark = slack_line(tasks) if post and tasks else before
         deliver_comment(
             out,
             github=github,

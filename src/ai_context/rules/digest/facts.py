@@ -171,7 +171,7 @@ def restore_all(
     """Every row restored; None when one cannot be (the caller then lists every issue)."""
     try:
         return [restore(row, repository, review_label) for row in rows]
-    except (ValueError, TypeError, KeyError, IndexError):
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, OSError):  # bad times too
         return None
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from itertools import pairwise
 from typing import Any
 
@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from ai_context.core import hidden
 from ai_context.core.block.model import format_timestamp
+from ai_context.core.fields import utc
 from ai_context.rules.digest.model import Category, DigestState, StateRead, TaskState
 
 VERSION = 2
@@ -100,9 +101,9 @@ def decode_state(encoded: str) -> StateRead:
         return _unreadable("unknown version")
     try:
         at = payload.get("at")
-        generated = datetime.fromisoformat(at).astimezone(UTC) if isinstance(at, str) else None
+        generated = utc(datetime.fromisoformat(at)) if isinstance(at, str) else None
         state = DigestState(generated_at=generated, tasks=_tasks(payload.get("r", {})))
-    except (TypeError, ValueError, KeyError, OverflowError, ValidationError):
+    except (TypeError, ValueError, KeyError, ValidationError):
         return _unreadable("unexpected content")
     when = f" of {format_timestamp(generated)}" if generated else ""
     return StateRead(
@@ -142,7 +143,10 @@ def find_state(text: str | None) -> StateRead:
     return StateRead(status="absent", detail="the previous digest carries no state")
 
 
-_AGES = re.compile(r"\b\d+[dhm](?: \d+[hm])? ago\b")  # "3h 5m ago": format_duration's
+# "| 3h 5m ago |": format_duration's, in a table cell of its own as the bundled template writes
+# it; the same words inside a title are the title's, and a user's template that writes ages
+# elsewhere compares unequal, so its comment is rewritten (never left wrong).
+_AGES = re.compile(r"(?<=\| )(?:closed )?\d+[dhm](?: \d+[hm])? ago(?= \|)")
 
 
 def same_digest(old: str, new: str) -> bool:
@@ -179,9 +183,9 @@ def tasks_digest(state: DigestState) -> str:
     return hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()[:12]
 
 
-def slack_line(state: DigestState) -> str:
-    """The hidden line saying Slack received STATE's tasks."""
-    return f"[//]: # (ai-context-digest-slack:{tasks_digest(state)})"
+def slack_line(tasks: str) -> str:
+    """The hidden line saying Slack received the tasks whose digest is TASKS."""
+    return f"[//]: # (ai-context-digest-slack:{tasks})"
 
 
 def slack_posted(text: str | None) -> str | None:
