@@ -13,6 +13,7 @@ from jinja2.exceptions import SecurityError
 
 from ai_context.adapters.templates import Templates
 from ai_context.core.markdown import ZWJ
+from ai_context.rules.scrub import strip_controls
 from ai_context.rules.templating import (
     FILTERS,
     ZWSP,
@@ -180,6 +181,19 @@ def test_a_remembered_filter_says_what_the_filter_says(text: str) -> None:
     for _ in range(2):
         assert FILTERS["md_code_cell"](text) == md_code_cell(text)
         assert FILTERS["md_code"](text) == md_code(text)
+
+
+# Any code point, lone surrogates included, and the edges of what strip_controls removes.
+_EDGES = "\x00\x08\t\n\x0b\x0c\r\x1f\x20\x7e\x7f\x80\x9f\xa0\ud7ff\ud800\udfff\ue000\U0010ffff"
+ANY_TEXT = st.text(st.one_of(st.characters(exclude_categories=()), st.sampled_from(_EDGES)))
+
+
+@given(ANY_TEXT, ANY_TEXT)
+def test_a_render_and_a_macro_leave_out_what_strip_controls_does(head: str, tail: str) -> None:
+    """Output with nothing to strip skips strip_controls: that shortcut must agree with it."""
+    source = "{% macro m(x) %}{{ x }}{% endmacro %}{{ m(head) }}|{{ tail }}"
+    rendered = BUNDLED.from_string(source).render(head=head, tail=tail)
+    assert rendered == strip_controls(head) + "|" + strip_controls(tail)
 
 
 def test_a_remembered_filter_tells_equal_values_of_other_types_apart() -> None:

@@ -61,10 +61,11 @@ def bounded_concat(chunks: Iterable[str]) -> str:
     """The environment's join of a render's output: stops past MAX_OUTPUT or MAX_SECONDS.
     A macro's output comes as a list already made: its size is checked at once."""
     if type(chunks) is list:
-        if sum(map(len, chunks)) > MAX_OUTPUT:
+        text = "".join(chunks)  # no larger than the list it joins, which is already made
+        if len(text) > MAX_OUTPUT:
             raise too_big("the rendered text")
         tick()
-        return "".join(chunks)
+        return text
     own = _DEADLINE.get() is None
     token = _DEADLINE.set(time.monotonic() + MAX_SECONDS) if own else None
     try:

@@ -61,13 +61,27 @@ _REMEMBERED_CHARS = 500  # a title is at most 256: longer text is escaped each t
 # A plain URL with a lower-case scheme, tried first: without re.I, which slows every character.
 _LOWER_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?")
 _PLAIN_URL_RE = re.compile(_LOWER_URL_RE.pattern, re.I)
+# Text strip_controls leaves as it is: tab, newline, and every code point but the C0 and C1
+# controls, DEL and the surrogates (tests/test_templating.py holds the two to each other).
+_KEPT_RE = re.compile("[\t\n\x20-\x7e\xa0-\ud7ff\ue000-\U0010ffff]*")
 
 
-@functools.cache
+# class -> attribute -> whether it is data (see _is_data_attribute): two look-ups without a key
+# tuple, as every `e.title` of a template asks (a digest of 1,000 tasks asks 18,000 times).
+_VERDICTS: dict[type[object], dict[str, bool]] = {}
+
+
 def _is_data_attribute(cls: type[object], attr: str) -> bool:
     """Whether `attr` of an instance of CLS is a field or property of a pydantic model or a
-    dataclass (never `_private` or a method). CLS is the instance's type, so a class itself
-    (whose type is its metaclass) is never data."""
+    dataclass (never `_private` or a method), remembered in _VERDICTS. CLS is the instance's
+    type, so a class itself (whose type is its metaclass) is never data."""
+    verdicts = _VERDICTS.setdefault(cls, {})
+    if attr not in verdicts:
+        verdicts[attr] = _data_verdict(cls, attr)
+    return verdicts[attr]
+
+
+def _data_verdict(cls: type[object], attr: str) -> bool:
     if attr.startswith("_") or not (issubclass(cls, BaseModel) or dataclasses.is_dataclass(cls)):
         return False
     own = getattr(cls, "model_fields", None) or getattr(cls, "__dataclass_fields__", {})
@@ -75,8 +89,10 @@ def _is_data_attribute(cls: type[object], attr: str) -> bool:
 
 
 def _output(chunks: Iterable[str]) -> str:
-    """Every template's (and macro's) output, bounded, without control characters."""
-    return strip_controls(bounded_concat(chunks))
+    """Every template's (and macro's) output, bounded, without control characters. Most
+    output has none: _KEPT_RE says so in one pass over it, faster than looking for one."""
+    text = bounded_concat(chunks)
+    return text if _KEPT_RE.fullmatch(text) else strip_controls(text)
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
@@ -118,14 +134,14 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().call_filter(name, value, args, kwargs, context, eval_ctx)
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if _is_data_attribute(type(obj), attr):  # type: ignore[arg-type] # a type hashes
-            return True
-        return super().is_safe_attribute(obj, attr, value)
+        return _is_data_attribute(type(obj), attr) or super().is_safe_attribute(obj, attr, value)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        if _is_data_attribute(type(obj), attribute):  # type: ignore[arg-type] # a type hashes
-            return getattr(obj, attribute)
-        return super().getattr(obj, attribute)
+        try:  # _is_data_attribute's remembered verdict, looked up here: this is hot
+            data = _VERDICTS[type(obj)][attribute]
+        except KeyError:
+            data = _is_data_attribute(type(obj), attribute)
+        return getattr(obj, attribute) if data else super().getattr(obj, attribute)
 
 
 def _text(value: object) -> str:
@@ -145,7 +161,7 @@ def _one_line(value: object) -> str:
 def clip(value: object, limit: int = 200) -> str:
     """At most `limit` characters, an ellipsis marking the cut. Apply before escaping, so an
     escape sequence is never cut in half."""
-    text = _text(value)
+    text = value if type(value) is str and value.isprintable() else _text(value)  # hot: no call
     if limit < 1:
         return ""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
@@ -178,7 +194,7 @@ def md_url(value: object) -> str:
 
 def md_link(label: object, url: object) -> str:
     """`[label](url)` with both escaped for a table cell; just the label if the URL is unusable."""
-    text = md_cell(label)
+    text = md_text(label)
     target = md_url(url)
     return f"[{text}]({target})" if target and text else text
 
@@ -261,8 +277,9 @@ def timestamp(value: datetime | None) -> str:
 
 def _remembered(filter_: Callable[[object], str]) -> Callable[[object], str]:
     """FILTER_, remembering what it made of each string up to _REMEMBERED_CHARS: worth it only
-    for an escape that costs more than the look-up, as titles in a table cell do (each is in
-    the step summary and again in the comment)."""
+    for an escape that costs more than the look-up and text that repeats, as titles in a table
+    cell (each is in the step summary and again in the comment) and owners and phases (a few
+    values over a thousand rows) do."""
     remembered = functools.lru_cache(maxsize=4096)(filter_)
 
     @functools.wraps(filter_)
@@ -275,11 +292,11 @@ def _remembered(filter_: Callable[[object], str]) -> Callable[[object], str]:
 
 
 FILTERS: dict[str, Callable[..., str]] = {
-    "md_cell": md_cell,
+    "md_cell": _remembered(md_cell),
     "md_text": md_text,
     "md_url": md_url,
     "md_link": md_link,
-    "slack": slack,
+    "slack": _remembered(slack),
     "md_code": _remembered(md_code),
     "md_code_cell": _remembered(md_code_cell),
     "slack_code": slack_code,
