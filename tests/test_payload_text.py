@@ -55,6 +55,14 @@ def test_strip_controls_keeps_tab_newline_and_everything_printable() -> None:
     assert strip_controls("a\x00b\x1b[31mc\r\n\x85d\ud800") == "ab[31mc\nd" + REPLACEMENT
 
 
+def test_every_code_point_is_kept_stripped_or_replaced_as_the_rule_says() -> None:
+    """Each of the 1,114,112 code points alone, the edges of every range included."""
+    for point in range(0x110000):
+        c = chr(point)
+        expected = REPLACEMENT if 0xD800 <= point <= 0xDFFF else "" if c in BAD else c
+        assert strip_controls(c) == expected, hex(point)
+
+
 BLOCK = parse(SEED_BLOCK).block
 assert BLOCK is not None
 

@@ -61,9 +61,6 @@ _REMEMBERED_CHARS = 500  # a title is at most 256: longer text is escaped each t
 # A plain URL with a lower-case scheme, tried first: without re.I, which slows every character.
 _LOWER_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9/._~%-]*)?")
 _PLAIN_URL_RE = re.compile(_LOWER_URL_RE.pattern, re.I)
-# Text strip_controls leaves as it is: tab, newline, and every code point but the C0 and C1
-# controls, DEL and the surrogates (tests/test_templating.py holds the two to each other).
-_KEPT_RE = re.compile("[\t\n\x20-\x7e\xa0-\ud7ff\ue000-\U0010ffff]*")
 
 
 # class -> attribute -> whether it is data (see _is_data_attribute): two look-ups without a key
@@ -89,10 +86,8 @@ def _data_verdict(cls: type[object], attr: str) -> bool:
 
 
 def _output(chunks: Iterable[str]) -> str:
-    """Every template's (and macro's) output, bounded, without control characters. Most
-    output has none: _KEPT_RE says so in one pass over it, faster than looking for one."""
-    text = bounded_concat(chunks)
-    return text if _KEPT_RE.fullmatch(text) else strip_controls(text)
+    """Every template's (and macro's) output, bounded, without control characters."""
+    return strip_controls(bounded_concat(chunks))
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
