@@ -20,7 +20,7 @@ import pytest
 from ai_context.adapters.github import GitHub
 from ai_context.cli import main as cli
 from ai_context.core.secret import Secret
-from ai_context.jobs.lease import Outcome, claim, release, renew, who
+from ai_context.jobs.lease import Outcome, claim, release, who
 from ai_context.rules.lease import EMPTY_TREE, LeaseConfig, LeaseError, LeaseRecord
 from tests.fakes import GitHubFake
 from tests.fakes.base import Request
@@ -104,11 +104,13 @@ def test_expired_lease_is_taken_over_in_four_calls(gh: GitHubFake) -> None:
 
 def test_renew_only_your_own(gh: GitHubFake) -> None:
     api = store(gh)
-    assert renew(api, 6, "cc-a", ttl=HOUR, now=at(T0)).result == "lost"  # nothing to renew
+    assert (
+        claim(api, 6, "cc-a", ttl=HOUR, renewing=True, now=at(T0)).result == "lost"
+    )  # nothing to renew
     seed(gh, "cc-b", T0 - HOUR)
-    assert renew(api, 6, "cc-a", ttl=HOUR, now=at(T0)).result == "held"  # not yours
+    assert claim(api, 6, "cc-a", ttl=HOUR, renewing=True, now=at(T0)).result == "held"  # not yours
     seed(gh, "cc-a", T0 - HOUR)  # yours, expired, and nobody took it: renewing still works
-    outcome, n = calls(api, lambda: renew(api, 6, "cc-a", ttl=HOUR, now=at(T0)))
+    outcome, n = calls(api, lambda: claim(api, 6, "cc-a", ttl=HOUR, renewing=True, now=at(T0)))
     assert outcome.result == "won" and n == 4
     assert outcome.lease is not None and outcome.lease.record.expires == T0 + HOUR
 
@@ -244,7 +246,7 @@ def test_renewal_racing_a_take_over_one_wins(gh: GitHubFake) -> None:
 
     def attempt(r: int, i: int, api: GitHub) -> Outcome:
         if i == 0:
-            return renew(api, 3000 + r, "cc-0", ttl=HOUR, now=at(T0))
+            return claim(api, 3000 + r, "cc-0", ttl=HOUR, renewing=True, now=at(T0))
         return claim(api, 3000 + r, "cc-1", ttl=HOUR, now=at(T0))
 
     for r, outcomes in enumerate(race(stores, ROUNDS, attempt)):

@@ -41,7 +41,6 @@ from ai_context.rules.lease import (
     LeaseError,
     LeaseRecord,
     Same,
-    Step,
     decide_claim,
     decide_renew,
     next_record,
@@ -140,67 +139,26 @@ def claim(
     actor: str,
     *,
     ttl: timedelta,
+    renewing: bool = False,
     config: LeaseConfig | None = None,
     now: Clock = _utcnow,
     same: Same = same_actor,
     before_write: Callable[[int], None] | None = None,
 ) -> Outcome:
-    """Win a free or expired lease, extend your own, or report who holds it. BEFORE_WRITE
-    (run_lease: the issue exists) runs once, only when the claim is about to write."""
-    return _take(
-        store,
-        issue,
-        actor,
-        lambda current, when: decide_claim(current, actor, when, same),
-        ttl=ttl,
-        config=config,
-        now=now,
-        before_write=before_write,
-    )
-
-
-def renew(
-    store: GitHub,
-    issue: int,
-    actor: str,
-    *,
-    ttl: timedelta,
-    config: LeaseConfig | None = None,
-    now: Clock = _utcnow,
-    same: Same = same_actor,
-) -> Outcome:
-    """Extend your own lease (a fast-forward on top of the commit read)."""
-    return _take(
-        store,
-        issue,
-        actor,
-        lambda current, _when: decide_renew(current, actor, same),
-        ttl=ttl,
-        config=config,
-        now=now,
-    )
-
-
-def _take(
-    store: GitHub,
-    issue: int,
-    actor: str,
-    decide: Callable[[Lease | None, datetime], Step],
-    *,
-    ttl: timedelta,
-    config: LeaseConfig | None,
-    now: Clock,
-    before_write: Callable[[int], None] | None = None,
-) -> Outcome:
-    """Read the lease, DECIDE (claim's or renew's rule), write; a lost compare-and-swap reads
-    and decides again, at most ATTEMPTS times."""
+    """Win a free or expired lease, extend your own, or report who holds it; RENEWING only
+    extends your own. BEFORE_WRITE (run_lease: the issue exists) runs once, only when the
+    claim is about to write. A lost compare-and-swap reads and decides again, at most
+    ATTEMPTS times."""
     check_ttl(ttl)
     ref = (config or LeaseConfig()).ref(issue)
     current: Lease | None = None
     for _ in range(ATTEMPTS):
         current = read_lease(store, ref)
         when = now()
-        step = decide(current, when)
+        if renewing:
+            step = decide_renew(current, actor, same)
+        else:
+            step = decide_claim(current, actor, when, same)
         if step == "missing":
             return Outcome(result="lost", issue=issue)
         if step == "refuse":
@@ -308,11 +266,19 @@ def run_lease(store: GitHub, request: LeaseRequest, config: LeaseConfig, same: S
     before = store.counter.total
     issue, actor = request.issue, request.actor
     ttl = config.ttl if request.ttl is None else request.ttl  # 0 is refused, never the default
-    if request.op == "claim":
-        check = partial(_check_issue, store)
-        outcome = claim(store, issue, actor, ttl=ttl, config=config, same=same, before_write=check)
-    elif request.op == "renew":
-        outcome = renew(store, issue, actor, ttl=ttl, config=config, same=same)
+    if request.op in ("claim", "renew"):
+        renewing = request.op == "renew"
+        check = None if renewing else partial(_check_issue, store)
+        outcome = claim(
+            store,
+            issue,
+            actor,
+            ttl=ttl,
+            renewing=renewing,
+            config=config,
+            same=same,
+            before_write=check,
+        )
     elif request.op == "release":
         outcome = release(store, issue, actor, expected=request.lease, config=config, same=same)
     else:
